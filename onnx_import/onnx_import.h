@@ -1,0 +1,59 @@
+// ONNX import: ModelProto (.onnx, optionally with external data) → ir::Graph.
+//
+// Stages: parse the protobuf → check IR version, opsets and ops (listing every
+// unsupported op at once) → build values and nodes, parsing attributes against
+// each op's descriptor (spec defaults filled in) → normalise older opset forms
+// to one form per op (see upgrade.cc) → fix input shapes (symbolic dims from the
+// user's shapes or the batch) → infer every value's dtype and shape in
+// topological order → fold constant subgraphs (Shape → Gather → Concat →
+// Reshape chains) → prune. Every failure is a Status naming file, node, op and
+// opset; nothing here asserts on user input.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::onnx_import {
+
+struct ImportOptions {
+  // Shapes for graph inputs by name; overrides what the model declares.
+  std::map<std::string, Shape> input_shapes;
+  // Value for symbolic dims not fixed by `input_shapes` (the batch, usually).
+  int64_t batch = 1;
+  // Evaluate nodes whose inputs are all constant at import time.
+  bool fold_constants = true;
+};
+
+// Loads `path` (external data files are looked up next to it) into a graph with
+// static shapes.
+Expected<ir::Graph> load_model(const std::string& path, const ImportOptions& options);
+
+// What `ucudnn info` prints, available without resolving shapes.
+struct ModelSummary {
+  int64_t ir_version = 0;
+  int opset = 0;
+  std::string producer;
+  struct IoInfo {
+    std::string name;
+    std::string dtype;              // "float32", or the ONNX name of an unsupported type
+    std::vector<std::string> dims;  // numbers or symbolic names ("batch_size", "?")
+  };
+  std::vector<IoInfo> inputs, outputs;
+  std::map<std::string, int> op_counts;        // op_type → count (domain-qualified if not default)
+  std::vector<std::string> unsupported;        // "node 'x' (Foo, opset 13): why" per problem
+  int64_t parameter_count = 0;
+};
+Expected<ModelSummary> summarize_model(const std::string& path);
+
+// Reads a tensor from an ONNX TensorProto file (.pb) or a NumPy file (.npy).
+Expected<Tensor> read_tensor_file(const std::string& path);
+// Writes `tensor` as a TensorProto named `name`. Writes to a temporary file and
+// renames it, so an existing file is never left half-written.
+Status write_tensor_pb(const std::string& path, const std::string& name, const Tensor& tensor);
+
+}  // namespace ucudnn::onnx_import

@@ -1,0 +1,23 @@
+// Shape: a tensor's dimensions (static, non-negative) and the helpers around them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ucudnn {
+
+using Shape = std::vector<int64_t>;
+
+// Product of dims; 1 for a scalar (empty shape).
+int64_t shape_numel(const Shape& shape);
+// "[1, 3, 224, 224]"
+std::string shape_to_string(const Shape& shape);
+// Row-major strides in elements.
+std::vector<int64_t> shape_strides(const Shape& shape);
+// Normalizes a possibly negative axis into [0, rank); returns -1 when out of range.
+int64_t normalize_axis(int64_t axis, int64_t rank);
+// Numpy-style broadcast of two shapes; false when incompatible.
+bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out);
+
+}  // namespace ucudnn

@@ -1,0 +1,40 @@
+// The CPU backend's kernel interface (Eigen and plain loops, OpenMP threads).
+//
+// Kernels are two-phase, as everywhere in ucudnn: `workspace_bytes` is a pure
+// query on shapes (and algorithm), then `run` gets preallocated outputs and a
+// workspace of at least that size. Kernels never allocate large buffers while
+// running. One kernel per op, defined in runtime/cpu/<family>.cc as
+// `const CpuKernel& cpu_kernel_<Op>()`; the table is generated from op_list.h.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::cpu {
+
+struct KernelArgs {
+  const ir::Node& node;
+  std::vector<const Tensor*> src;  // node inputs; nullptr for an absent optional input
+  std::vector<Tensor*> dst;        // node outputs, allocated with their inferred shapes
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+  int algorithm = -1;              // Conv only: a CpuConvAlgorithm; -1 = the kernel's default
+};
+
+struct CpuKernel {
+  // Scratch bytes `run` needs for these input shapes and algorithm; nullptr → 0.
+  size_t (*workspace_bytes)(const ir::Node& node, const std::vector<Shape>& src_shapes, int algorithm) = nullptr;
+  Status (*run)(const KernelArgs& args) = nullptr;
+};
+
+const CpuKernel& cpu_kernel(OpKind kind);
+
+// Number of threads kernels use (OpenMP); set_num_threads(0) means all cores.
+void set_num_threads(int n);
+int num_threads();
+
+}  // namespace ucudnn::cpu

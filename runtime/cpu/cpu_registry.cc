@@ -1,0 +1,32 @@
+// The CPU kernel table, generated from op_list.h, and thread control.
+#include <omp.h>
+
+#include <Eigen/Core>
+
+#include "runtime/cpu/cpu_kernel.h"
+
+namespace ucudnn::cpu {
+
+#define UCUDNN_DECLARE_CPU_KERNEL(name) const CpuKernel& cpu_kernel_##name();
+UCUDNN_FOR_EACH_OP(UCUDNN_DECLARE_CPU_KERNEL)
+#undef UCUDNN_DECLARE_CPU_KERNEL
+
+const CpuKernel& cpu_kernel(OpKind kind) {
+  using Get = const CpuKernel& (*)();
+  static const Get table[] = {
+#define UCUDNN_CPU_KERNEL_ENTRY(name) &cpu_kernel_##name,
+      UCUDNN_FOR_EACH_OP(UCUDNN_CPU_KERNEL_ENTRY)
+#undef UCUDNN_CPU_KERNEL_ENTRY
+  };
+  return table[static_cast<int>(kind)]();
+}
+
+void set_num_threads(int n) {
+  if (n <= 0) n = omp_get_num_procs();
+  omp_set_num_threads(n);
+  Eigen::setNbThreads(n);
+}
+
+int num_threads() { return omp_get_max_threads(); }
+
+}  // namespace ucudnn::cpu

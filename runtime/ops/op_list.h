@@ -1,0 +1,43 @@
+// The one list of op kinds. The OpKind enum, the name table, the descriptor
+// registry and every backend's kernel table are generated from it; adding an op
+// means one line here, one descriptor (runtime/ops/) and one kernel per backend.
+#pragma once
+
+// clang-format off
+#define UCUDNN_FOR_EACH_OP(X)                                                      \
+  /* convolution and normalization */                                               \
+  X(Conv) X(BatchNormalization) X(LRN)                                              \
+  /* activations */                                                                 \
+  X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
+  X(Clip) X(Elu)                                                                    \
+  /* pooling */                                                                     \
+  X(MaxPool) X(AveragePool) X(GlobalAveragePool) X(GlobalMaxPool)                   \
+  /* matrix products */                                                             \
+  X(Gemm) X(MatMul)                                                                 \
+  /* broadcasting binary */                                                         \
+  X(Add) X(Sub) X(Mul) X(Div)                                                       \
+  /* data movement and shapes */                                                    \
+  X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
+  X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
+  /* reductions and normalizing exponentials */                                     \
+  X(ReduceMean) X(Softmax) X(LogSoftmax)
+// clang-format on
+
+namespace ucudnn {
+
+enum class OpKind : int {
+#define UCUDNN_OP_ENUM(name) k##name,
+  UCUDNN_FOR_EACH_OP(UCUDNN_OP_ENUM)
+#undef UCUDNN_OP_ENUM
+      kCount
+};
+
+// Catches a half-added op: update this when the list changes.
+static_assert(static_cast<int>(OpKind::kCount) == 40, "op list changed: update the count");
+
+// "Conv", "Relu", ... (the ONNX op_type).
+const char* op_name(OpKind kind);
+// The OpKind for an ONNX op_type in the default domain; false when unknown.
+bool op_from_name(const char* name, OpKind* kind);
+
+}  // namespace ucudnn

@@ -1,0 +1,113 @@
+// The descriptor registry and op name table, generated from op_list.h.
+#include <cstring>
+
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+
+#define UCUDNN_DECLARE_DESCRIBE(name) const OpDescriptor& describe_##name();
+UCUDNN_FOR_EACH_OP(UCUDNN_DECLARE_DESCRIBE)
+#undef UCUDNN_DECLARE_DESCRIBE
+
+namespace {
+const char* const kOpNames[] = {
+#define UCUDNN_OP_NAME(name) #name,
+    UCUDNN_FOR_EACH_OP(UCUDNN_OP_NAME)
+#undef UCUDNN_OP_NAME
+};
+static_assert(sizeof(kOpNames) / sizeof(kOpNames[0]) == static_cast<size_t>(OpKind::kCount));
+}  // namespace
+
+const char* op_name(OpKind kind) {
+  const int i = static_cast<int>(kind);
+  return i >= 0 && i < static_cast<int>(OpKind::kCount) ? kOpNames[i] : "?";
+}
+
+bool op_from_name(const char* name, OpKind* kind) {
+  for (int i = 0; i < static_cast<int>(OpKind::kCount); ++i) {
+    if (std::strcmp(kOpNames[i], name) == 0) {
+      *kind = static_cast<OpKind>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+const OpDescriptor& op_descriptor(OpKind kind) {
+  using Describe = const OpDescriptor& (*)();
+  static const Describe table[] = {
+#define UCUDNN_OP_DESCRIBE(name) &describe_##name,
+      UCUDNN_FOR_EACH_OP(UCUDNN_OP_DESCRIBE)
+#undef UCUDNN_OP_DESCRIBE
+  };
+  return table[static_cast<int>(kind)]();
+}
+
+// --- InferContext and attribute-table helpers -------------------------------
+
+Status InferContext::error(const std::string& message) const {
+  std::string shapes;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (i) shapes += ", ";
+    shapes += has_input(i) ? std::string(dtype_name(inputs_[i].dtype)) + shape_to_string(inputs_[i].shape) : "-";
+  }
+  return invalid_model(node_.describe() + " with inputs (" + shapes + "): " + message);
+}
+
+Status InferContext::unsupported_error(const std::string& message) const {
+  Status s = error(message);
+  return Status(StatusCode::kUnsupported, s.message());
+}
+
+Status InferContext::expect_dtype(size_t i, std::initializer_list<DType> allowed) const {
+  if (!has_input(i)) return error("input " + std::to_string(i) + " is required");
+  for (DType d : allowed)
+    if (inputs_[i].dtype == d) return Status::ok();
+  std::string names;
+  for (DType d : allowed) names += std::string(names.empty() ? "" : " or ") + dtype_name(d);
+  return unsupported_error("input " + std::to_string(i) + " has dtype " + dtype_name(inputs_[i].dtype) +
+                           "; ucudnn supports " + names + " here");
+}
+
+Status InferContext::expect_constant(size_t i, const char* what) const {
+  if (!has_input(i)) return error(std::string(what) + " (input " + std::to_string(i) + ") is required");
+  if (inputs_[i].constant == nullptr)
+    return unsupported_error(std::string(what) + " (input " + std::to_string(i) +
+                             ") must be known when the model is loaded (an initializer or computable from shapes)");
+  return Status::ok();
+}
+
+AttrSpec attr_int(const char* name, int64_t v) { return {name, ir::AttrType::kInt, AttrPresence::kDefault, v}; }
+AttrSpec attr_float(const char* name, float v) { return {name, ir::AttrType::kFloat, AttrPresence::kDefault, v}; }
+AttrSpec attr_string(const char* name, std::string v) {
+  return {name, ir::AttrType::kString, AttrPresence::kDefault, std::move(v)};
+}
+AttrSpec attr_ints(const char* name, std::vector<int64_t> v) {
+  return {name, ir::AttrType::kInts, AttrPresence::kDefault, std::move(v)};
+}
+AttrSpec attr_optional(const char* name, ir::AttrType t) { return {name, t, AttrPresence::kOptional, std::nullopt}; }
+AttrSpec attr_required(const char* name, ir::AttrType t) { return {name, t, AttrPresence::kRequired, std::nullopt}; }
+
+Expected<std::vector<ValueInfo>> infer_node(const ir::Graph& graph, const ir::Node& node) {
+  std::vector<ValueInfo> inputs;
+  for (ir::ValueId id : node.inputs) {
+    if (id == ir::kNoValue) {
+      inputs.push_back({});
+      continue;
+    }
+    const ir::Value& v = graph.value(id);
+    inputs.push_back({v.dtype, v.shape, v.constant ? &*v.constant : nullptr});
+  }
+  InferContext ctx(node, std::move(inputs));
+  const OpDescriptor& desc = op_descriptor(node.op);
+  UCUDNN_RETURN_IF_ERROR(desc.infer(ctx));
+  std::vector<ValueInfo> outputs;
+  for (size_t i = 0; i < ctx.num_outputs(); ++i) {
+    if (ctx.output(i).dtype == DType::kUndefined)
+      return internal_error(node.describe() + ": shape rule left output " + std::to_string(i) + " undefined");
+    outputs.push_back(ctx.output(i));
+  }
+  return outputs;
+}
+
+}  // namespace ucudnn
