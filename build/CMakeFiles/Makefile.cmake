@@ -85,4 +85,9 @@ set(CMAKE_MAKEFILE_PRODUCTS
 # Dependency information for all targets:
 set(CMAKE_DEPEND_INFO_FILES
   "runtime/CMakeFiles/ucudnn_runtime.dir/DependInfo.cmake"
+  "api/CMakeFiles/ucudnn.dir/DependInfo.cmake"
+  "tools/CMakeFiles/ucudnn_cli.dir/DependInfo.cmake"
+  "tools/CMakeFiles/embed_example.dir/DependInfo.cmake"
+  "tests/CMakeFiles/arena_planner_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/executor_test.dir/DependInfo.cmake"
   )

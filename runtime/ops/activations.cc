@@ -1,6 +1,8 @@
 // Descriptors of the elementwise activations: Relu, LeakyRelu, PRelu, Sigmoid,
 // Tanh, HardSigmoid, HardSwish, Clip, Elu. Output = input's dtype and shape
-// (PRelu: the input's shape; its slope broadcasts to it).
+// (PRelu: the input's shape; its slope broadcasts to it unidirectionally).
+// All are float32 only. Clip takes min/max as optional scalar inputs (the
+// importer turns Clip<11's attributes into inputs); they may be runtime values.
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -14,12 +16,104 @@ Status same_as_float_input(InferContext& ctx) {
 }
 
 int64_t one_flop_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
+int64_t four_flops_per_element(const InferContext& ctx) { return 4 * shape_numel(ctx.output(0).shape); }
+
+Status prelu_infer(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(1, {DType::kFloat32}));
+  const Shape& x = ctx.input(0).shape;
+  const Shape& slope = ctx.input(1).shape;
+  Shape out;
+  if (!broadcast_shapes(x, slope, &out) || out != x)
+    return ctx.error("slope shape " + shape_to_string(slope) + " does not broadcast to input shape " +
+                     shape_to_string(x));
+  ctx.set_output(0, DType::kFloat32, x);
+  return Status::ok();
+}
+
+Status clip_infer(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
+  for (size_t i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kFloat32}));
+    if (shape_numel(ctx.input(i).shape) != 1)
+      return ctx.error(std::string(i == 1 ? "min" : "max") + " must be a scalar, got shape " +
+                       shape_to_string(ctx.input(i).shape));
+  }
+  ctx.set_output(0, DType::kFloat32, ctx.input(0).shape);
+  return Status::ok();
+}
 
 }  // namespace
 
 const OpDescriptor& describe_Relu() {
   static const OpDescriptor d{
       .kind = OpKind::kRelu, .min_opset = 6, .infer = same_as_float_input, .flops = one_flop_per_element};
+  return d;
+}
+
+const OpDescriptor& describe_LeakyRelu() {
+  static const OpDescriptor d{.kind = OpKind::kLeakyRelu,
+                              .min_opset = 6,
+                              .attrs = {attr_float("alpha", 0.01f)},
+                              .infer = same_as_float_input,
+                              .flops = one_flop_per_element};
+  return d;
+}
+
+const OpDescriptor& describe_PRelu() {
+  static const OpDescriptor d{.kind = OpKind::kPRelu,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .min_opset = 6,
+                              .infer = prelu_infer,
+                              .flops = one_flop_per_element};
+  return d;
+}
+
+const OpDescriptor& describe_Sigmoid() {
+  static const OpDescriptor d{
+      .kind = OpKind::kSigmoid, .min_opset = 6, .infer = same_as_float_input, .flops = four_flops_per_element};
+  return d;
+}
+
+const OpDescriptor& describe_Tanh() {
+  static const OpDescriptor d{
+      .kind = OpKind::kTanh, .min_opset = 6, .infer = same_as_float_input, .flops = four_flops_per_element};
+  return d;
+}
+
+const OpDescriptor& describe_HardSigmoid() {
+  static const OpDescriptor d{.kind = OpKind::kHardSigmoid,
+                              .min_opset = 6,
+                              .attrs = {attr_float("alpha", 0.2f), attr_float("beta", 0.5f)},
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element};
+  return d;
+}
+
+const OpDescriptor& describe_HardSwish() {
+  static const OpDescriptor d{
+      .kind = OpKind::kHardSwish, .min_opset = 14, .infer = same_as_float_input, .flops = four_flops_per_element};
+  return d;
+}
+
+const OpDescriptor& describe_Clip() {
+  static const OpDescriptor d{.kind = OpKind::kClip,
+                              .min_inputs = 1,
+                              .max_inputs = 3,
+                              .min_opset = 6,
+                              .infer = clip_infer,
+                              .flops = one_flop_per_element};
+  return d;
+}
+
+const OpDescriptor& describe_Elu() {
+  static const OpDescriptor d{.kind = OpKind::kElu,
+                              .min_opset = 6,
+                              .attrs = {attr_float("alpha", 1.0f)},
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element};
   return d;
 }
 

@@ -223,6 +223,48 @@ runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.s: cmake_force
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.s"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/activations.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.s
 
+runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o: /work/main/runtime/memory/arena_planner.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_12) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o -MF CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o -c /work/main/runtime/memory/arena_planner.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/memory/arena_planner.cc > CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/memory/arena_planner.cc -o CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o: /work/main/runtime/executor/plan.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_13) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o -MF CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o -c /work/main/runtime/executor/plan.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/executor/plan.cc > CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/executor/plan.cc -o CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o: /work/main/runtime/executor/cpu_executor.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_14) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o -MF CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o -c /work/main/runtime/executor/cpu_executor.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/executor/cpu_executor.cc > CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/executor/cpu_executor.cc -o CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.s
+
 # Object files for target ucudnn_runtime
 ucudnn_runtime_OBJECTS = \
 "CMakeFiles/ucudnn_runtime.dir/core/status.cc.o" \
@@ -235,30 +277,37 @@ ucudnn_runtime_OBJECTS = \
 "CMakeFiles/ucudnn_runtime.dir/ops/activations.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o" \
-"CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o"
+"CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o"
 
 # External object files for target ucudnn_runtime
 ucudnn_runtime_EXTERNAL_OBJECTS =
 
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/core/status.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/core/dtype.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/core/shape.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/core/tensor.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/ir/attributes.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/ir/graph.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/ops/op_registry.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/ops/activations.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/build.make
-runtime/libucudnn_runtime.a: runtime/CMakeFiles/ucudnn_runtime.dir/link.txt
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --bold --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_12) "Linking CXX static library libucudnn_runtime.a"
-	cd /work/main/build/runtime && $(CMAKE_COMMAND) -P CMakeFiles/ucudnn_runtime.dir/cmake_clean_target.cmake
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/core/status.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/core/dtype.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/core/shape.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/core/tensor.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ir/attributes.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ir/graph.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/op_registry.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/activations.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/build.make
+runtime/libucudnn_runtime.so: /usr/lib/gcc/x86_64-linux-gnu/12/libgomp.so
+runtime/libucudnn_runtime.so: /usr/lib/x86_64-linux-gnu/libpthread.a
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/link.txt
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --bold --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_15) "Linking CXX shared library libucudnn_runtime.so"
 	cd /work/main/build/runtime && $(CMAKE_COMMAND) -E cmake_link_script CMakeFiles/ucudnn_runtime.dir/link.txt --verbose=$(VERBOSE)
 
 # Rule to build all files generated by this target.
-runtime/CMakeFiles/ucudnn_runtime.dir/build: runtime/libucudnn_runtime.a
+runtime/CMakeFiles/ucudnn_runtime.dir/build: runtime/libucudnn_runtime.so
 .PHONY : runtime/CMakeFiles/ucudnn_runtime.dir/build
 
 runtime/CMakeFiles/ucudnn_runtime.dir/clean:

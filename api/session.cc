@@ -1,0 +1,68 @@
+// Session: the one place that wires ONNX import, graph passes, planning and an
+// executor together behind the public API (include/ucudnn/ucudnn.h).
+#include <memory>
+
+#include "onnx_import/onnx_import.h"
+#include "runtime/cpu/cpu_kernel.h"
+#include "runtime/executor/cpu_executor.h"
+#include "ucudnn/ucudnn.h"
+
+namespace ucudnn {
+
+const char* device_name(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
+
+namespace {
+
+std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
+  std::vector<TensorInfo> infos;
+  for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});
+  return infos;
+}
+
+class CpuSession final : public Session {
+ public:
+  static Expected<std::unique_ptr<Session>> create(ir::Graph graph) {
+    std::unique_ptr<CpuSession> session(new CpuSession(std::move(graph)));
+    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::make_cpu_plan(session->graph_));
+    UCUDNN_ASSIGN_OR_RETURN(session->executor_, runtime::CpuExecutor::create(session->graph_, std::move(plan)));
+    session->inputs_ = describe_values(session->graph_, session->graph_.inputs);
+    session->outputs_ = describe_values(session->graph_, session->graph_.outputs);
+    for (const ir::Value& v : session->graph_.values)
+      if (v.constant) session->weight_bytes_ += v.constant->nbytes();
+    return std::unique_ptr<Session>(std::move(session));
+  }
+
+  const std::vector<TensorInfo>& inputs() const override { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override { return executor_->run(inputs); }
+  MemoryStats memory() const override {
+    const runtime::Plan& plan = executor_->plan();
+    return {plan.arena_bytes, plan.unplanned_bytes, weight_bytes_, plan.workspace_pool_bytes};
+  }
+
+ private:
+  explicit CpuSession(ir::Graph graph) : graph_(std::move(graph)) {}
+
+  ir::Graph graph_;
+  std::unique_ptr<runtime::CpuExecutor> executor_;
+  std::vector<TensorInfo> inputs_, outputs_;
+  size_t weight_bytes_ = 0;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
+  if (options.batch < 1) return invalid_argument("batch must be at least 1, got " + std::to_string(options.batch));
+  if (options.threads < 0) return invalid_argument("threads must be 0 (all cores) or positive");
+  if (options.device == Device::kCuda)
+    return unsupported("device 'cuda' is not available: this build of ucudnn has no CUDA backend");
+  cpu::set_num_threads(options.threads);
+
+  onnx_import::ImportOptions import_options;
+  import_options.input_shapes = options.input_shapes;
+  import_options.batch = options.batch;
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
+  return CpuSession::create(std::move(graph));
+}
+
+}  // namespace ucudnn

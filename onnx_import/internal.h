@@ -1,0 +1,126 @@
+// Declarations shared by the importer's files (not part of the public API).
+//
+// The pipeline, in load_model.cc: read_model_file (model_loader.cc) →
+// check_model_ops (graph_builder.cc, every unsupported node at once) →
+// build_graph (graph_builder.cc: initializers, inputs with resolved shapes,
+// nodes with upgraded and validated attributes) → infer_and_fold
+// (shape_resolution.cc + constant_folding.cc) → prune.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "onnx_import/onnx_import.h"
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn::onnx_import {
+
+// Default-domain opset versions the importer handles.
+inline constexpr int kMinOpset = 7;
+inline constexpr int kMaxOpset = 21;
+
+// --- model_loader.cc ---------------------------------------------------------
+
+struct ModelFile {
+  onnx::ModelProto proto;
+  std::string path;  // as given by the caller
+  std::string dir;   // folder of `path`: where external data files are looked up
+  int opset = 0;     // version imported for the default domain; 0 when none
+};
+
+// Reads and parses `path`. NotFound when missing; InvalidModel naming the path
+// when it is not a regular file, empty, not a ModelProto, or has no graph;
+// Unsupported for ir_version < 3. Does not check the opset range.
+Expected<ModelFile> read_model_file(const std::string& path);
+// True for "" and "ai.onnx".
+bool is_default_domain(const std::string& domain);
+
+// --- tensor_io.cc ------------------------------------------------------------
+
+// Converts a TensorProto (raw_data, typed fields, or external data found
+// relative to `base_dir`) into an owning Tensor. `what` names the tensor in
+// errors ("initializer 'w'"). Unsupported dtype → Unsupported; inconsistent
+// data → InvalidModel.
+Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
+                                   const std::string& what);
+// Shape of a TensorProto from its dims (no data read); InvalidModel on negative dims.
+Expected<Shape> tensor_proto_shape(const onnx::TensorProto& proto, const std::string& what);
+// Fills `proto` with `tensor` as raw_data.
+void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
+// Parses the bytes of a .npy file (float32/int64/int32/float64, little-endian, C order).
+Expected<Tensor> parse_npy(const std::string& bytes, const std::string& path);
+
+// --- attributes.cc -----------------------------------------------------------
+
+using RawAttributes = std::map<std::string, ir::AttrValue>;
+
+// Converts every AttributeProto of a node into an AttrValue, without looking at
+// the op. `who` prefixes errors (a node description).
+Expected<RawAttributes> parse_attributes(const onnx::NodeProto& node, const std::string& base_dir,
+                                         const std::string& who);
+// Checks `raw` against the descriptor's table: unknown attribute → Unsupported,
+// wrong type → InvalidModel, missing required → InvalidModel; fills defaults.
+Status validate_attributes(const OpDescriptor& desc, RawAttributes raw, const std::string& who,
+                           ir::Attributes* out);
+
+// --- upgrade.cc --------------------------------------------------------------
+
+// A node between parsing and validation: names instead of value ids.
+struct PendingNode {
+  std::string name;
+  OpKind op = OpKind::kIdentity;
+  int opset = 0;
+  std::vector<std::string> inputs;   // "" = absent optional input
+  std::vector<std::string> outputs;  // "" = absent optional output
+  RawAttributes attrs;
+  std::string describe() const;      // "node 'x' (Slice, opset 9)"
+};
+
+// Adds a constant value to the graph under construction and returns its name.
+using AddConstant = std::function<std::string(const std::string& name_hint, Tensor tensor)>;
+
+// Rewrites an older-opset form into the form the op's descriptor declares
+// (attributes that became inputs, renamed or dropped attributes).
+Status upgrade_node(PendingNode& node, const AddConstant& add_constant);
+// True when upgrade_node knows the op's older forms (so the descriptor's
+// min_opset does not limit which opsets load).
+bool has_upgrade(OpKind op);
+
+// --- graph_builder.cc --------------------------------------------------------
+
+// "node 'x' (Foo, opset 13)" for a NodeProto at `index`, before an ir::Node exists.
+std::string node_proto_name(const onnx::NodeProto& node, size_t index);
+std::string describe_node_proto(const onnx::NodeProto& node, size_t index, int opset);
+// One line per node the importer cannot handle: "node 'x' (Foo, opset 13): why".
+std::vector<std::string> find_unsupported_nodes(const onnx::GraphProto& graph, int opset);
+// Builds the graph: constants, runtime inputs with resolved shapes, nodes in
+// order. Output dtypes/shapes are left for infer_and_fold.
+Expected<ir::Graph> build_graph(const ModelFile& model, const ImportOptions& options);
+
+// --- shape_resolution.cc -----------------------------------------------------
+
+// The shape of graph input `input` from the user's shapes, or its declared dims
+// with symbolic ones set to `options.batch`.
+Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const ImportOptions& options);
+// Runs every node's shape rule in order, storing dtypes and shapes; folds
+// constant nodes when asked; removes folded nodes and prunes the graph.
+Status infer_and_fold(ir::Graph& graph, const ImportOptions& options);
+// Compares the model's declared graph outputs with what the rules computed
+// (dtype and rank always; dims when `compare_dims`).
+Status check_declared_outputs(const ir::Graph& graph, const onnx::GraphProto& proto, bool compare_dims);
+
+// --- constant_folding.cc -----------------------------------------------------
+
+// Outputs larger than this stay computed at run time.
+inline constexpr size_t kMaxFoldBytes = 64u << 20;
+// Evaluates node `id` when all its present inputs are constant (Shape: when its
+// input's shape is known), storing results in the outputs' `constant`. Returns
+// whether it folded; an error only when evaluation finds the model wrong.
+Expected<bool> fold_node(ir::Graph& graph, ir::NodeId id);
+// Drops nodes whose outputs are all constant, renumbering producers.
+void remove_folded_nodes(ir::Graph& graph);
+
+}  // namespace ucudnn::onnx_import

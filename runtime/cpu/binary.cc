@@ -1,0 +1,140 @@
+// CPU kernels of Add, Sub, Mul, Div with numpy broadcasting.
+//
+// Fast paths: equal shapes (one flat loop) and a scalar operand. Otherwise each
+// operand gets strides aligned to the output's dims (0 where it broadcasts) and
+// the output is walked row by row (a row = its last dim), rows split across
+// threads. Integer Div truncates toward zero (C++ and ONNX Runtime semantics);
+// an integer division by zero is an InvalidArgument naming the node.
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "runtime/cpu/cpu_kernel.h"
+
+namespace ucudnn::cpu {
+
+namespace {
+
+constexpr int64_t kParallelThreshold = 16384;
+
+// Element strides of `shape` seen as a tensor of rank `rank` broadcast to `out`.
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
+  const size_t rank = out.size();
+  Shape aligned(rank, 1);
+  std::copy(shape.begin(), shape.end(), aligned.end() - static_cast<int64_t>(shape.size()));
+  std::vector<int64_t> dense = shape_strides(aligned);
+  for (size_t d = 0; d < rank; ++d)
+    if (aligned[d] == 1) dense[d] = 0;
+  return dense;
+}
+
+template <typename T, typename F>
+void apply(const Tensor& a, const Tensor& b, Tensor& c, F f) {
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  T* pc = c.data<T>();
+  const int64_t n = c.numel();
+  if (a.shape() == b.shape()) {
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+    for (int64_t i = 0; i < n; ++i) pc[i] = f(pa[i], pb[i]);
+    return;
+  }
+  if (b.numel() == 1 && a.numel() == n) {
+    const T vb = pb[0];
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+    for (int64_t i = 0; i < n; ++i) pc[i] = f(pa[i], vb);
+    return;
+  }
+  if (a.numel() == 1 && b.numel() == n) {
+    const T va = pa[0];
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+    for (int64_t i = 0; i < n; ++i) pc[i] = f(va, pb[i]);
+    return;
+  }
+  const Shape& out = c.shape();
+  const int64_t rank = static_cast<int64_t>(out.size());
+  const std::vector<int64_t> sa = broadcast_strides(a.shape(), out);
+  const std::vector<int64_t> sb = broadcast_strides(b.shape(), out);
+  const int64_t inner = out[rank - 1];  // rank >= 1 here: rank-0 shapes took a fast path
+  const int64_t rows = inner == 0 ? 0 : n / inner;
+  const int64_t ia = sa[rank - 1], ib = sb[rank - 1];
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t oa = 0, ob = 0, rest = row;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      const int64_t i = rest % out[d];
+      rest /= out[d];
+      oa += i * sa[d];
+      ob += i * sb[d];
+    }
+    T* pr = pc + row * inner;
+    for (int64_t i = 0; i < inner; ++i) pr[i] = f(pa[oa + i * ia], pb[ob + i * ib]);
+  }
+}
+
+template <typename T>
+bool has_zero(const Tensor& t) {
+  const T* p = t.data<T>();
+  return std::find(p, p + t.numel(), T(0)) != p + t.numel();
+}
+
+template <typename T>
+Status run_typed(OpKind op, const Tensor& a, const Tensor& b, Tensor& c) {
+  switch (op) {
+    case OpKind::kAdd: apply<T>(a, b, c, [](T x, T y) { return static_cast<T>(x + y); }); break;
+    case OpKind::kSub: apply<T>(a, b, c, [](T x, T y) { return static_cast<T>(x - y); }); break;
+    case OpKind::kMul: apply<T>(a, b, c, [](T x, T y) { return static_cast<T>(x * y); }); break;
+    case OpKind::kDiv:
+      apply<T>(a, b, c, [](T x, T y) {
+        if constexpr (std::is_integral_v<T>) {
+          // INT_MIN / -1 traps on x86; wrap like the other integer ops instead.
+          if (y == T(-1)) return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(x));
+        }
+        return static_cast<T>(x / y);
+      });
+      break;
+    default: return internal_error(std::string("binary kernel called for ") + op_name(op));
+  }
+  return Status::ok();
+}
+
+Status run_binary(const KernelArgs& args) {
+  const Tensor& a = *args.src[0];
+  const Tensor& b = *args.src[1];
+  Tensor& c = *args.dst[0];
+  const OpKind op = args.node.op;
+  switch (a.dtype()) {
+    case DType::kFloat32: return run_typed<float>(op, a, b, c);
+    case DType::kInt64:
+      if (op == OpKind::kDiv && has_zero<int64_t>(b))
+        return invalid_argument(args.node.describe() + ": integer division by zero (divisor " + b.describe() + ")");
+      return run_typed<int64_t>(op, a, b, c);
+    case DType::kInt32:
+      if (op == OpKind::kDiv && has_zero<int32_t>(b))
+        return invalid_argument(args.node.describe() + ": integer division by zero (divisor " + b.describe() + ")");
+      return run_typed<int32_t>(op, a, b, c);
+    default:
+      return unsupported(args.node.describe() + ": dtype " + dtype_name(a.dtype()) + " is not supported");
+  }
+}
+
+}  // namespace
+
+const CpuKernel& cpu_kernel_Add() {
+  static const CpuKernel k{.run = run_binary};
+  return k;
+}
+const CpuKernel& cpu_kernel_Sub() {
+  static const CpuKernel k{.run = run_binary};
+  return k;
+}
+const CpuKernel& cpu_kernel_Mul() {
+  static const CpuKernel k{.run = run_binary};
+  return k;
+}
+const CpuKernel& cpu_kernel_Div() {
+  static const CpuKernel k{.run = run_binary};
+  return k;
+}
+
+}  // namespace ucudnn::cpu

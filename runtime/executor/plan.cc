@@ -1,0 +1,50 @@
+// Plan helpers: micro-batch checks and activation memory layout by liveness.
+#include "runtime/executor/plan.h"
+
+#include "runtime/memory/arena_planner.h"
+
+namespace ucudnn::runtime {
+
+bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t batch) {
+  int64_t sum = 0;
+  for (const MicroBatch& m : micro_batches) {
+    if (m.size <= 0) return false;
+    sum += m.size;
+  }
+  return sum == batch;
+}
+
+void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
+  const int32_t n_steps = static_cast<int32_t>(graph.nodes.size());
+  const size_t n_values = graph.values.size();
+  std::vector<int32_t> first(n_values, -1), last(n_values, -1);
+  for (ir::ValueId id : graph.inputs) first[id] = last[id] = 0;
+  for (int32_t step = 0; step < n_steps; ++step) {
+    const ir::Node& node = graph.nodes[step];
+    for (ir::ValueId id : node.inputs)
+      if (id != ir::kNoValue && !graph.value(id).constant) last[id] = step;
+    for (ir::ValueId id : node.outputs) {
+      first[id] = step;
+      if (last[id] < step) last[id] = step;
+    }
+  }
+  for (ir::ValueId id : graph.outputs)
+    if (!graph.value(id).constant) last[id] = n_steps;  // outputs live until they are copied out
+
+  std::vector<memory::BufferRequest> requests;
+  std::vector<ir::ValueId> request_value;
+  for (size_t id = 0; id < n_values; ++id) {
+    const ir::Value& v = graph.values[id];
+    if (v.constant || first[id] < 0) continue;
+    requests.push_back({static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype), first[id], last[id]});
+    request_value.push_back(static_cast<ir::ValueId>(id));
+  }
+  const memory::ArenaLayout layout = memory::plan_arena(requests);
+  plan->value_offsets.assign(n_values, -1);
+  for (size_t i = 0; i < requests.size(); ++i)
+    plan->value_offsets[request_value[i]] = static_cast<int64_t>(layout.offsets[i]);
+  plan->arena_bytes = layout.arena_bytes;
+  plan->unplanned_bytes = layout.unplanned_bytes;
+}
+
+}  // namespace ucudnn::runtime

@@ -1,0 +1,50 @@
+// runtime::Plan: everything the executor needs to run a graph, as plain data.
+//
+// Per step (one graph node, in order): the micro-batches a convolution runs as
+// (size + algorithm; empty = the whole batch with the backend's default
+// algorithm) and the step's workspace slice in the one workspace pool. Per
+// value: its offset in the activation arena (-1 for constants). The optimizer
+// writes Plans, the report renders them, the executor runs them, tests compare
+// them. The executor never benchmarks and never allocates while running.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::runtime {
+
+struct MicroBatch {
+  int64_t size = 0;
+  int algorithm = -1;  // backend-specific algorithm id; -1 = backend default
+};
+
+struct PlanStep {
+  ir::NodeId node = -1;
+  std::vector<MicroBatch> micro_batches;  // empty: one call on the whole batch, default algorithm
+  size_t workspace_offset = 0;            // slice of the workspace pool this step may use
+  size_t workspace_bytes = 0;
+};
+
+struct Plan {
+  std::string device;                   // "cpu" or "cuda"
+  std::string policy = "undivided";     // how the convolution configurations were chosen
+  std::vector<PlanStep> steps;
+  std::vector<int64_t> value_offsets;   // arena offset per graph value; -1 = not in the arena
+  size_t arena_bytes = 0;
+  size_t unplanned_bytes = 0;           // Σ activation bytes without liveness planning
+  size_t workspace_pool_bytes = 0;
+};
+
+// Checks that the configuration of `step` is consistent with the node's batch:
+// micro-batch sizes positive and summing to `batch`.
+bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t batch);
+
+// Lays out the activation arena of `graph` by liveness (graph inputs and all node
+// outputs; constants stay out), filling value_offsets, arena_bytes and unplanned_bytes.
+void plan_activation_memory(const ir::Graph& graph, Plan* plan);
+
+}  // namespace ucudnn::runtime

@@ -1,0 +1,40 @@
+// A small command-line parser for the `ucudnn` subcommands: positional
+// arguments plus `--flag value` / `--flag=value` / boolean `--flag`, with typed
+// getters that return a clear Status for malformed values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/core/status.h"
+
+namespace ucudnn::cli {
+
+class Args {
+ public:
+  // `value_flags` take a value, `bool_flags` do not; anything else is an error.
+  static Expected<Args> parse(int argc, char** argv, const std::set<std::string>& value_flags,
+                              const std::set<std::string>& bool_flags);
+
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool has(const std::string& flag) const { return values_.count(flag) != 0; }
+  // The last value given for `flag`, or `fallback`.
+  std::string get(const std::string& flag, const std::string& fallback = "") const;
+  // Every value given for a repeatable flag, in order.
+  std::vector<std::string> get_all(const std::string& flag) const;
+  Expected<int64_t> get_int(const std::string& flag, int64_t fallback, int64_t min_value) const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::multimap<std::string, std::string> values_;
+};
+
+// Parses "64MiB", "512MB", "1GiB", "1048576", "unlimited" (→ SIZE_MAX) into bytes.
+Expected<size_t> parse_byte_size(const std::string& text);
+// "64.0 MiB", "1.2 GiB", "512 B".
+std::string format_bytes(size_t bytes);
+
+}  // namespace ucudnn::cli

@@ -1,0 +1,48 @@
+// `ucudnn info MODEL`: what a model contains and whether ucudnn can run it.
+#include <cstdio>
+
+#include "onnx_import/onnx_import.h"
+#include "tools/ucudnn/cli_args.h"
+#include "tools/ucudnn/commands.h"
+
+namespace ucudnn::cli {
+
+namespace {
+
+void print_io(const char* title, const std::vector<onnx_import::ModelSummary::IoInfo>& list) {
+  std::printf("%s:\n", title);
+  for (const auto& io : list) {
+    std::string dims;
+    for (size_t i = 0; i < io.dims.size(); ++i) dims += (i ? ", " : "") + io.dims[i];
+    std::printf("  %-24s %-8s [%s]\n", io.name.c_str(), io.dtype.c_str(), dims.c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  auto args = Args::parse(argc, argv, {}, {});
+  if (!args) return report_error(args.status(), true);
+  if (args->positional().size() != 1) return report_error(invalid_argument("usage: ucudnn info MODEL"), true);
+  const std::string& path = args->positional()[0];
+  auto summary = onnx_import::summarize_model(path);
+  if (!summary) return report_error(summary.status());
+
+  std::printf("model:      %s\n", path.c_str());
+  std::printf("producer:   %s\n", summary->producer.c_str());
+  std::printf("ir version: %lld, opset %d\n", static_cast<long long>(summary->ir_version), summary->opset);
+  std::printf("parameters: %lld\n", static_cast<long long>(summary->parameter_count));
+  print_io("inputs", summary->inputs);
+  print_io("outputs", summary->outputs);
+  std::printf("ops:\n");
+  for (const auto& [op, count] : summary->op_counts) std::printf("  %-24s %d\n", op.c_str(), count);
+  if (summary->unsupported.empty()) {
+    std::printf("supported:  yes, every op\n");
+    return 0;
+  }
+  std::printf("unsupported (%zu):\n", summary->unsupported.size());
+  for (const std::string& line : summary->unsupported) std::printf("  %s\n", line.c_str());
+  return 1;
+}
+
+}  // namespace ucudnn::cli

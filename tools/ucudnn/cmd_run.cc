@@ -1,0 +1,239 @@
+// `ucudnn run MODEL`: load a model, feed inputs (files or seeded random), run it
+// --warmup + --iterations times, print a summary (or one JSON object with
+// --json) and optionally write every output as DIR/<name>.pb.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "onnx_import/onnx_import.h"
+#include "tools/ucudnn/cli_args.h"
+#include "tools/ucudnn/commands.h"
+#include "ucudnn/ucudnn.h"
+
+namespace ucudnn::cli {
+
+namespace {
+
+constexpr const char* kRunUsage =
+    "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--device cpu|cuda]\n"
+    "                  [--batch N] [--threads N] [--iterations N] [--warmup N] [--seed N] [--json]\n"
+    "  FILE is an ONNX TensorProto (.pb) or NumPy (.npy) file; inputs without a file are\n"
+    "  random (seeded), their symbolic dims set to --batch (default 1).";
+
+Expected<Device> parse_device(const std::string& name) {
+  if (name == "cpu") return Device::kCpu;
+  if (name == "cuda") return Device::kCuda;
+  return invalid_argument("--device must be cpu or cuda, got '" + name + "'");
+}
+
+// NAME=FILE pairs from --input.
+Expected<std::map<std::string, Tensor>> read_input_files(const std::vector<std::string>& specs) {
+  std::map<std::string, Tensor> tensors;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return invalid_argument("--input expects NAME=FILE, got '" + spec + "'");
+    auto tensor = onnx_import::read_tensor_file(spec.substr(eq + 1));
+    if (!tensor) return tensor.status().with_context("--input " + spec);
+    tensors[spec.substr(0, eq)] = std::move(*tensor);
+  }
+  return tensors;
+}
+
+Expected<Tensor> random_tensor(const TensorInfo& info, std::mt19937& rng) {
+  UCUDNN_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(info.dtype, info.shape));
+  if (info.dtype == DType::kFloat32) {
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+  } else if (info.dtype == DType::kInt64) {
+    std::uniform_int_distribution<int64_t> dist(0, 9);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = dist(rng);
+  } else {
+    return unsupported("cannot make a random value for input '" + info.name + "' of dtype " + dtype_name(info.dtype) +
+                       "; give it with --input");
+  }
+  return t;
+}
+
+struct OutputStats {
+  double min = 0, max = 0, mean = 0;
+  int64_t argmax = 0;
+};
+
+OutputStats output_stats(const Tensor& t) {
+  OutputStats s;
+  if (t.dtype() != DType::kFloat32 || t.numel() == 0) return s;
+  const float* p = t.data<float>();
+  s.min = s.max = p[0];
+  double sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (p[i] < s.min) s.min = p[i];
+    if (p[i] > s.max) {
+      s.max = p[i];
+      s.argmax = i;
+    }
+    sum += p[i];
+  }
+  s.mean = sum / static_cast<double>(t.numel());
+  return s;
+}
+
+std::string safe_file_name(std::string name) {
+  for (char& c : name)
+    if (c == '/' || c == '\\' || c == ':') c = '_';
+  return name;
+}
+
+double percentile_median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+int report_error(const Status& status, bool usage_error) {
+  std::fprintf(stderr, "ucudnn: error: %s\n", status.to_string().c_str());
+  return usage_error ? 2 : 1;
+}
+
+int cmd_run(int argc, char** argv) {
+  auto parsed = Args::parse(argc, argv,
+                            {"input", "output-dir", "device", "batch", "threads", "iterations", "warmup", "seed"},
+                            {"json", "help"});
+  if (!parsed) return report_error(parsed.status(), true);
+  const Args& args = *parsed;
+  if (args.has("help")) {
+    std::printf("%s\n", kRunUsage);
+    return 0;
+  }
+  if (args.positional().size() != 1)
+    return report_error(invalid_argument(std::string("expected one MODEL\n") + kRunUsage), true);
+  const std::string model_path = args.positional()[0];
+
+  SessionOptions options;
+  auto device = parse_device(args.get("device", "cpu"));
+  auto batch = args.get_int("batch", 1, 1);
+  auto threads = args.get_int("threads", 0, 0);
+  auto iterations = args.get_int("iterations", 10, 1);
+  auto warmup = args.get_int("warmup", 2, 0);
+  auto seed = args.get_int("seed", 0, 0);
+  for (const Status& s : {device.status(), batch.status(), threads.status(), iterations.status(), warmup.status(),
+                          seed.status()})
+    if (!s.is_ok()) return report_error(s, true);
+  options.device = *device;
+  options.batch = *batch;
+  options.threads = static_cast<int>(*threads);
+
+  auto files = read_input_files(args.get_all("input"));
+  if (!files) return report_error(files.status());
+  for (const auto& [name, tensor] : *files) options.input_shapes[name] = tensor.shape();
+
+  auto session = Session::load(model_path, options);
+  if (!session) return report_error(session.status());
+
+  // Inputs in model order: from files, else random.
+  std::mt19937 rng(static_cast<uint32_t>(*seed));
+  std::vector<Tensor> inputs;
+  for (const TensorInfo& info : (*session)->inputs()) {
+    auto it = files->find(info.name);
+    if (it != files->end()) {
+      inputs.push_back(it->second);
+      files->erase(it);
+      continue;
+    }
+    auto t = random_tensor(info, rng);
+    if (!t) return report_error(t.status());
+    inputs.push_back(std::move(*t));
+  }
+  if (!files->empty())
+    return report_error(invalid_argument("--input names '" + files->begin()->first + "', which is not a model input"));
+
+  std::vector<Tensor> outputs;
+  std::vector<double> times_ms;
+  for (int64_t i = 0; i < *warmup + *iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto result = (*session)->run(inputs);
+    const auto stop = std::chrono::steady_clock::now();
+    if (!result) return report_error(result.status());
+    if (i >= *warmup) times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    outputs = std::move(*result);
+  }
+
+  if (args.has("output-dir")) {
+    const std::string dir = args.get("output-dir");
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return report_error(io_error("cannot create --output-dir '" + dir + "': " + ec.message()));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string& name = (*session)->outputs()[i].name;
+      Status s = onnx_import::write_tensor_pb(dir + "/" + safe_file_name(name) + ".pb", name, outputs[i]);
+      if (!s.is_ok()) return report_error(s);
+    }
+  }
+
+  const double median = percentile_median(times_ms);
+  const double min = *std::min_element(times_ms.begin(), times_ms.end());
+  const double max = *std::max_element(times_ms.begin(), times_ms.end());
+  const double throughput = median > 0 ? static_cast<double>(options.batch) * 1000.0 / median : 0.0;
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  const size_t peak_rss = static_cast<size_t>(usage.ru_maxrss) * 1024;
+  const MemoryStats memory = (*session)->memory();
+
+  if (args.has("json")) {
+    nlohmann::json j;
+    j["model"] = model_path;
+    j["device"] = device_name(options.device);
+    j["batch"] = options.batch;
+    j["threads"] = options.threads;
+    j["iterations"] = *iterations;
+    j["warmup"] = *warmup;
+    j["latency_ms"] = {{"median", median}, {"min", min}, {"max", max}};
+    j["throughput_per_s"] = throughput;
+    j["peak_memory_bytes"] = peak_rss;
+    j["memory"] = {{"arena_bytes", memory.arena_bytes},
+                   {"unplanned_activation_bytes", memory.unplanned_bytes},
+                   {"weight_bytes", memory.weight_bytes},
+                   {"workspace_bytes", memory.workspace_bytes}};
+    nlohmann::json outs = nlohmann::json::array();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const OutputStats s = output_stats(outputs[i]);
+      outs.push_back({{"name", (*session)->outputs()[i].name},
+                      {"dtype", dtype_name(outputs[i].dtype())},
+                      {"shape", outputs[i].shape()},
+                      {"min", s.min},
+                      {"max", s.max},
+                      {"mean", s.mean}});
+    }
+    j["outputs"] = outs;
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+
+  std::printf("model:    %s\n", model_path.c_str());
+  std::printf("device:   %s, batch %lld\n", device_name(options.device), static_cast<long long>(options.batch));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const OutputStats s = output_stats(outputs[i]);
+    std::printf("output:   %s %s  min %.4g  max %.4g  mean %.4g  argmax %lld\n",
+                (*session)->outputs()[i].name.c_str(), outputs[i].describe().c_str(), s.min, s.max, s.mean,
+                static_cast<long long>(s.argmax));
+  }
+  std::printf("latency:  median %.3f ms  (min %.3f, max %.3f; %lld iterations after %lld warm-up)\n", median, min,
+              max, static_cast<long long>(*iterations), static_cast<long long>(*warmup));
+  std::printf("throughput: %.1f samples/s\n", throughput);
+  std::printf("memory:   activations %s planned (%s without reuse), weights %s, workspace %s; peak RSS %s\n",
+              format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.unplanned_bytes).c_str(),
+              format_bytes(memory.weight_bytes).c_str(), format_bytes(memory.workspace_bytes).c_str(),
+              format_bytes(peak_rss).c_str());
+  return 0;
+}
+
+}  // namespace ucudnn::cli
