@@ -11,6 +11,8 @@ namespace ucudnn {
 
 const char* device_name(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
 
+bool cuda_available() { return false; }  // no CUDA backend in this build yet
+
 namespace {
 
 std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {

@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 
 MODELS = ("alexnet", "resnet18", "resnet50", "vgg16")
 IMAGE_SIZE = 224
@@ -79,6 +80,17 @@ def save_tensor_pb(path, array, name):
     os.replace(tmp, path)
 
 
+def _export(model, x, path, opset, fold_bn):
+    import torch
+
+    torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"],
+                      output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                      do_constant_folding=True,
+                      # PRESERVE (the model is in eval mode) keeps BatchNormalization nodes; EVAL would
+                      # let the exporter fold them into the convolutions, leaving ucudnn's pass idle.
+                      training=torch.onnx.TrainingMode.EVAL if fold_bn else torch.onnx.TrainingMode.PRESERVE)
+
+
 def export_model(name, out_dir, batch=2, opset=13, seed=0, force=False, fold_bn=False, log=print):
     """Exports `name` into `out_dir` unless up to date; returns its paths dict."""
     import onnx
@@ -95,12 +107,11 @@ def export_model(name, out_dir, batch=2, opset=13, seed=0, force=False, fold_bn=
     with torch.no_grad():
         y = model(x)
     tmp_model = paths["model"] + ".tmp"
-    torch.onnx.export(model, x, tmp_model, opset_version=opset, input_names=["input"],
-                      output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
-                      do_constant_folding=True,
-                      # PRESERVE (the model is in eval mode) keeps BatchNormalization nodes; EVAL would
-                      # let the exporter fold them into the convolutions, leaving ucudnn's pass idle.
-                      training=torch.onnx.TrainingMode.EVAL if fold_bn else torch.onnx.TrainingMode.PRESERVE)
+    with warnings.catch_warnings():
+        # The exporter warns that constant folding with PRESERVE may alter parameters of a model in
+        # training mode; ours is in eval mode, so folding is exact.
+        warnings.filterwarnings("ignore", message="It is recommended that constant folding be turned off")
+        _export(model, x, tmp_model, opset, fold_bn)
     onnx.checker.check_model(tmp_model)
     os.replace(tmp_model, paths["model"])
     # Data files after the model, so their mtimes are >= the model's.

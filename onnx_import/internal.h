@@ -93,9 +93,10 @@ bool has_upgrade(OpKind op);
 
 // "node 'x' (Foo, opset 13)" for a NodeProto at `index`, before an ir::Node exists.
 std::string node_proto_name(const onnx::NodeProto& node, size_t index);
-std::string describe_node_proto(const onnx::NodeProto& node, size_t index, int opset);
-// One line per node the importer cannot handle: "node 'x' (Foo, opset 13): why".
-std::vector<std::string> find_unsupported_nodes(const onnx::GraphProto& graph, int opset);
+std::string describe_node_proto(const onnx::ModelProto& model, const onnx::NodeProto& node, size_t index);
+// One line per node the importer cannot handle: "node 'x' (Foo, opset 13): why"
+// (unknown op, another domain, an opset older than the op's descriptor allows).
+std::vector<std::string> find_unsupported_nodes(const onnx::ModelProto& model);
 // Builds the graph: constants, runtime inputs with resolved shapes, nodes in
 // order. Output dtypes/shapes are left for infer_and_fold.
 Expected<ir::Graph> build_graph(const ModelFile& model, const ImportOptions& options);
@@ -111,6 +112,9 @@ Status infer_and_fold(ir::Graph& graph, const ImportOptions& options);
 // Compares the model's declared graph outputs with what the rules computed
 // (dtype and rank always; dims when `compare_dims`).
 Status check_declared_outputs(const ir::Graph& graph, const onnx::GraphProto& proto, bool compare_dims);
+// True when every runtime input got exactly its declared, fully static shape
+// (so declared output dims must match too).
+bool inputs_as_declared(const ir::Graph& graph, const onnx::GraphProto& proto);
 
 // --- constant_folding.cc -----------------------------------------------------
 

@@ -21,6 +21,8 @@ namespace ucudnn {
 
 enum class Device { kCpu, kCuda };
 const char* device_name(Device device);
+// True when this build has the CUDA backend and a usable GPU is present.
+bool cuda_available();
 
 struct SessionOptions {
   Device device = Device::kCpu;

@@ -16,6 +16,7 @@ Status infer_window_pool(InferContext& ctx) {
   if (x.size() < 3) return ctx.error("X must have rank >= 3 ([N, C, spatial...]), got rank " + std::to_string(x.size()));
   if (x.size() > 4)
     return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D pooling; ucudnn supports 1-D and 2-D");
+  if (!ctx.attrs().has("kernel_shape")) return ctx.error("the kernel_shape attribute is required");
   const std::vector<int64_t>& kernel = ctx.attrs().get_ints("kernel_shape");
   const bool ceil_mode = ctx.attrs().has("ceil_mode") && ctx.attrs().get_int("ceil_mode") != 0;
   auto geometry = compute_window_geometry(ctx.attrs(), Shape(x.begin() + 2, x.end()), kernel, ceil_mode);

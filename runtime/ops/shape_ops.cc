@@ -239,7 +239,7 @@ const OpDescriptor& describe_Dropout() {
                               .max_inputs = 3,
                               .min_outputs = 1,
                               .max_outputs = 2,
-                              .min_opset = 7,
+                              .min_opset = 6,  // Dropout-6 is_test/ratio attributes: upgrade.cc
                               .attrs = {attr_optional("seed", ir::AttrType::kInt)},
                               .infer = dropout_infer};
   return d;

@@ -22,15 +22,17 @@ namespace ucudnn::cli {
 namespace {
 
 constexpr const char* kRunUsage =
-    "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--device cpu|cuda]\n"
+    "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--device auto|cpu|cuda]\n"
     "                  [--batch N] [--threads N] [--iterations N] [--warmup N] [--seed N] [--json]\n"
     "  FILE is an ONNX TensorProto (.pb) or NumPy (.npy) file; inputs without a file are\n"
     "  random (seeded), their symbolic dims set to --batch (default 1).";
 
+// "auto" is the GPU when this build has the CUDA backend and a GPU is present, else the CPU.
 Expected<Device> parse_device(const std::string& name) {
+  if (name == "auto") return cuda_available() ? Device::kCuda : Device::kCpu;
   if (name == "cpu") return Device::kCpu;
   if (name == "cuda") return Device::kCuda;
-  return invalid_argument("--device must be cpu or cuda, got '" + name + "'");
+  return invalid_argument("--device must be auto, cpu or cuda, got '" + name + "'");
 }
 
 // NAME=FILE pairs from --input.
@@ -119,7 +121,7 @@ int cmd_run(int argc, char** argv) {
   const std::string model_path = args.positional()[0];
 
   SessionOptions options;
-  auto device = parse_device(args.get("device", "cpu"));
+  auto device = parse_device(args.get("device", "auto"));
   auto batch = args.get_int("batch", 1, 1);
   auto threads = args.get_int("threads", 0, 0);
   auto iterations = args.get_int("iterations", 10, 1);

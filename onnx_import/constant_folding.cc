@@ -1,0 +1,108 @@
+// Constant folding at import: a node whose present inputs are all constant is
+// evaluated with its CPU kernel and its outputs become constants; Shape is
+// evaluated from its input's static shape alone. Folded nodes are then removed
+// and the graph pruned (shape_resolution.cc). Nodes whose kernel is not
+// available, whose kernel reports Unsupported for these inputs, or whose
+// outputs exceed kMaxFoldBytes are left to run at run time.
+#include <algorithm>
+
+#include "onnx_import/internal.h"
+#include "runtime/cpu/cpu_kernel.h"
+
+namespace ucudnn::onnx_import {
+
+namespace {
+
+// Shape-15's start/end: clamped slice of the input's dims.
+Expected<bool> fold_shape(ir::Graph& graph, ir::Node& node) {
+  if (node.inputs.empty() || node.inputs[0] == ir::kNoValue || node.outputs.empty() ||
+      node.outputs[0] == ir::kNoValue)
+    return false;
+  const Shape& dims = graph.value(node.inputs[0]).shape;
+  const auto rank = static_cast<int64_t>(dims.size());
+  int64_t start = node.attrs.has("start") ? node.attrs.get_int("start") : 0;
+  int64_t end = node.attrs.has("end") ? node.attrs.get_int("end") : rank;
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  std::vector<int64_t> values(dims.begin() + start, dims.begin() + std::max(start, end));
+  Tensor t = Tensor::from_int64s({static_cast<int64_t>(values.size())}, values);
+  ir::Value& out = graph.value(node.outputs[0]);
+  if (out.dtype != DType::kInt64 || out.shape != t.shape())
+    return internal_error(node.describe() + ": shape rule gives " + std::string(dtype_name(out.dtype)) +
+                          shape_to_string(out.shape) + " but the folded value is " + t.describe());
+  out.constant = std::move(t);
+  return true;
+}
+
+}  // namespace
+
+Expected<bool> fold_node(ir::Graph& graph, ir::NodeId id) {
+  ir::Node& node = graph.nodes[static_cast<size_t>(id)];
+  if (node.op == OpKind::kShape) return fold_shape(graph, node);
+
+  std::vector<const Tensor*> src;
+  std::vector<Shape> src_shapes;
+  for (ir::ValueId in : node.inputs) {
+    if (in == ir::kNoValue) {
+      src.push_back(nullptr);
+      src_shapes.emplace_back();
+      continue;
+    }
+    const ir::Value& v = graph.value(in);
+    if (!v.constant) return false;
+    src.push_back(&*v.constant);
+    src_shapes.push_back(v.shape);
+  }
+  const cpu::CpuKernel& kernel = cpu::cpu_kernel(node.op);
+  if (kernel.run == nullptr) return false;  // not written yet
+
+  std::vector<Tensor> dst_tensors(node.outputs.size());
+  std::vector<Tensor*> dst;
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] == ir::kNoValue) {
+      dst.push_back(nullptr);
+      continue;
+    }
+    const ir::Value& v = graph.value(node.outputs[i]);
+    if (static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype) > kMaxFoldBytes) return false;
+    UCUDNN_ASSIGN_OR_RETURN(dst_tensors[i], Tensor::allocate(v.dtype, v.shape));
+    dst.push_back(&dst_tensors[i]);
+  }
+  const size_t ws_bytes = kernel.workspace_bytes ? kernel.workspace_bytes(node, src_shapes, -1) : 0;
+  Tensor workspace;
+  if (ws_bytes > 0) {
+    if (ws_bytes > kMaxFoldBytes) return false;
+    UCUDNN_ASSIGN_OR_RETURN(workspace, Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(ws_bytes)}));
+  }
+  const cpu::KernelArgs args{.node = node,
+                             .src = std::move(src),
+                             .dst = std::move(dst),
+                             .workspace = ws_bytes ? workspace.raw() : nullptr,
+                             .workspace_bytes = ws_bytes};
+  const Status status = kernel.run(args);
+  if (status.code() == StatusCode::kUnsupported) return false;  // leave it to run time
+  if (!status.is_ok()) return status.with_context("evaluating constant " + node.describe() + " at load time");
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (node.outputs[i] != ir::kNoValue) graph.value(node.outputs[i]).constant = std::move(dst_tensors[i]);
+  return true;
+}
+
+void remove_folded_nodes(ir::Graph& graph) {
+  std::vector<ir::Node> kept;
+  for (ir::Node& node : graph.nodes) {
+    bool folded = false;
+    for (ir::ValueId out : node.outputs)
+      if (out != ir::kNoValue) folded = graph.value(out).constant.has_value();
+    for (ir::ValueId out : node.outputs)
+      if (out != ir::kNoValue && !graph.value(out).constant) folded = false;
+    const ir::NodeId new_id = folded ? -1 : static_cast<ir::NodeId>(kept.size());
+    for (ir::ValueId out : node.outputs)
+      if (out != ir::kNoValue) graph.value(out).producer = new_id;
+    if (!folded) kept.push_back(std::move(node));
+  }
+  graph.nodes = std::move(kept);
+}
+
+}  // namespace ucudnn::onnx_import

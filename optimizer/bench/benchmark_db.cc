@@ -1,0 +1,262 @@
+// SQLite implementation of BenchmarkDb (schema and concurrency in benchmark_db.h).
+#include "optimizer/bench/benchmark_db.h"
+
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+namespace ucudnn::optimizer {
+namespace {
+
+constexpr int kBusyTimeoutMs = 60'000;
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS measurements (
+  kernel_key TEXT NOT NULL,
+  micro_batch INTEGER NOT NULL,
+  algorithm INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  time_ms REAL NOT NULL,
+  workspace_bytes INTEGER NOT NULL,
+  available INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS measurements_by_kernel ON measurements (kernel_key, micro_batch);
+)sql";
+
+std::string fix_hint() {
+  return "delete the file or rerun with --rebenchmark to rebuild it";
+}
+
+bool is_corruption(int code) {
+  const int primary = code & 0xff;
+  return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT;
+}
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  int prepare_code() const { return rc_; }
+  sqlite3_stmt* get() { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+Status db_error(sqlite3* db, const std::string& path, const std::string& what, int code) {
+  std::string message = "benchmark database '" + path + "': " + what + " failed: " +
+                        (db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
+  if (is_corruption(code)) {
+    return invalid_argument(message + " — the file is not a valid ucudnn benchmark database; " + fix_hint());
+  }
+  return io_error(message);
+}
+
+Status exec(sqlite3* db, const std::string& path, const char* sql) {
+  char* raw_error = nullptr;
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &raw_error);
+  sqlite3_free(raw_error);
+  if (rc != SQLITE_OK) return db_error(db, path, std::string("'") + sql + "'", rc);
+  return Status::ok();
+}
+
+// Creates the schema in an empty file, or checks the one that is there.
+Status ensure_schema(sqlite3* db, const std::string& path) {
+  UCUDNN_RETURN_IF_ERROR(exec(db, path, "BEGIN IMMEDIATE"));
+  auto body = [&]() -> Status {
+    int table_count = 0;
+    bool has_meta = false;
+    {
+      Statement tables(db, "SELECT name FROM sqlite_master WHERE type = 'table'");
+      if (tables.prepare_code() != SQLITE_OK) return db_error(db, path, "reading the table list", tables.prepare_code());
+      int rc;
+      while ((rc = sqlite3_step(tables.get())) == SQLITE_ROW) {
+        ++table_count;
+        const char* name = reinterpret_cast<const char*>(sqlite3_column_text(tables.get(), 0));
+        if (name && std::string(name) == "meta") has_meta = true;
+      }
+      if (rc != SQLITE_DONE) return db_error(db, path, "reading the table list", rc);
+    }
+    if (table_count == 0) {
+      UCUDNN_RETURN_IF_ERROR(exec(db, path, kSchema));
+      const std::string insert = "INSERT INTO meta (key, value) VALUES ('schema_version', '" +
+                                 std::to_string(BenchmarkDb::kSchemaVersion) + "')";
+      return exec(db, path, insert.c_str());
+    }
+    if (!has_meta) {
+      return invalid_argument("benchmark database '" + path +
+                              "' is an SQLite file without ucudnn's 'meta' table (not a ucudnn benchmark database); " +
+                              fix_hint());
+    }
+    Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (version.prepare_code() != SQLITE_OK) return db_error(db, path, "reading schema_version", version.prepare_code());
+    const int rc = sqlite3_step(version.get());
+    std::string found = "(none)";
+    if (rc == SQLITE_ROW) {
+      const char* text = reinterpret_cast<const char*>(sqlite3_column_text(version.get(), 0));
+      found = text ? text : "(null)";
+    } else if (rc != SQLITE_DONE) {
+      return db_error(db, path, "reading schema_version", rc);
+    }
+    if (found != std::to_string(BenchmarkDb::kSchemaVersion)) {
+      return invalid_argument("benchmark database '" + path + "' has schema version " + found +
+                              " but this ucudnn uses version " + std::to_string(BenchmarkDb::kSchemaVersion) +
+                              "; " + fix_hint());
+    }
+    return exec(db, path, kSchema);  // idempotent: adds a missing index
+  };
+  Status status = body();
+  if (!status.is_ok()) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    return status;
+  }
+  return exec(db, path, "COMMIT");
+}
+
+Status remove_database_files(const std::string& path) {
+  for (const std::string suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::error_code ec;
+    std::filesystem::remove(path + suffix, ec);
+    if (ec) return io_error("cannot delete '" + path + suffix + "' to rebuild the benchmark database: " + ec.message());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<BenchmarkDb> BenchmarkDb::open(const std::string& path, bool rebuild) {
+  if (path.empty()) return invalid_argument("benchmark database path is empty");
+  if (rebuild) UCUDNN_RETURN_IF_ERROR(remove_database_files(path));
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) return io_error("cannot create the directory '" + parent.string() + "' for the benchmark database: " + ec.message());
+  }
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  BenchmarkDb db(raw, path);  // closes `raw` on every return below
+  if (rc != SQLITE_OK) return db_error(raw, path, "opening", rc);
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  // The first statement reads the header: a garbage file fails here with NOTADB.
+  UCUDNN_RETURN_IF_ERROR(exec(raw, path, "PRAGMA journal_mode = WAL"));
+  UCUDNN_RETURN_IF_ERROR(exec(raw, path, "PRAGMA synchronous = NORMAL"));
+  UCUDNN_RETURN_IF_ERROR(ensure_schema(raw, path));
+  return db;
+}
+
+BenchmarkDb::BenchmarkDb(BenchmarkDb&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+
+BenchmarkDb& BenchmarkDb::operator=(BenchmarkDb&& other) noexcept {
+  if (this != &other) {
+    if (db_) sqlite3_close_v2(db_);
+    db_ = std::exchange(other.db_, nullptr);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+BenchmarkDb::~BenchmarkDb() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Status BenchmarkDb::error(const std::string& what) const {
+  return db_error(db_, path_, what, sqlite3_extended_errcode(db_));
+}
+
+Expected<std::optional<KernelTimings>> BenchmarkDb::lookup(const std::string& kernel_key) {
+  Statement select(db_,
+                   "SELECT micro_batch, algorithm, name, time_ms, workspace_bytes, available "
+                   "FROM measurements WHERE kernel_key = ?1 ORDER BY micro_batch, rowid");
+  if (select.prepare_code() != SQLITE_OK) return error("preparing the lookup");
+  sqlite3_bind_text(select.get(), 1, kernel_key.c_str(), static_cast<int>(kernel_key.size()), SQLITE_TRANSIENT);
+  KernelTimings timings;
+  bool any = false;
+  int rc;
+  while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
+    sqlite3_stmt* s = select.get();
+    AlgoMeasurement m;
+    m.algorithm = sqlite3_column_int(s, 1);
+    const char* name = reinterpret_cast<const char*>(sqlite3_column_text(s, 2));
+    m.name = name ? name : "";
+    m.time_ms = sqlite3_column_double(s, 3);
+    m.workspace_bytes = static_cast<size_t>(sqlite3_column_int64(s, 4));
+    m.available = sqlite3_column_int(s, 5) != 0;
+    timings.by_batch[sqlite3_column_int64(s, 0)].push_back(std::move(m));
+    any = true;
+  }
+  if (rc != SQLITE_DONE) return error("looking up kernel '" + kernel_key + "'");
+  if (!any) return std::optional<KernelTimings>();
+  return std::optional<KernelTimings>(std::move(timings));
+}
+
+Status BenchmarkDb::store(const std::string& kernel_key, const KernelTimings& timings) {
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    return error("starting a transaction to store kernel '" + kernel_key + "'");
+  }
+  auto body = [&]() -> Status {
+    Statement remove(db_, "DELETE FROM measurements WHERE kernel_key = ?1");
+    if (remove.prepare_code() != SQLITE_OK) return error("preparing the delete");
+    sqlite3_bind_text(remove.get(), 1, kernel_key.c_str(), static_cast<int>(kernel_key.size()), SQLITE_TRANSIENT);
+    if (sqlite3_step(remove.get()) != SQLITE_DONE) return error("deleting old rows of kernel '" + kernel_key + "'");
+    Statement insert(db_,
+                     "INSERT INTO measurements (kernel_key, micro_batch, algorithm, name, time_ms, "
+                     "workspace_bytes, available) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    if (insert.prepare_code() != SQLITE_OK) return error("preparing the insert");
+    sqlite3_stmt* s = insert.get();
+    for (const auto& [micro_batch, measurements] : timings.by_batch) {
+      for (const AlgoMeasurement& m : measurements) {
+        sqlite3_reset(s);
+        sqlite3_bind_text(s, 1, kernel_key.c_str(), static_cast<int>(kernel_key.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 2, micro_batch);
+        sqlite3_bind_int(s, 3, m.algorithm);
+        sqlite3_bind_text(s, 4, m.name.c_str(), static_cast<int>(m.name.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_double(s, 5, m.time_ms);
+        sqlite3_bind_int64(s, 6, static_cast<sqlite3_int64>(m.workspace_bytes));
+        sqlite3_bind_int(s, 7, m.available ? 1 : 0);
+        if (sqlite3_step(s) != SQLITE_DONE) return error("inserting a row of kernel '" + kernel_key + "'");
+      }
+    }
+    return Status::ok();
+  };
+  Status status = body();
+  if (!status.is_ok()) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return status;
+  }
+  if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    Status commit_error = error("committing kernel '" + kernel_key + "'");
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return commit_error;
+  }
+  return Status::ok();
+}
+
+Expected<int64_t> BenchmarkDb::kernel_count() {
+  Statement count(db_, "SELECT COUNT(DISTINCT kernel_key) FROM measurements");
+  if (count.prepare_code() != SQLITE_OK) return error("preparing the kernel count");
+  if (sqlite3_step(count.get()) != SQLITE_ROW) return error("counting kernels");
+  return static_cast<int64_t>(sqlite3_column_int64(count.get(), 0));
+}
+
+std::string default_db_path() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg && std::filesystem::path(xdg).is_absolute()) {
+    return (std::filesystem::path(xdg) / "ucudnn" / "benchmarks.sqlite").string();
+  }
+  const char* home = std::getenv("HOME");
+  if (home && *home) return (std::filesystem::path(home) / ".cache" / "ucudnn" / "benchmarks.sqlite").string();
+  return (std::filesystem::path(".cache") / "ucudnn" / "benchmarks.sqlite").string();
+}
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,126 @@
+// undivided / wr / wd policies: per-kernel DP or Pareto fronts plus the ILP,
+// turned into KernelPlans with workspace slices.
+#include "optimizer/policies.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ucudnn::optimizer {
+namespace {
+
+constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
+
+size_t align_up(size_t bytes) {
+  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+}
+
+double undivided_time(const KernelTimings& timings, int64_t batch, size_t limit) {
+  auto best = fastest_algorithm(timings, batch, limit);
+  return best ? best->time_ms : -1.0;
+}
+
+KernelPlan make_plan(const NamedKernel& kernel, Configuration config, int64_t batch, size_t limit) {
+  KernelPlan plan;
+  plan.kernel = kernel.name;
+  plan.workspace_size = config.workspace_bytes;
+  plan.config = std::move(config);
+  plan.undivided_time_ms = undivided_time(kernel.timings, batch, limit);
+  plan.unlimited_time_ms = undivided_time(kernel.timings, batch, kNoLimit);
+  return plan;
+}
+
+void add_time_shared_totals(PolicyResult& result) {
+  for (const KernelPlan& plan : result.kernels) {
+    result.total_time_ms += plan.config.time_ms;
+    result.pool_bytes = std::max(result.pool_bytes, plan.workspace_size);
+  }
+}
+
+}  // namespace
+
+Expected<PolicyResult> plan_undivided(const std::vector<NamedKernel>& kernels, int64_t batch,
+                                      size_t per_kernel_limit) {
+  PolicyResult result;
+  for (const NamedKernel& kernel : kernels) {
+    UCUDNN_ASSIGN_OR_RETURN(Configuration config,
+                            undivided_configuration(kernel.timings, batch, per_kernel_limit, kernel.name));
+    result.kernels.push_back(make_plan(kernel, std::move(config), batch, per_kernel_limit));
+  }
+  add_time_shared_totals(result);
+  return result;
+}
+
+Expected<PolicyResult> plan_wr(const std::vector<NamedKernel>& kernels, int64_t batch,
+                               size_t per_kernel_limit, const PolicyOptions& options) {
+  const std::vector<int64_t> sizes = micro_batch_sizes(options.batch_sizes, batch);
+  PolicyResult result;
+  for (const NamedKernel& kernel : kernels) {
+    UCUDNN_ASSIGN_OR_RETURN(Configuration config,
+                            choose_with_threshold(kernel.timings, batch, per_kernel_limit, sizes,
+                                                  options.division_threshold, kernel.name));
+    result.kernels.push_back(make_plan(kernel, std::move(config), batch, per_kernel_limit));
+  }
+  add_time_shared_totals(result);
+  return result;
+}
+
+Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t batch,
+                               size_t total_budget, const PolicyOptions& options) {
+  const std::vector<int64_t> sizes = micro_batch_sizes(options.batch_sizes, batch);
+  // Per kernel: its Pareto front, with divisions that do not beat the undivided
+  // choice at the same workspace by the threshold replaced by that choice.
+  std::vector<std::vector<Configuration>> fronts;
+  IlpProblem problem;
+  problem.budget_bytes = total_budget;
+  for (const NamedKernel& kernel : kernels) {
+    UCUDNN_ASSIGN_OR_RETURN(std::vector<Configuration> front, pareto_front(kernel.timings, batch, sizes, kernel.name));
+    std::vector<Configuration> kept;
+    for (Configuration& config : front) {
+      if (config.is_divided()) {
+        Expected<Configuration> undivided =
+            undivided_configuration(kernel.timings, batch, config.workspace_bytes, kernel.name);
+        if (undivided && undivided->time_ms - config.time_ms <= options.division_threshold * undivided->time_ms) {
+          config = std::move(undivided).value();
+        }
+      }
+      // Replacements can duplicate or dominate neighbours; keep the front clean.
+      bool dominated = false;
+      for (const Configuration& other : kept) {
+        if (other.time_ms <= config.time_ms && other.workspace_bytes <= config.workspace_bytes) dominated = true;
+      }
+      if (dominated) continue;
+      std::erase_if(kept, [&](const Configuration& other) {
+        return config.time_ms <= other.time_ms && config.workspace_bytes <= other.workspace_bytes;
+      });
+      kept.push_back(std::move(config));
+    }
+    std::vector<IlpOption> ilp_options;
+    for (const Configuration& config : kept) {
+      ilp_options.push_back({config.time_ms, align_up(config.workspace_bytes)});
+    }
+    problem.kernels.push_back(std::move(ilp_options));
+    problem.kernel_names.push_back(kernel.name);
+    fronts.push_back(std::move(kept));
+  }
+  Expected<IlpSolution> solution = options.exhaustive_ilp ? solve_ilp_exhaustive(problem)
+                                                          : solve_ilp(problem, options.ilp_time_limit_s);
+  if (!solution) return solution.status().with_context("policy wd, total budget " + std::to_string(total_budget) + " bytes");
+
+  PolicyResult result;
+  size_t offset = 0;
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    const int choice = solution->choice[k];
+    const size_t slice = problem.kernels[k][choice].workspace_bytes;
+    KernelPlan plan = make_plan(kernels[k], fronts[k][choice], batch, slice);
+    plan.workspace_offset = offset;
+    plan.workspace_size = slice;
+    offset += slice;
+    result.total_time_ms += plan.config.time_ms;
+    result.kernels.push_back(std::move(plan));
+  }
+  result.pool_bytes = offset;
+  result.ilp = std::move(solution).value();
+  return result;
+}
+
+}  // namespace ucudnn::optimizer

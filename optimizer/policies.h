@@ -1,0 +1,65 @@
+// The three workspace policies over a list of kernels (ARCHITECTURE.md, "Policies"):
+//   undivided: fastest algorithm at the full batch within the per-kernel limit.
+//   wr:  per-kernel limit L, per-kernel DP (with the division threshold); all
+//        kernels time-share one pool of size max workspace ≤ L.
+//   wd:  total budget M; per-kernel Pareto fronts → ILP → one configuration and
+//        one slice [offset, offset+size) of the pool per kernel. Slices are a
+//        prefix sum in kernel order (the global-sum model), each rounded up to
+//        kWorkspaceAlignment bytes so every slice starts aligned.
+// Inputs and outputs are plain data; nothing here touches a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "optimizer/benchmark_table.h"
+#include "optimizer/dp.h"
+#include "optimizer/ilp.h"
+#include "runtime/core/status.h"
+
+namespace ucudnn::optimizer {
+
+inline constexpr size_t kWorkspaceAlignment = 256;
+
+struct NamedKernel {
+  std::string name;
+  KernelTimings timings;
+};
+
+struct KernelPlan {
+  std::string kernel;
+  Configuration config;
+  size_t workspace_offset = 0;  // into the pool
+  size_t workspace_size = 0;    // the slice (wd) or the config's workspace (undivided, wr)
+  double undivided_time_ms = -1;  // fastest undivided algorithm within this kernel's limit; -1 if none fits
+  double unlimited_time_ms = -1;  // fastest undivided algorithm with no workspace limit
+};
+
+struct PolicyResult {
+  std::vector<KernelPlan> kernels;
+  size_t pool_bytes = 0;
+  double total_time_ms = 0.0;
+  IlpSolution ilp;  // wd only
+};
+
+struct PolicyOptions {
+  BatchSizePolicy batch_sizes = BatchSizePolicy::kPowerOfTwo;
+  double division_threshold = kDefaultDivisionThreshold;
+  double ilp_time_limit_s = 30.0;
+  bool exhaustive_ilp = false;  // tests: use solve_ilp_exhaustive instead of CBC
+};
+
+// kInfeasible naming the kernel and the smallest limit when one kernel has no fitting algorithm.
+Expected<PolicyResult> plan_undivided(const std::vector<NamedKernel>& kernels, int64_t batch,
+                                      size_t per_kernel_limit);
+
+Expected<PolicyResult> plan_wr(const std::vector<NamedKernel>& kernels, int64_t batch,
+                               size_t per_kernel_limit, const PolicyOptions& options = {});
+
+// kInfeasible naming the smallest feasible total budget when M is too small.
+Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t batch,
+                               size_t total_budget, const PolicyOptions& options = {});
+
+}  // namespace ucudnn::optimizer

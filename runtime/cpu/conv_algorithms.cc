@@ -1,0 +1,265 @@
+// The CPU convolution algorithms (see conv_algorithms.h for the trade-offs).
+//
+// Stages of the GEMM algorithms: im2col (threads over rows of the column matrix),
+// Eigen GEMMs (Eigen threads them itself; never called inside our own parallel
+// region), then a bias pass or a scatter (threads over output planes).
+#include "runtime/cpu/conv_algorithms.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+// Note [GCC 12 AVX-512 false positive]: with -march=native on AVX-512 machines GCC 12
+// reports -Wmaybe-uninitialized inside its own avx512fintrin.h when Eigen's GEMM
+// kernels are inlined (GCC bug 105593). Silenced for this file only.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <Eigen/Core>
+
+#include "runtime/ops/window_geometry.h"
+
+namespace ucudnn::cpu {
+
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// c[m, n] = a[m, k] · b[k, n], row-major, leading dimensions = column counts.
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
+  Eigen::Map<const RowMatrix> lhs(a, m, k);
+  Eigen::Map<const RowMatrix> rhs(b, k, n);
+  Eigen::Map<RowMatrix> out(c, m, n);
+  out.noalias() = lhs * rhs;
+}
+
+// The output columns [lo, hi) whose input column iw0 + ow * stride lies in [0, width).
+void valid_range(int64_t iw0, int64_t stride, int64_t width, int64_t out_w, int64_t* lo, int64_t* hi) {
+  *lo = iw0 >= 0 ? 0 : (-iw0 + stride - 1) / stride;
+  *hi = iw0 >= width ? 0 : std::min(out_w, (width - 1 - iw0) / stride + 1);
+  *lo = std::min(*lo, out_w);
+  if (*hi < *lo) *hi = *lo;
+}
+
+// Row (kh, kw) of one input plane's im2col: dst[oh * OW + ow] = plane[ih, iw] or 0.
+void im2col_row(const ConvProblem& p, const float* plane, int64_t kh, int64_t kw, float* dst) {
+  const int64_t iw0 = kw * p.dilation_w - p.pad_left;
+  int64_t lo, hi;
+  valid_range(iw0, p.stride_w, p.in_w, p.out_w, &lo, &hi);
+  for (int64_t oh = 0; oh < p.out_h; ++oh) {
+    float* d = dst + oh * p.out_w;
+    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+    if (ih < 0 || ih >= p.in_h || lo == hi) {
+      std::fill(d, d + p.out_w, 0.0f);
+      continue;
+    }
+    std::fill(d, d + lo, 0.0f);
+    const float* s = plane + ih * p.in_w + iw0 + lo * p.stride_w;
+    if (p.stride_w == 1) {
+      std::memcpy(d + lo, s, static_cast<size_t>(hi - lo) * sizeof(float));
+    } else {
+      for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[(ow - lo) * p.stride_w];
+    }
+    std::fill(d + hi, d + p.out_w, 0.0f);
+  }
+}
+
+// Column matrix of samples [0, samples) of x: row r = (c, kh, kw), columns n·P + p,
+// leading dimension samples·P.
+void im2col(const ConvProblem& p, const float* x, int64_t samples, float* col) {
+  const int64_t taps = p.kernel_h * p.kernel_w, rows = p.in_channels * taps, plane = p.out_plane();
+  const int64_t ld = samples * plane, in_plane = p.in_h * p.in_w;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows * samples; ++i) {
+    const int64_t r = i / samples, n = i % samples;
+    const int64_t c = r / taps, kh = (r % taps) / p.kernel_w, kw = r % p.kernel_w;
+    im2col_row(p, x + (n * p.in_channels + c) * in_plane, kh, kw, col + r * ld + n * plane);
+  }
+}
+
+// y[n, m, :] += bias[m] for every plane.
+void add_bias(const ConvProblem& p, const float* bias, float* y) {
+  if (bias == nullptr) return;
+  const int64_t planes = p.batch * p.out_channels, size = p.out_plane();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < planes; ++i) {
+    const float b = bias[i % p.out_channels];
+    float* d = y + i * size;
+    for (int64_t j = 0; j < size; ++j) d[j] += b;
+  }
+}
+
+void run_im2col_batched(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y,
+                        float* workspace) {
+  const int64_t k = p.patch_size(), mg = p.filters_per_group(), plane = p.out_plane();
+  const int64_t columns = p.batch * plane;
+  float* col = workspace;
+  im2col(p, x, p.batch, col);
+  float* out = p.batch == 1 ? y : col + p.in_channels * p.kernel_h * p.kernel_w * columns;
+  for (int64_t g = 0; g < p.group; ++g) gemm(w + g * mg * k, col + g * k * columns, out + g * mg * columns, mg, columns, k);
+  if (p.batch == 1) {
+    add_bias(p, bias, y);
+    return;
+  }
+  // Scatter [M, N·P] to [N, M, P], adding the bias on the way.
+  const int64_t planes = p.batch * p.out_channels;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < planes; ++i) {
+    const int64_t n = i / p.out_channels, m = i % p.out_channels;
+    const float b = bias ? bias[m] : 0.0f;
+    const float* s = out + m * columns + n * plane;
+    float* d = y + i * plane;
+    for (int64_t j = 0; j < plane; ++j) d[j] = s[j] + b;
+  }
+}
+
+void run_im2col_per_sample(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y,
+                           float* col) {
+  const int64_t k = p.patch_size(), mg = p.filters_per_group(), plane = p.out_plane();
+  const int64_t in_sample = p.in_channels * p.in_h * p.in_w, out_sample = p.out_channels * plane;
+  for (int64_t n = 0; n < p.batch; ++n) {
+    im2col(p, x + n * in_sample, 1, col);
+    for (int64_t g = 0; g < p.group; ++g)
+      gemm(w + g * mg * k, col + g * k * plane, y + n * out_sample + g * mg * plane, mg, plane, k);
+  }
+  add_bias(p, bias, y);
+}
+
+void run_gemm_1x1(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y) {
+  const int64_t cg = p.channels_per_group(), mg = p.filters_per_group(), plane = p.out_plane();
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t g = 0; g < p.group; ++g)
+      gemm(w + g * mg * cg, x + (n * p.in_channels + g * cg) * plane, y + (n * p.out_channels + g * mg) * plane, mg,
+           plane, cg);
+  add_bias(p, bias, y);
+}
+
+void run_direct(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y) {
+  const int64_t cg = p.channels_per_group(), mg = p.filters_per_group(), plane = p.out_plane();
+  const int64_t in_plane = p.in_h * p.in_w, taps = p.kernel_h * p.kernel_w;
+  const int64_t planes = p.batch * p.out_channels;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < planes; ++i) {
+    const int64_t n = i / p.out_channels, m = i % p.out_channels, g = m / mg;
+    float* out = y + i * plane;
+    std::fill(out, out + plane, bias ? bias[m] : 0.0f);
+    for (int64_t c = 0; c < cg; ++c) {
+      const float* src = x + (n * p.in_channels + g * cg + c) * in_plane;
+      const float* filter = w + (m * cg + c) * taps;
+      for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+        for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+          const float weight = filter[kh * p.kernel_w + kw];
+          const int64_t iw0 = kw * p.dilation_w - p.pad_left;
+          int64_t lo, hi;
+          valid_range(iw0, p.stride_w, p.in_w, p.out_w, &lo, &hi);
+          for (int64_t oh = 0; oh < p.out_h; ++oh) {
+            const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+            if (ih < 0 || ih >= p.in_h) continue;
+            const float* s = src + ih * p.in_w + iw0;
+            float* d = out + oh * p.out_w;
+            if (p.stride_w == 1) {
+              for (int64_t ow = lo; ow < hi; ++ow) d[ow] += weight * s[ow];
+            } else {
+              for (int64_t ow = lo; ow < hi; ++ow) d[ow] += weight * s[ow * p.stride_w];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const char* cpu_conv_algorithm_name(int algorithm) {
+  static const char* const kNames[kNumCpuConvAlgorithms] = {"im2col_gemm", "direct", "gemm_1x1",
+                                                            "im2col_gemm_per_sample"};
+  return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms ? kNames[algorithm] : "?";
+}
+
+Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const Shape& w) {
+  const std::string where = node.describe() + " with X " + shape_to_string(x) + ", W " + shape_to_string(w) + ": ";
+  if (x.size() != w.size() || (x.size() != 3 && x.size() != 4))
+    return unsupported(where + "the CPU convolution handles 1-D and 2-D convolutions with X and W of equal rank");
+  ConvProblem p;
+  p.group = node.attrs.has("group") ? node.attrs.get_int("group") : 1;
+  if (p.group < 1 || x[1] % p.group != 0 || w[0] % p.group != 0 || w[1] * p.group != x[1])
+    return invalid_argument(where + "channels and group " + std::to_string(p.group) + " do not fit");
+  auto geometry = compute_window_geometry(node.attrs, Shape(x.begin() + 2, x.end()), Shape(w.begin() + 2, w.end()),
+                                          /*ceil_mode=*/false);
+  if (!geometry) return Status(geometry.status().code(), where + geometry.status().message());
+  const bool two_d = x.size() == 4;
+  const size_t last = two_d ? 1 : 0;
+  p.batch = x[0];
+  p.in_channels = x[1];
+  p.out_channels = w[0];
+  p.in_w = x.back();
+  p.kernel_w = w.back();
+  p.stride_w = geometry->stride[last];
+  p.dilation_w = geometry->dilation[last];
+  p.pad_left = geometry->pad_begin[last];
+  p.out_w = geometry->output[last];
+  if (two_d) {
+    p.in_h = x[2];
+    p.kernel_h = w[2];
+    p.stride_h = geometry->stride[0];
+    p.dilation_h = geometry->dilation[0];
+    p.pad_top = geometry->pad_begin[0];
+    p.out_h = geometry->output[0];
+  }
+  return p;
+}
+
+bool conv_algorithm_applies(const ConvProblem& p, int algorithm) {
+  switch (algorithm) {
+    case static_cast<int>(CpuConvAlgorithm::kIm2colGemm):
+    case static_cast<int>(CpuConvAlgorithm::kDirect):
+    case static_cast<int>(CpuConvAlgorithm::kIm2colGemmPerSample):
+      return true;
+    case static_cast<int>(CpuConvAlgorithm::kGemm1x1):
+      return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+             p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+    default:
+      return false;
+  }
+}
+
+int conv_default_algorithm(const ConvProblem& p) {
+  if (conv_algorithm_applies(p, static_cast<int>(CpuConvAlgorithm::kGemm1x1)))
+    return static_cast<int>(CpuConvAlgorithm::kGemm1x1);
+  if (p.channels_per_group() == 1) return static_cast<int>(CpuConvAlgorithm::kDirect);
+  if (conv_workspace_bytes(p, static_cast<int>(CpuConvAlgorithm::kIm2colGemm)) <= kDefaultWorkspaceLimit)
+    return static_cast<int>(CpuConvAlgorithm::kIm2colGemm);
+  return static_cast<int>(CpuConvAlgorithm::kIm2colGemmPerSample);
+}
+
+size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
+  if (algorithm == kDefaultCpuConvAlgorithm) algorithm = conv_default_algorithm(p);
+  if (!conv_algorithm_applies(p, algorithm)) return std::numeric_limits<size_t>::max();
+  const int64_t rows = p.in_channels * p.kernel_h * p.kernel_w, plane = p.out_plane();
+  int64_t floats = 0;
+  switch (static_cast<CpuConvAlgorithm>(algorithm)) {
+    case CpuConvAlgorithm::kIm2colGemm:
+      floats = rows * p.batch * plane + (p.batch > 1 ? p.batch * p.out_channels * plane : 0);
+      break;
+    case CpuConvAlgorithm::kIm2colGemmPerSample:
+      floats = rows * plane;
+      break;
+    case CpuConvAlgorithm::kDirect:
+    case CpuConvAlgorithm::kGemm1x1:
+      floats = 0;
+      break;
+  }
+  return static_cast<size_t>(floats) * sizeof(float);
+}
+
+void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, const float* w, const float* bias,
+                        float* y, float* workspace) {
+  if (p.batch == 0) return;
+  switch (static_cast<CpuConvAlgorithm>(algorithm)) {
+    case CpuConvAlgorithm::kIm2colGemm: run_im2col_batched(p, x, w, bias, y, workspace); break;
+    case CpuConvAlgorithm::kDirect: run_direct(p, x, w, bias, y); break;
+    case CpuConvAlgorithm::kGemm1x1: run_gemm_1x1(p, x, w, bias, y); break;
+    case CpuConvAlgorithm::kIm2colGemmPerSample: run_im2col_per_sample(p, x, w, bias, y, workspace); break;
+  }
+}
+
+}  // namespace ucudnn::cpu

@@ -1,0 +1,83 @@
+// The CPU convolution algorithms the μ-cuDNN optimizer chooses among on the CPU.
+//
+// Each trades workspace for speed, like cuDNN's forward algorithms:
+//
+//   kIm2colGemm           im2col of the WHOLE micro-batch into a [K, N·P] matrix
+//                         (K = C/group·R·S, P = OH·OW), one GEMM per group over all
+//                         N·P columns into a [M, N·P] scratch, then a scatter to
+//                         NCHW (no scratch when N == 1). Fastest for deep layers
+//                         with small P, where per-sample GEMMs are thin.
+//                         Workspace: 4·(N·C·R·S·P + (N > 1 ? N·M·P : 0)) bytes —
+//                         grows linearly with the micro-batch.
+//   kDirect               Direct nested loops, threads over (n, m) planes. No
+//                         workspace; slow for dense convs, but the right choice for
+//                         depthwise (C/group == 1) convolutions.
+//   kGemm1x1              1x1 kernel, stride 1, no padding: the input already is
+//                         the [C, P] matrix, so one GEMM per sample and group.
+//                         No workspace. Only applies to such convs.
+//   kIm2colGemmPerSample  im2col of ONE sample at a time ([K, P]), one GEMM per
+//                         sample and group straight into the output.
+//                         Workspace: 4·C·R·S·P bytes, independent of N.
+//
+// An algorithm that does not apply (kGemm1x1 on a 3x3) makes workspace_bytes
+// return SIZE_MAX and run return Unsupported. Algorithm -1 is the default:
+// kGemm1x1 when it applies, kDirect for depthwise, kIm2colGemm when its workspace
+// is at most kDefaultWorkspaceLimit, else kIm2colGemmPerSample.
+//
+// All functions take N from the shapes they are given (a micro-batch), never from
+// the node, so the executor may call them on views of a slice of the batch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/core/status.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::cpu {
+
+enum class CpuConvAlgorithm : int {
+  kIm2colGemm = 0,
+  kDirect = 1,
+  kGemm1x1 = 2,
+  kIm2colGemmPerSample = 3,
+};
+inline constexpr int kNumCpuConvAlgorithms = 4;
+inline constexpr int kDefaultCpuConvAlgorithm = -1;
+// Largest workspace the default (-1) picks kIm2colGemm for.
+inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;
+
+// "im2col_gemm", "direct", "gemm_1x1", "im2col_gemm_per_sample"; "?" when out of range.
+const char* cpu_conv_algorithm_name(int algorithm);
+
+// A Conv reduced to 2-D (a 1-D conv has in_h = kernel_h = out_h = 1).
+struct ConvProblem {
+  int64_t batch = 0, in_channels = 0, in_h = 1, in_w = 1;
+  int64_t out_channels = 0, group = 1;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t out_h = 1, out_w = 1;
+
+  int64_t channels_per_group() const { return in_channels / group; }
+  int64_t filters_per_group() const { return out_channels / group; }
+  int64_t patch_size() const { return channels_per_group() * kernel_h * kernel_w; }  // K per group
+  int64_t out_plane() const { return out_h * out_w; }                                 // P
+};
+
+// The problem for `node` with input shape x and weight shape w (1-D or 2-D);
+// errors name the node.
+Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const Shape& w);
+
+// Whether `algorithm` can run this problem.
+bool conv_algorithm_applies(const ConvProblem& problem, int algorithm);
+// The algorithm -1 stands for.
+int conv_default_algorithm(const ConvProblem& problem);
+// Scratch bytes of `algorithm` (-1 → default); SIZE_MAX when it does not apply.
+size_t conv_workspace_bytes(const ConvProblem& problem, int algorithm);
+
+// Y = conv(X, W) + B (bias may be null). `algorithm` must apply (not -1) and
+// `workspace` hold conv_workspace_bytes(problem, algorithm) bytes.
+void run_conv_algorithm(const ConvProblem& problem, int algorithm, const float* x, const float* w, const float* bias,
+                        float* y, float* workspace);
+
+}  // namespace ucudnn::cpu

@@ -1,0 +1,128 @@
+// CPU kernels of Gemm and MatMul: Eigen GEMMs on row-major maps (Eigen threads
+// them with OpenMP). MatMul with an unbatched B folds A's batch into its rows
+// (one GEMM); otherwise one GEMM per output batch element, broadcasting offsets.
+// Note [GCC 12 AVX-512 false positive]: with -march=native on AVX-512 machines GCC 12
+// reports -Wmaybe-uninitialized inside its own avx512fintrin.h when Eigen's GEMM
+// kernels are inlined (GCC bug 105593). Silenced for this file only.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <Eigen/Core>
+
+#include "runtime/cpu/cpu_kernel.h"
+
+namespace ucudnn::cpu {
+
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const RowMatrix>;
+
+Status run_gemm(const KernelArgs& args) {
+  const ir::Attributes& attrs = args.node.attrs;
+  const Tensor& a = *args.src[0];
+  const Tensor& b = *args.src[1];
+  const Tensor* c = args.src.size() > 2 ? args.src[2] : nullptr;
+  Tensor& y = *args.dst[0];
+  const bool trans_a = attrs.has("transA") && attrs.get_int("transA") != 0;
+  const bool trans_b = attrs.has("transB") && attrs.get_int("transB") != 0;
+  const float alpha = attrs.has("alpha") ? attrs.get_float("alpha") : 1.0f;
+  const float beta = attrs.has("beta") ? attrs.get_float("beta") : 1.0f;
+  if (a.rank() != 2 || b.rank() != 2 || y.rank() != 2)
+    return invalid_argument(args.node.describe() + ": Gemm needs 2-D A, B and Y, got " + a.describe() + ", " +
+                            b.describe() + ", " + y.describe());
+  const int64_t m = trans_a ? a.dim(1) : a.dim(0), k = trans_a ? a.dim(0) : a.dim(1);
+  const int64_t n = trans_b ? b.dim(0) : b.dim(1);
+  if ((trans_b ? b.dim(1) : b.dim(0)) != k || y.shape() != Shape{m, n})
+    return invalid_argument(args.node.describe() + ": A " + a.describe() + ", B " + b.describe() + " and Y " +
+                            y.describe() + " do not fit");
+  ConstMap ma(a.data<float>(), a.dim(0), a.dim(1));
+  ConstMap mb(b.data<float>(), b.dim(0), b.dim(1));
+  Eigen::Map<RowMatrix> my(y.data<float>(), m, n);
+
+  const bool accumulate = c != nullptr && beta != 0.0f;
+  if (accumulate) {
+    // C broadcasts unidirectionally to [M, N]: view it as [cm, cn] with cm, cn in {1, M/N}.
+    const int64_t cm = c->rank() == 2 ? c->dim(0) : 1;
+    const int64_t cn = c->rank() == 0 ? 1 : c->dim(c->rank() - 1);
+    if (c->rank() > 2 || (cm != 1 && cm != m) || (cn != 1 && cn != n))
+      return invalid_argument(args.node.describe() + ": C " + c->describe() + " does not broadcast to " + y.describe());
+    const float* cd = c->data<float>();
+    float* yd = y.data<float>();
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) yd[i * n + j] = beta * cd[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
+  }
+  auto product = [&](const auto& lhs, const auto& rhs) {
+    if (accumulate)
+      my.noalias() += alpha * lhs * rhs;
+    else
+      my.noalias() = alpha * lhs * rhs;
+  };
+  if (trans_a && trans_b) product(ma.transpose(), mb.transpose());
+  else if (trans_a) product(ma.transpose(), mb);
+  else if (trans_b) product(ma, mb.transpose());
+  else product(ma, mb);
+  return Status::ok();
+}
+
+Status run_matmul(const KernelArgs& args) {
+  const Tensor& a = *args.src[0];
+  const Tensor& b = *args.src[1];
+  Tensor& y = *args.dst[0];
+  Shape as = a.shape(), bs = b.shape();
+  if (as.empty() || bs.empty())
+    return invalid_argument(args.node.describe() + ": MatMul operands must have rank >= 1");
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  Shape batch;
+  if (bs[bs.size() - 2] != k || !broadcast_shapes(a_batch, b_batch, &batch) ||
+      y.numel() != shape_numel(batch) * m * n)
+    return invalid_argument(args.node.describe() + ": A " + a.describe() + ", B " + b.describe() + " and Y " +
+                            y.describe() + " do not fit");
+  const float* ad = a.data<float>();
+  const float* bd = b.data<float>();
+  float* yd = y.data<float>();
+  if (shape_numel(b_batch) == 1) {  // one GEMM: [batch·M, K] · [K, N]
+    const int64_t rows = shape_numel(a_batch) * m;
+    Eigen::Map<RowMatrix>(yd, rows, n).noalias() = ConstMap(ad, rows, k) * ConstMap(bd, k, n);
+    return Status::ok();
+  }
+  // Per output batch element: offsets into A and B with broadcast (size-1) dims.
+  const size_t rank = batch.size();
+  auto padded_strides = [rank](const Shape& s) {
+    Shape full(rank - s.size(), 1);
+    full.insert(full.end(), s.begin(), s.end());
+    std::vector<int64_t> strides = shape_strides(full);
+    for (size_t i = 0; i < rank; ++i)
+      if (full[i] == 1) strides[i] = 0;
+    return strides;
+  };
+  const std::vector<int64_t> a_strides = padded_strides(a_batch), b_strides = padded_strides(b_batch);
+  const int64_t count = shape_numel(batch);
+  for (int64_t index = 0; index < count; ++index) {
+    int64_t rest = index, a_offset = 0, b_offset = 0;
+    for (size_t i = rank; i-- > 0;) {
+      const int64_t coordinate = rest % batch[i];
+      rest /= batch[i];
+      a_offset += coordinate * a_strides[i];
+      b_offset += coordinate * b_strides[i];
+    }
+    Eigen::Map<RowMatrix>(yd + index * m * n, m, n).noalias() =
+        ConstMap(ad + a_offset * m * k, m, k) * ConstMap(bd + b_offset * k * n, k, n);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const CpuKernel& cpu_kernel_Gemm() {
+  static const CpuKernel k{.run = run_gemm};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_MatMul() {
+  static const CpuKernel k{.run = run_matmul};
+  return k;
+}
+
+}  // namespace ucudnn::cpu

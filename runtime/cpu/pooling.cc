@@ -1,0 +1,171 @@
+// CPU kernels of MaxPool, AveragePool (1-D/2-D windows, reduced to 2-D) and
+// GlobalAveragePool, GlobalMaxPool. Plain loops, threads over (n, c) planes.
+// AveragePool's divisor: the taps inside the input (count_include_pad = 0) or
+// inside the padded input [-pad_begin, in + pad_end) (count_include_pad = 1), as
+// PyTorch counts them. A MaxPool window with no tap inside the input gives -inf.
+#include <algorithm>
+#include <limits>
+
+#include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ops/window_geometry.h"
+
+namespace ucudnn::cpu {
+
+namespace {
+
+// A window pool reduced to 2-D (a 1-D pool has in_h = kernel_h = out_h = 1).
+struct PoolProblem {
+  int64_t planes = 0, in_h = 1, in_w = 1, kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1, pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  int64_t out_h = 1, out_w = 1;
+};
+
+Expected<PoolProblem> pool_problem(const KernelArgs& args) {
+  const ir::Node& node = args.node;
+  const Shape& x = args.src[0]->shape();
+  if (x.size() != 3 && x.size() != 4)
+    return unsupported(node.describe() + ": CPU pooling handles 1-D and 2-D windows, got X " + shape_to_string(x));
+  const bool ceil_mode = node.attrs.has("ceil_mode") && node.attrs.get_int("ceil_mode") != 0;
+  auto g = compute_window_geometry(node.attrs, Shape(x.begin() + 2, x.end()), node.attrs.get_ints("kernel_shape"),
+                                   ceil_mode);
+  if (!g) return Status(g.status().code(), node.describe() + " with X " + shape_to_string(x) + ": " + g.status().message());
+  Shape expected = {x[0], x[1]};
+  expected.insert(expected.end(), g->output.begin(), g->output.end());
+  if (args.dst[0]->shape() != expected)
+    return invalid_argument(node.describe() + ": Y is " + shape_to_string(args.dst[0]->shape()) + ", expected " +
+                            shape_to_string(expected));
+  PoolProblem p;
+  p.planes = x[0] * x[1];
+  const size_t w = g->rank() - 1;
+  p.in_w = x.back();
+  p.kernel_w = g->kernel[w];
+  p.stride_w = g->stride[w];
+  p.dilation_w = g->dilation[w];
+  p.pad_left = g->pad_begin[w];
+  p.pad_right = g->pad_end[w];
+  p.out_w = g->output[w];
+  if (g->rank() == 2) {
+    p.in_h = x[2];
+    p.kernel_h = g->kernel[0];
+    p.stride_h = g->stride[0];
+    p.dilation_h = g->dilation[0];
+    p.pad_top = g->pad_begin[0];
+    p.pad_bottom = g->pad_end[0];
+    p.out_h = g->output[0];
+  }
+  return p;
+}
+
+// Runs `reduce(plane_src, out_index, h0, w0)` for every output element; h0/w0 are
+// the window's first input coordinates (may be negative).
+template <typename Reduce>
+void for_each_window(const PoolProblem& p, const float* src, float* dst, Reduce reduce) {
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < p.planes; ++i) {
+    const float* s = src + i * in_plane;
+    float* d = dst + i * out_plane;
+    for (int64_t oh = 0; oh < p.out_h; ++oh)
+      for (int64_t ow = 0; ow < p.out_w; ++ow)
+        d[oh * p.out_w + ow] = reduce(s, oh * p.stride_h - p.pad_top, ow * p.stride_w - p.pad_left);
+  }
+}
+
+Status run_max_pool(const KernelArgs& args) {
+  if (args.dst.size() > 1 && args.dst[1] != nullptr)
+    return unsupported(args.node.describe() + ": the Indices output of MaxPool is not supported");
+  UCUDNN_ASSIGN_OR_RETURN(PoolProblem p, pool_problem(args));
+  for_each_window(p, args.src[0]->data<float>(), args.dst[0]->data<float>(),
+                  [&p](const float* s, int64_t h0, int64_t w0) {
+                    float best = -std::numeric_limits<float>::infinity();
+                    for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+                      const int64_t ih = h0 + kh * p.dilation_h;
+                      if (ih < 0 || ih >= p.in_h) continue;
+                      for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+                        const int64_t iw = w0 + kw * p.dilation_w;
+                        if (iw >= 0 && iw < p.in_w) best = std::max(best, s[ih * p.in_w + iw]);
+                      }
+                    }
+                    return best;
+                  });
+  return Status::ok();
+}
+
+Status run_average_pool(const KernelArgs& args) {
+  UCUDNN_ASSIGN_OR_RETURN(PoolProblem p, pool_problem(args));
+  const bool include_pad =
+      args.node.attrs.has("count_include_pad") && args.node.attrs.get_int("count_include_pad") != 0;
+  for_each_window(p, args.src[0]->data<float>(), args.dst[0]->data<float>(),
+                  [&p, include_pad](const float* s, int64_t h0, int64_t w0) {
+                    float sum = 0.0f;
+                    int64_t rows_in = 0, rows_padded = 0, cols_in = 0, cols_padded = 0;
+                    for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+                      const int64_t iw = w0 + kw * p.dilation_w;
+                      cols_in += iw >= 0 && iw < p.in_w;
+                      cols_padded += iw < p.in_w + p.pad_right;
+                    }
+                    for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+                      const int64_t ih = h0 + kh * p.dilation_h;
+                      rows_padded += ih < p.in_h + p.pad_bottom;
+                      if (ih < 0 || ih >= p.in_h) continue;
+                      ++rows_in;
+                      for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+                        const int64_t iw = w0 + kw * p.dilation_w;
+                        if (iw >= 0 && iw < p.in_w) sum += s[ih * p.in_w + iw];
+                      }
+                    }
+                    const int64_t count = include_pad ? rows_padded * cols_padded : rows_in * cols_in;
+                    return count > 0 ? sum / static_cast<float>(count) : 0.0f;
+                  });
+  return Status::ok();
+}
+
+template <bool kMax>
+Status run_global_pool(const KernelArgs& args) {
+  const Tensor& x = *args.src[0];
+  if (x.rank() < 3) return invalid_argument(args.node.describe() + ": X " + x.describe() + " must have rank >= 3");
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t size = planes == 0 ? 0 : x.numel() / planes;
+  if (planes > 0 && size == 0)
+    return invalid_argument(args.node.describe() + ": cannot pool X " + x.describe() + " over an empty spatial axis");
+  if (args.dst[0]->numel() != planes)
+    return invalid_argument(args.node.describe() + ": Y is " + args.dst[0]->describe() + " for X " + x.describe());
+  const float* src = x.data<float>();
+  float* dst = args.dst[0]->data<float>();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < planes; ++i) {
+    const float* s = src + i * size;
+    if constexpr (kMax) {
+      dst[i] = *std::max_element(s, s + size);
+    } else {
+      double sum = 0.0;
+      for (int64_t j = 0; j < size; ++j) sum += s[j];
+      dst[i] = static_cast<float>(sum / static_cast<double>(size));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const CpuKernel& cpu_kernel_MaxPool() {
+  static const CpuKernel k{.run = run_max_pool};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_AveragePool() {
+  static const CpuKernel k{.run = run_average_pool};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_GlobalAveragePool() {
+  static const CpuKernel k{.run = run_global_pool<false>};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_GlobalMaxPool() {
+  static const CpuKernel k{.run = run_global_pool<true>};
+  return k;
+}
+
+}  // namespace ucudnn::cpu

@@ -1,0 +1,339 @@
+// Descriptors of the data-movement ops: Concat, Split, Slice, Transpose, Pad,
+// Gather — plus resolve_slice/resolve_pads (data_movement.h), which the CPU
+// kernels reuse. All of them move elements by size, so any dtype works.
+//
+// Newest-opset forms only (the importer upgrades older ones): Slice and Pad take
+// their parameters as inputs, Split takes `split` as an input or `num_outputs`
+// (opset 18). Those parameter inputs must be constants at import. Pad supports
+// mode "constant" only; reflect/edge/wrap are reported as Unsupported.
+#include "runtime/ops/data_movement.h"
+
+#include <algorithm>
+#include <set>
+
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+
+namespace {
+
+std::string ints_to_string(const std::vector<int64_t>& v) { return shape_to_string(v); }
+
+}  // namespace
+
+Expected<SliceParams> resolve_slice(const Shape& in, const std::vector<int64_t>& starts,
+                                    const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+                                    const std::vector<int64_t>& steps) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (starts.size() != ends.size())
+    return invalid_model("starts " + ints_to_string(starts) + " and ends " + ints_to_string(ends) +
+                         " differ in length");
+  if (!axes.empty() && axes.size() != starts.size())
+    return invalid_model("axes " + ints_to_string(axes) + " and starts " + ints_to_string(starts) +
+                         " differ in length");
+  if (!steps.empty() && steps.size() != starts.size())
+    return invalid_model("steps " + ints_to_string(steps) + " and starts " + ints_to_string(starts) +
+                         " differ in length");
+  SliceParams p;
+  p.out_shape = in;
+  p.start.assign(in.size(), 0);
+  p.step.assign(in.size(), 1);
+  std::vector<bool> seen(in.size(), false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int64_t raw_axis = axes.empty() ? static_cast<int64_t>(i) : axes[i];
+    const int64_t axis = normalize_axis(raw_axis, rank);
+    if (axis < 0)
+      return invalid_model("axis " + std::to_string(raw_axis) + " is out of range for rank " + std::to_string(rank));
+    if (seen[axis]) return invalid_model("axis " + std::to_string(raw_axis) + " is repeated");
+    seen[axis] = true;
+    const int64_t step = steps.empty() ? 1 : steps[i];
+    if (step == 0) return invalid_model("step 0 on axis " + std::to_string(raw_axis));
+    const int64_t dim = in[axis];
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    int64_t len;
+    if (dim == 0) {
+      len = 0;  // nothing to clamp into (and std::clamp needs lo <= hi)
+    } else if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      len = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      len = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    }
+    p.out_shape[axis] = len;
+    p.start[axis] = len > 0 ? start : 0;
+    p.step[axis] = step;
+  }
+  return p;
+}
+
+Expected<PadParams> resolve_pads(const Shape& in, const std::vector<int64_t>& pads,
+                                 const std::vector<int64_t>& axes) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const size_t n = axes.empty() ? in.size() : axes.size();
+  if (pads.size() != 2 * n)
+    return invalid_model("pads " + ints_to_string(pads) + " must hold " + std::to_string(2 * n) +
+                         " values (begin and end for each of " + std::to_string(n) + " axes)");
+  PadParams p;
+  p.out_shape = in;
+  p.begin.assign(in.size(), 0);
+  p.end.assign(in.size(), 0);
+  std::vector<bool> seen(in.size(), false);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t raw_axis = axes.empty() ? static_cast<int64_t>(i) : axes[i];
+    const int64_t axis = normalize_axis(raw_axis, rank);
+    if (axis < 0)
+      return invalid_model("axis " + std::to_string(raw_axis) + " is out of range for rank " + std::to_string(rank));
+    if (seen[axis]) return invalid_model("axis " + std::to_string(raw_axis) + " is repeated");
+    seen[axis] = true;
+    p.begin[axis] = pads[i];
+    p.end[axis] = pads[i + n];
+    p.out_shape[axis] = in[axis] + pads[i] + pads[i + n];
+    if (p.out_shape[axis] < 0)
+      return invalid_model("pads " + ints_to_string(pads) + " crop axis " + std::to_string(axis) + " of size " +
+                           std::to_string(in[axis]) + " below zero");
+  }
+  return p;
+}
+
+namespace {
+
+// Reads constant input i as int64s; an absent input gives an empty vector.
+Expected<std::vector<int64_t>> constant_ints(const InferContext& ctx, size_t i, const char* what) {
+  if (!ctx.has_input(i)) return std::vector<int64_t>{};
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_constant(i, what));
+  if (ctx.input(i).shape.size() > 1)
+    return ctx.error(std::string(what) + " must be 1-D, got shape " + shape_to_string(ctx.input(i).shape));
+  auto v = ctx.input(i).constant->to_int64_vector();
+  if (!v) return ctx.error(std::string(what) + ": " + v.status().message());
+  return std::move(v).value();
+}
+
+Status concat_infer(InferContext& ctx) {
+  if (!ctx.has_input(0)) return ctx.error("input 0 is required");
+  const DType dtype = ctx.input(0).dtype;
+  Shape out = ctx.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(out.size());
+  const int64_t axis = normalize_axis(ctx.attrs().get_int("axis"), rank);
+  if (axis < 0)
+    return ctx.error("axis " + std::to_string(ctx.attrs().get_int("axis")) + " is out of range for rank " +
+                     std::to_string(rank));
+  out[axis] = 0;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return ctx.error("input " + std::to_string(i) + " is missing");
+    const ValueInfo& v = ctx.input(i);
+    if (v.dtype != dtype)
+      return ctx.error("input " + std::to_string(i) + " has dtype " + dtype_name(v.dtype) + ", input 0 has " +
+                       dtype_name(dtype));
+    if (static_cast<int64_t>(v.shape.size()) != rank)
+      return ctx.error("input " + std::to_string(i) + " has rank " + std::to_string(v.shape.size()) +
+                       ", input 0 has rank " + std::to_string(rank));
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && v.shape[d] != ctx.input(0).shape[d])
+        return ctx.error("input " + std::to_string(i) + " differs from input 0 in dimension " + std::to_string(d) +
+                         " (not the concat axis " + std::to_string(axis) + ")");
+    out[axis] += v.shape[axis];
+  }
+  ctx.set_output(0, dtype, std::move(out));
+  return Status::ok();
+}
+
+Status split_infer(InferContext& ctx) {
+  if (!ctx.has_input(0)) return ctx.error("input 0 is required");
+  const Shape& in = ctx.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const int64_t axis = normalize_axis(ctx.attrs().get_int("axis"), rank);
+  if (axis < 0)
+    return ctx.error("axis " + std::to_string(ctx.attrs().get_int("axis")) + " is out of range for rank " +
+                     std::to_string(rank));
+  const int64_t n = static_cast<int64_t>(ctx.num_outputs());
+  const int64_t dim = in[axis];
+  std::vector<int64_t> sizes;
+  if (ctx.has_input(1)) {
+    if (ctx.attrs().has("num_outputs")) return ctx.error("split input and num_outputs attribute are both set");
+    UCUDNN_ASSIGN_OR_RETURN(sizes, constant_ints(ctx, 1, "split"));
+    if (static_cast<int64_t>(sizes.size()) != n)
+      return ctx.error("split " + ints_to_string(sizes) + " has " + std::to_string(sizes.size()) +
+                       " entries for " + std::to_string(n) + " outputs");
+    int64_t sum = 0;
+    for (int64_t s : sizes) {
+      if (s < 0) return ctx.error("split " + ints_to_string(sizes) + " has a negative size");
+      sum += s;
+    }
+    if (sum != dim)
+      return ctx.error("split " + ints_to_string(sizes) + " sums to " + std::to_string(sum) + ", axis " +
+                       std::to_string(axis) + " has size " + std::to_string(dim));
+  } else if (ctx.attrs().has("num_outputs")) {
+    if (ctx.attrs().get_int("num_outputs") != n)
+      return ctx.error("num_outputs is " + std::to_string(ctx.attrs().get_int("num_outputs")) + " but the node has " +
+                       std::to_string(n) + " outputs");
+    // Opset 18: chunks of ceil(dim / n); the last one is smaller when uneven.
+    const int64_t chunk = (dim + n - 1) / n;
+    if (chunk * (n - 1) > dim)
+      return ctx.error("cannot split size " + std::to_string(dim) + " into " + std::to_string(n) + " chunks of " +
+                       std::to_string(chunk));
+    sizes.assign(n, chunk);
+    sizes.back() = dim - chunk * (n - 1);
+  } else {
+    if (dim % n != 0)
+      return ctx.error("axis " + std::to_string(axis) + " of size " + std::to_string(dim) +
+                       " does not split evenly into " + std::to_string(n) + " outputs");
+    sizes.assign(n, dim / n);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    Shape s = in;
+    s[axis] = sizes[i];
+    ctx.set_output(i, ctx.input(0).dtype, std::move(s));
+  }
+  return Status::ok();
+}
+
+Status slice_infer(InferContext& ctx) {
+  if (!ctx.has_input(0)) return ctx.error("input 0 is required");
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_constant(1, "starts"));
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_constant(2, "ends"));
+  UCUDNN_ASSIGN_OR_RETURN(auto starts, constant_ints(ctx, 1, "starts"));
+  UCUDNN_ASSIGN_OR_RETURN(auto ends, constant_ints(ctx, 2, "ends"));
+  UCUDNN_ASSIGN_OR_RETURN(auto axes, constant_ints(ctx, 3, "axes"));
+  UCUDNN_ASSIGN_OR_RETURN(auto steps, constant_ints(ctx, 4, "steps"));
+  auto p = resolve_slice(ctx.input(0).shape, starts, ends, axes, steps);
+  if (!p) return ctx.error(p.status().message());
+  ctx.set_output(0, ctx.input(0).dtype, p->out_shape);
+  return Status::ok();
+}
+
+Status transpose_infer(InferContext& ctx) {
+  if (!ctx.has_input(0)) return ctx.error("input 0 is required");
+  const Shape& in = ctx.input(0).shape;
+  const size_t rank = in.size();
+  Shape out(rank);
+  if (ctx.attrs().has("perm")) {
+    const std::vector<int64_t>& perm = ctx.attrs().get_ints("perm");
+    if (perm.size() != rank)
+      return ctx.error("perm " + ints_to_string(perm) + " does not have rank " + std::to_string(rank) + " entries");
+    std::vector<bool> seen(rank, false);
+    for (size_t i = 0; i < rank; ++i) {
+      if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(rank) || seen[perm[i]])
+        return ctx.error("perm " + ints_to_string(perm) + " is not a permutation of 0.." + std::to_string(rank - 1));
+      seen[perm[i]] = true;
+      out[i] = in[perm[i]];
+    }
+  } else {
+    std::reverse_copy(in.begin(), in.end(), out.begin());
+  }
+  ctx.set_output(0, ctx.input(0).dtype, std::move(out));
+  return Status::ok();
+}
+
+Status pad_infer(InferContext& ctx) {
+  if (!ctx.has_input(0)) return ctx.error("input 0 is required");
+  const std::string& mode = ctx.attrs().get_string("mode");
+  if (mode != "constant") {
+    if (mode == "reflect" || mode == "edge" || mode == "wrap")
+      return ctx.unsupported_error("mode '" + mode + "' is not supported; only mode 'constant' is");
+    return ctx.error("unknown mode '" + mode + "' (ONNX allows constant, reflect, edge, wrap)");
+  }
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_constant(1, "pads"));
+  UCUDNN_ASSIGN_OR_RETURN(auto pads, constant_ints(ctx, 1, "pads"));
+  UCUDNN_ASSIGN_OR_RETURN(auto axes, constant_ints(ctx, 3, "axes"));
+  if (ctx.has_input(2)) {
+    if (ctx.input(2).dtype != ctx.input(0).dtype)
+      return ctx.error(std::string("constant_value has dtype ") + dtype_name(ctx.input(2).dtype) + ", data has " +
+                       dtype_name(ctx.input(0).dtype));
+    if (shape_numel(ctx.input(2).shape) != 1)
+      return ctx.error("constant_value must be a scalar, got shape " + shape_to_string(ctx.input(2).shape));
+  }
+  auto p = resolve_pads(ctx.input(0).shape, pads, axes);
+  if (!p) return ctx.error(p.status().message());
+  ctx.set_output(0, ctx.input(0).dtype, p->out_shape);
+  return Status::ok();
+}
+
+Status gather_infer(InferContext& ctx) {
+  if (!ctx.has_input(0)) return ctx.error("input 0 is required");
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(1, {DType::kInt64, DType::kInt32}));
+  const Shape& data = ctx.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(data.size());
+  const int64_t axis = normalize_axis(ctx.attrs().get_int("axis"), rank);
+  if (axis < 0)
+    return ctx.error("axis " + std::to_string(ctx.attrs().get_int("axis")) + " is out of range for rank " +
+                     std::to_string(rank));
+  if (ctx.input(1).constant != nullptr) {
+    auto indices = ctx.input(1).constant->to_int64_vector();
+    if (!indices) return ctx.error("indices: " + indices.status().message());
+    for (int64_t i : *indices)
+      if (i < -data[axis] || i >= data[axis])
+        return ctx.error("index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
+                         " of size " + std::to_string(data[axis]));
+  }
+  Shape out(data.begin(), data.begin() + axis);
+  out.insert(out.end(), ctx.input(1).shape.begin(), ctx.input(1).shape.end());
+  out.insert(out.end(), data.begin() + axis + 1, data.end());
+  ctx.set_output(0, ctx.input(0).dtype, std::move(out));
+  return Status::ok();
+}
+
+constexpr int kManyValues = 1 << 16;
+
+}  // namespace
+
+const OpDescriptor& describe_Concat() {
+  static const OpDescriptor d{.kind = OpKind::kConcat,
+                              .min_inputs = 1,
+                              .max_inputs = kManyValues,
+                              .min_opset = 4,
+                              .attrs = {attr_required("axis", ir::AttrType::kInt)},
+                              .infer = concat_infer};
+  return d;
+}
+
+const OpDescriptor& describe_Split() {
+  static const OpDescriptor d{.kind = OpKind::kSplit,
+                              .min_inputs = 1,
+                              .max_inputs = 2,
+                              .min_outputs = 1,
+                              .max_outputs = kManyValues,
+                              .min_opset = 2,
+                              .attrs = {attr_int("axis", 0), attr_optional("num_outputs", ir::AttrType::kInt)},
+                              .infer = split_infer};
+  return d;
+}
+
+const OpDescriptor& describe_Slice() {
+  static const OpDescriptor d{
+      .kind = OpKind::kSlice, .min_inputs = 3, .max_inputs = 5, .min_opset = 1, .infer = slice_infer};
+  return d;
+}
+
+const OpDescriptor& describe_Transpose() {
+  static const OpDescriptor d{.kind = OpKind::kTranspose,
+                              .min_opset = 1,
+                              .attrs = {attr_optional("perm", ir::AttrType::kInts)},
+                              .infer = transpose_infer};
+  return d;
+}
+
+const OpDescriptor& describe_Pad() {
+  static const OpDescriptor d{.kind = OpKind::kPad,
+                              .min_inputs = 2,
+                              .max_inputs = 4,
+                              .min_opset = 2,
+                              .attrs = {attr_string("mode", "constant")},
+                              .infer = pad_infer};
+  return d;
+}
+
+const OpDescriptor& describe_Gather() {
+  static const OpDescriptor d{.kind = OpKind::kGather,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .min_opset = 1,
+                              .attrs = {attr_int("axis", 0)},
+                              .infer = gather_infer};
+  return d;
+}
+
+}  // namespace ucudnn

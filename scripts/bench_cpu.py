@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""CPU inference latency: ucudnn (`ucudnn run --json`) against PyTorch eager.
+
+For each model and batch, in the same invocation and with the same threads,
+warm-up and iteration counts: the ucudnn CLI's median latency, and PyTorch's
+median over timed `model(x)` calls under torch.no_grad() with
+torch.set_num_threads(T). Models with the same seeded weights come from
+models/export_torchvision.py (exported when missing). Prints a table; with
+--json-out also writes one JSON object per (model, batch).
+
+  /usr/bin/python3 scripts/bench_cpu.py [--models resnet18,resnet50] [--batches 1,16]
+      [--iterations 20] [--warmup 3] [--threads N] [--ucudnn build/bin/ucudnn]
+      [--model-dir build/models] [--json-out results.jsonl]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+import export_torchvision  # noqa: E402  (after the path tweak)
+
+
+def bench_ucudnn(binary, model_path, batch, iterations, warmup, threads):
+    """Median latency in ms reported by `ucudnn run --json`, plus the whole JSON."""
+    command = [binary, "run", model_path, "--device", "cpu", "--batch", str(batch), "--json",
+               "--iterations", str(iterations), "--warmup", str(warmup), "--threads", str(threads)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr.strip()}")
+    report = json.loads(result.stdout)
+    return float(report["latency_ms"]["median"]), report
+
+
+def bench_torch(name, batch, iterations, warmup, threads, seed=0):
+    """Median latency in ms of PyTorch eager inference."""
+    import torch
+
+    torch.set_num_threads(threads)
+    model = export_torchvision.build_model(name, seed)
+    x = export_torchvision.make_input(batch, seed)
+    times = []
+    with torch.no_grad():
+        for i in range(warmup + iterations):
+            start = time.perf_counter()
+            model(x)
+            elapsed = (time.perf_counter() - start) * 1000.0
+            if i >= warmup:
+                times.append(elapsed)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="resnet18,resnet50")
+    parser.add_argument("--batches", default="1,16")
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--ucudnn", default=os.path.join(ROOT, "build", "bin", "ucudnn"))
+    parser.add_argument("--model-dir", default=os.path.join(ROOT, "build", "models"),
+                        help="where the exported models live (exported here when missing)")
+    parser.add_argument("--json-out", help="append one JSON line per (model, batch) to this file")
+    args = parser.parse_args(argv)
+
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if n not in export_torchvision.MODELS]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(export_torchvision.MODELS)}")
+    try:
+        batches = [int(b) for b in args.batches.split(",") if b]
+    except ValueError:
+        parser.error(f"--batches must be comma-separated integers, got '{args.batches}'")
+    if not batches or min(batches) < 1 or args.iterations < 1 or args.warmup < 0 or args.threads < 1:
+        parser.error("batches and --iterations must be >= 1, --warmup >= 0, --threads >= 1")
+    if not os.access(args.ucudnn, os.X_OK):
+        parser.error(f"ucudnn CLI not found at {args.ucudnn} (build the ucudnn_cli target or pass --ucudnn)")
+
+    rows = []
+    out = open(args.json_out, "a") if args.json_out else None
+    print(f"threads {args.threads}, {args.warmup} warm-up + {args.iterations} timed iterations, median latency")
+    header = f"{'model':<10} {'batch':>5} {'ucudnn ms':>10} {'PyTorch ms':>11} {'ratio':>7}"
+    print(header)
+    print("-" * len(header))
+    for name in names:
+        paths = export_torchvision.export_model(name, args.model_dir, log=lambda m: print(m, file=sys.stderr))
+        for batch in batches:
+            ucudnn_ms, report = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations, args.warmup,
+                                             args.threads)
+            torch_ms = bench_torch(name, batch, args.iterations, args.warmup, args.threads)
+            ratio = ucudnn_ms / torch_ms if torch_ms > 0 else float("nan")
+            print(f"{name:<10} {batch:>5} {ucudnn_ms:>10.2f} {torch_ms:>11.2f} {ratio:>7.2f}", flush=True)
+            row = {"model": name, "batch": batch, "threads": args.threads, "iterations": args.iterations,
+                   "warmup": args.warmup, "ucudnn_ms": ucudnn_ms, "torch_ms": torch_ms, "ratio": ratio,
+                   "ucudnn_peak_memory_bytes": report.get("peak_memory_bytes"),
+                   "ucudnn_throughput_per_s": report.get("throughput_per_s")}
+            rows.append(row)
+            if out:
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+    if out:
+        out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

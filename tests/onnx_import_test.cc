@@ -1,0 +1,590 @@
+// load_model and summarize_model on small models built here with the ONNX
+// protobuf classes, plus the libonnx-testdata files when installed.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "onnx_import/onnx_import.h"
+#include "runtime/cpu/cpu_kernel.h"
+#include "tests/onnx_test_models.h"
+
+namespace ucudnn {
+namespace {
+
+using namespace ucudnn::testing;
+using onnx_import::ImportOptions;
+using onnx_import::load_model;
+
+// Tests that need ops other engineers add skip, naming them, until they exist.
+std::string missing_kernels(std::initializer_list<OpKind> ops) {
+  std::string missing;
+  for (OpKind op : ops)
+    if (cpu::cpu_kernel(op).run == nullptr) missing += std::string(missing.empty() ? "" : ", ") + op_name(op);
+  return missing;
+}
+#define REQUIRE_OPS(...)                                                                     \
+  do {                                                                                       \
+    const std::string missing = missing_kernels({__VA_ARGS__});                              \
+    if (!missing.empty()) GTEST_SKIP() << "ops not implemented yet: " << missing;            \
+  } while (0)
+
+Expected<ir::Graph> load(const std::string& path, ImportOptions options = {}) { return load_model(path, options); }
+
+void expect_error(const Expected<ir::Graph>& g, StatusCode code, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(g.has_value());
+  EXPECT_EQ(g.status().code(), code) << g.status().to_string();
+  for (const std::string& p : parts) EXPECT_NE(g.status().message().find(p), std::string::npos)
+      << "message lacks '" << p << "': " << g.status().message();
+}
+
+onnx::ModelProto relu_model(const std::vector<std::string>& in_dims, int opset = 13) {
+  onnx::ModelProto m = make_model(opset);
+  add_input(m, "x", in_dims);
+  add_node(m, "Relu", {"x"}, {"y"});
+  add_output(m, "y", in_dims);
+  return m;
+}
+
+TEST(OnnxImport, ReluModelLoads) {
+  TempDir dir;
+  auto g = load(write_model(dir, relu_model({"2", "3", "4"})));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->nodes.size(), 1u);
+  const ir::Node& node = g->nodes[0];
+  EXPECT_EQ(node.op, OpKind::kRelu);
+  EXPECT_EQ(node.name, "Relu_0");
+  EXPECT_EQ(node.opset, 13);
+  EXPECT_EQ(g->opset, 13);
+  ASSERT_EQ(g->inputs.size(), 1u);
+  ASSERT_EQ(g->outputs.size(), 1u);
+  EXPECT_EQ(g->value(g->inputs[0]).name, "x");
+  const ir::Value& y = g->value(g->outputs[0]);
+  EXPECT_EQ(y.name, "y");
+  EXPECT_EQ(y.dtype, DType::kFloat32);
+  EXPECT_EQ(y.shape, (Shape{2, 3, 4}));
+  EXPECT_EQ(y.producer, 0);
+  EXPECT_TRUE(g->validate().is_ok());
+}
+
+TEST(OnnxImport, SymbolicBatchFromBatchOption) {
+  TempDir dir;
+  const std::string path = write_model(dir, relu_model({"N", "3", ""}));
+  ImportOptions options;
+  options.batch = 5;
+  auto g = load(path, options);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_EQ(g->value(g->inputs[0]).shape, (Shape{5, 3, 5}));
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{5, 3, 5}));
+}
+
+TEST(OnnxImport, SymbolicBatchFromInputShapes) {
+  TempDir dir;
+  const std::string path = write_model(dir, relu_model({"N", "3"}));
+  ImportOptions options;
+  options.input_shapes["x"] = {7, 3};
+  auto g = load(path, options);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{7, 3}));
+}
+
+TEST(OnnxImport, InputShapeRankMismatch) {
+  TempDir dir;
+  const std::string path = write_model(dir, relu_model({"N", "3"}));
+  ImportOptions options;
+  options.input_shapes["x"] = {7, 3, 1};
+  expect_error(load(path, options), StatusCode::kInvalidArgument, {"'x'", "rank 2", "rank 3"});
+}
+
+TEST(OnnxImport, InputShapeForUnknownInput) {
+  TempDir dir;
+  const std::string path = write_model(dir, relu_model({"2", "3"}));
+  ImportOptions options;
+  options.input_shapes["nope"] = {1};
+  expect_error(load(path, options), StatusCode::kInvalidArgument, {"'nope'"});
+}
+
+TEST(OnnxImport, NonPositiveBatchRejected) {
+  TempDir dir;
+  ImportOptions options;
+  options.batch = 0;
+  expect_error(load(write_model(dir, relu_model({"N"})), options), StatusCode::kInvalidArgument, {"batch"});
+}
+
+TEST(OnnxImport, EmptyFile) {
+  TempDir dir;
+  const std::string path = dir.file("empty.onnx");
+  write_bytes(path, "");
+  expect_error(load(path), StatusCode::kInvalidModel, {path, "empty"});
+}
+
+TEST(OnnxImport, RandomBytes) {
+  TempDir dir;
+  std::mt19937 rng(42);
+  std::string bytes(4096, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng() & 0xff);
+  const std::string path = dir.file("random.onnx");
+  write_bytes(path, bytes);
+  expect_error(load(path), StatusCode::kInvalidModel, {path});
+}
+
+TEST(OnnxImport, TruncatedModel) {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"2", "3"});
+  add_float_initializer(m, "unused", {64}, std::vector<float>(64, 1.0f));
+  std::string bytes;
+  ASSERT_TRUE(m.SerializeToString(&bytes));
+  const std::string path = dir.file("truncated.onnx");
+  write_bytes(path, bytes.substr(0, bytes.size() / 2));
+  expect_error(load(path), StatusCode::kInvalidModel, {path});
+}
+
+TEST(OnnxImport, MissingFile) {
+  TempDir dir;
+  const std::string path = dir.file("nothing_here.onnx");
+  expect_error(load(path), StatusCode::kNotFound, {path});
+}
+
+TEST(OnnxImport, DirectoryIsNotAModel) {
+  TempDir dir;
+  expect_error(load(dir.path()), StatusCode::kInvalidModel, {dir.path(), "not a file"});
+}
+
+TEST(OnnxImport, ListsEveryUnsupportedNode) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "x", {"2"});
+  add_node(m, "Foo", {"x"}, {"a"}, "first");
+  add_node(m, "Relu", {"a"}, {"b"});
+  add_node(m, "Bar", {"b"}, {"y"});
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kUnsupported,
+               {"2 unsupported nodes", "node 'first' (Foo, opset 13)", "node 'Bar_2' (Bar, opset 13)"});
+}
+
+TEST(OnnxImport, NonDefaultDomainRejected) {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"2"});
+  m.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+  auto* id = m.add_opset_import();
+  id->set_domain("com.microsoft");
+  id->set_version(1);
+  expect_error(load(write_model(dir, m)), StatusCode::kUnsupported, {"com.microsoft", "Relu_0"});
+}
+
+TEST(OnnxImport, AiOnnxDomainIsTheDefault) {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"2"});
+  m.mutable_opset_import(0)->set_domain("ai.onnx");
+  m.mutable_graph()->mutable_node(0)->set_domain("ai.onnx");
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_EQ(g->opset, 13);
+}
+
+TEST(OnnxImport, OpsetOutsideSevenToTwentyOneRejected) {
+  TempDir dir;
+  expect_error(load(write_model(dir, relu_model({"2"}, 6), "six.onnx")), StatusCode::kUnsupported, {"opset 6"});
+  expect_error(load(write_model(dir, relu_model({"2"}, 22), "twentytwo.onnx")), StatusCode::kUnsupported,
+               {"opset 22"});
+  EXPECT_TRUE(load(write_model(dir, relu_model({"2"}, 7), "seven.onnx")).has_value());
+  EXPECT_TRUE(load(write_model(dir, relu_model({"2"}, 21), "twentyone.onnx")).has_value());
+}
+
+TEST(OnnxImport, OldIrVersionRejected) {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"2"});
+  m.set_ir_version(2);
+  expect_error(load(write_model(dir, m)), StatusCode::kUnsupported, {"IR version 2"});
+}
+
+TEST(OnnxImport, DanglingInput) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_input(m, "x", {"2"});
+  add_node(m, "Relu", {"ghost"}, {"y"}, "r");
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"node 'r'", "dangling input 'ghost'"});
+}
+
+TEST(OnnxImport, UnsortedNodesRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_input(m, "x", {"2"});
+  add_node(m, "Relu", {"a"}, {"y"}, "second");
+  add_node(m, "Relu", {"x"}, {"a"}, "first");
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"node 'second'", "'a'", "topological"});
+}
+
+TEST(OnnxImport, ValueDefinedTwiceRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_input(m, "x", {"2"});
+  add_node(m, "Relu", {"x"}, {"y"});
+  add_node(m, "Relu", {"x"}, {"y"});
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"'y'", "already defined"});
+}
+
+TEST(OnnxImport, UndefinedGraphOutputRejected) {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"2"});
+  add_output(m, "z", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"'z'", "never produced"});
+}
+
+TEST(OnnxImport, Float16InputRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_input(m, "x", {"2"}, onnx::TensorProto::FLOAT16);
+  add_node(m, "Relu", {"x"}, {"y"});
+  add_output(m, "y", {"2"}, onnx::TensorProto::FLOAT16);
+  expect_error(load(write_model(dir, m)), StatusCode::kUnsupported, {"'x'", "float16"});
+}
+
+TEST(OnnxImport, Float16InitializerRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT16);
+  w->add_dims(2);
+  w->add_int32_data(0);
+  w->add_int32_data(0);
+  add_node(m, "Relu", {"w"}, {"y"});
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kUnsupported, {"'w'", "float16"});
+}
+
+TEST(OnnxImport, UnknownAttributeRejected) {
+  TempDir dir;
+  onnx::ModelProto m = relu_model({"2"});
+  add_float_attr(m.mutable_graph()->mutable_node(0), "alpha", 0.5f);
+  expect_error(load(write_model(dir, m)), StatusCode::kUnsupported, {"node 'Relu_0' (Relu, opset 13)", "'alpha'"});
+}
+
+TEST(OnnxImport, WrongAttributeTypeRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_input(m, "x", {"2"});
+  add_int_attr(add_node(m, "LeakyRelu", {"x"}, {"y"}, "leaky"), "alpha", 1);
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"node 'leaky'", "'alpha'", "float", "int"});
+}
+
+TEST(OnnxImport, AttributeDefaultsFilled) {
+  REQUIRE_OPS(OpKind::kLeakyRelu);
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_input(m, "x", {"2"});
+  add_node(m, "LeakyRelu", {"x"}, {"y"});
+  add_output(m, "y", {"2"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_FLOAT_EQ(g->nodes[0].attrs.get_float("alpha"), 0.01f);
+}
+
+TEST(OnnxImport, DeclaredOutputShapeIsChecked) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_input(m, "x", {"2", "3"});
+  add_node(m, "Relu", {"x"}, {"y"});
+  add_output(m, "y", {"2", "4"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"'y'", "[2, 4]", "[2, 3]"});
+}
+
+TEST(OnnxImport, DeclaredOutputDimsMayDifferWhenInputsOverridden) {
+  TempDir dir;
+  const std::string path = write_model(dir, relu_model({"1", "3"}));
+  ImportOptions options;
+  options.input_shapes["x"] = {8, 3};
+  auto g = load(path, options);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{8, 3}));
+}
+
+TEST(OnnxImport, InitializersListedAsInputsAreConstants) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(9, 3);
+  add_input(m, "x", {"2"});
+  add_input(m, "w", {"3"});
+  add_float_initializer(m, "w", {3}, {-1.0f, 0.0f, 2.0f});
+  add_node(m, "Relu", {"x"}, {"y"});
+  add_node(m, "Relu", {"w"}, {"z"});
+  add_output(m, "y", {"2"});
+  add_output(m, "z", {"3"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(g->value(g->inputs[0]).name, "x");
+}
+
+TEST(OnnxImport, ConstantInputsFoldAndNodesDisappear) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_input(m, "x", {"3"});
+  add_float_initializer(m, "w", {3}, {-1.0f, 0.5f, 2.0f});
+  add_node(m, "Relu", {"w"}, {"rw"}, "fold_me");
+  add_node(m, "Relu", {"x"}, {"y"}, "keep_me");
+  add_output(m, "y", {"3"});
+  add_output(m, "rw", {"3"});
+  const std::string path = write_model(dir, m);
+
+  auto g = load(path);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->nodes.size(), 1u);
+  EXPECT_EQ(g->nodes[0].name, "keep_me");
+  const ir::Value& rw = g->value(g->outputs[1]);
+  ASSERT_TRUE(rw.constant.has_value());
+  EXPECT_EQ(rw.producer, -1);
+  const float* p = rw.constant->data<float>();
+  EXPECT_EQ(p[0], 0.0f);
+  EXPECT_EQ(p[1], 0.5f);
+  EXPECT_EQ(p[2], 2.0f);
+  EXPECT_TRUE(g->validate().is_ok());
+
+  ImportOptions no_fold;
+  no_fold.fold_constants = false;
+  auto unfolded = load(path, no_fold);
+  ASSERT_TRUE(unfolded.has_value()) << unfolded.status().to_string();
+  EXPECT_EQ(unfolded->nodes.size(), 2u);
+}
+
+TEST(OnnxImport, ConstantNodesBecomeValues) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  auto* c = add_node(m, "Constant", {}, {"c"}, "const");
+  auto* a = c->add_attribute();
+  a->set_name("value_floats");
+  a->set_type(onnx::AttributeProto::FLOATS);
+  a->add_floats(-3.0f);
+  a->add_floats(4.0f);
+  add_node(m, "Relu", {"c"}, {"y"});
+  add_output(m, "y", {"2"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_TRUE(g->nodes.empty());
+  const ir::Value& y = g->value(g->outputs[0]);
+  ASSERT_TRUE(y.constant.has_value());
+  EXPECT_EQ(y.constant->data<float>()[0], 0.0f);
+  EXPECT_EQ(y.constant->data<float>()[1], 4.0f);
+}
+
+TEST(OnnxImport, SparseConstantRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  auto* c = add_node(m, "Constant", {}, {"c"}, "const");
+  auto* a = c->add_attribute();
+  a->set_name("sparse_value");
+  a->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+  add_node(m, "Relu", {"c"}, {"y"});
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kUnsupported, {"node 'const'", "sparse_value"});
+}
+
+TEST(OnnxImport, ExternalDataInitializer) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(2);
+  w->add_dims(3);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add_entry = [&](const std::string& k, const std::string& v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  add_entry("location", "weights.bin");
+  add_entry("offset", "8");
+  add_entry("length", "24");
+  const float values[6] = {-1, 2, -3, 4, -5, 6};
+  std::string blob(8, 'x');
+  blob.append(reinterpret_cast<const char*>(values), sizeof(values));
+  write_bytes(dir.file("weights.bin"), blob);
+  add_node(m, "Relu", {"w"}, {"y"});
+  add_output(m, "y", {"2", "3"});
+  const std::string path = write_model(dir, m);
+
+  ImportOptions no_fold;
+  no_fold.fold_constants = false;
+  auto g = load(path, no_fold);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  const ir::Value& wv = g->value(g->nodes[0].inputs[0]);
+  ASSERT_TRUE(wv.constant.has_value());
+  EXPECT_EQ(wv.shape, (Shape{2, 3}));
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(wv.constant->data<float>()[i], values[i]);
+
+  auto folded = load(path);
+  ASSERT_TRUE(folded.has_value()) << folded.status().to_string();
+  EXPECT_EQ(folded->value(folded->outputs[0]).constant->data<float>()[3], 4.0f);
+
+  std::filesystem::remove(dir.file("weights.bin"));
+  expect_error(load(path), StatusCode::kNotFound, {"weights.bin", "'w'"});
+  write_bytes(dir.file("weights.bin"), blob.substr(0, 20));
+  expect_error(load(path), StatusCode::kInvalidModel, {"weights.bin", "'w'"});
+}
+
+TEST(OnnxImport, ExternalDataOutsideModelFolderRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  auto* w = add_float_initializer(m, "w", {1}, {1.0f});
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = w->add_external_data();
+  e->set_key("location");
+  e->set_value("../secret.bin");
+  add_node(m, "Relu", {"w"}, {"y"});
+  add_output(m, "y", {"1"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"'w'", "../secret.bin"});
+}
+
+TEST(OnnxImport, InitializerDataCountChecked) {
+  TempDir dir;
+  onnx::ModelProto m = make_model();
+  add_int64_initializer(m, "w", {3}, {1, 2});
+  add_node(m, "Relu", {"w"}, {"y"});
+  add_output(m, "y", {"3"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"'w'", "int64_data"});
+}
+
+// Shape → Gather → Unsqueeze → Concat → Reshape: the reshape target becomes a
+// constant [batch, -1] and only Reshape is left.
+TEST(OnnxImport, ShapeChainFolds) {
+  REQUIRE_OPS(OpKind::kGather, OpKind::kUnsqueeze, OpKind::kConcat, OpKind::kReshape);
+  TempDir dir;
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "x", {"N", "3", "4"});
+  add_int64_initializer(m, "zero", {}, {0});
+  add_int64_initializer(m, "axes0", {1}, {0});
+  add_int64_initializer(m, "minus_one", {1}, {-1});
+  add_node(m, "Shape", {"x"}, {"s"});
+  add_int_attr(add_node(m, "Gather", {"s", "zero"}, {"n"}), "axis", 0);
+  add_node(m, "Unsqueeze", {"n", "axes0"}, {"n1"});
+  add_int_attr(add_node(m, "Concat", {"n1", "minus_one"}, {"target"}), "axis", 0);
+  add_node(m, "Reshape", {"x", "target"}, {"y"}, "flatten");
+  add_output(m, "y", {"N", "12"});
+  ImportOptions options;
+  options.batch = 2;
+  auto g = load(write_model(dir, m), options);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->nodes.size(), 1u);
+  EXPECT_EQ(g->nodes[0].name, "flatten");
+  const ir::Value& target = g->value(g->nodes[0].inputs[1]);
+  ASSERT_TRUE(target.constant.has_value());
+  auto values = target.constant->to_int64_vector();
+  ASSERT_TRUE(values.has_value());
+  EXPECT_EQ(*values, (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{2, 12}));
+}
+
+TEST(OnnxImport, SliceOpset9AttributesBecomeInputs) {
+  REQUIRE_OPS(OpKind::kSlice);
+  TempDir dir;
+  onnx::ModelProto m = make_model(9);
+  add_input(m, "x", {"4", "6"});
+  auto* s = add_node(m, "Slice", {"x"}, {"y"}, "slice");
+  add_ints_attr(s, "starts", {1});
+  add_ints_attr(s, "ends", {3});
+  add_ints_attr(s, "axes", {1});
+  add_output(m, "y", {"4", "2"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->nodes.size(), 1u);
+  const ir::Node& node = g->nodes[0];
+  ASSERT_EQ(node.inputs.size(), 4u);
+  EXPECT_FALSE(node.attrs.has("starts"));
+  const std::vector<std::vector<int64_t>> expected = {{1}, {3}, {1}};
+  for (size_t i = 1; i < 4; ++i) {
+    const ir::Value& v = g->value(node.inputs[i]);
+    ASSERT_TRUE(v.constant.has_value()) << i;
+    EXPECT_EQ(*v.constant->to_int64_vector(), expected[i - 1]);
+  }
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{4, 2}));
+}
+
+TEST(OnnxImport, ClipOpset6AttributesBecomeInputs) {
+  REQUIRE_OPS(OpKind::kClip);
+  TempDir dir;
+  onnx::ModelProto m = make_model(7);
+  add_input(m, "x", {"5"});
+  auto* c = add_node(m, "Clip", {"x"}, {"y"});
+  add_float_attr(c, "min", -1.0f);
+  add_float_attr(c, "max", 6.0f);
+  add_output(m, "y", {"5"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  const ir::Node& node = g->nodes[0];
+  ASSERT_EQ(node.inputs.size(), 3u);
+  EXPECT_EQ(g->value(node.inputs[1]).constant->data<float>()[0], -1.0f);
+  EXPECT_EQ(g->value(node.inputs[2]).constant->data<float>()[0], 6.0f);
+  EXPECT_TRUE(g->value(node.inputs[1]).shape.empty());
+}
+
+TEST(OnnxImport, BatchNormSpatialZeroRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(7);
+  add_input(m, "x", {"1", "2", "3", "3"});
+  for (const char* p : {"scale", "bias", "mean", "var"}) add_float_initializer(m, p, {2}, {1.0f, 1.0f});
+  add_int_attr(add_node(m, "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn"), "spatial", 0);
+  add_output(m, "y", {"1", "2", "3", "3"});
+  expect_error(load(write_model(dir, m)), StatusCode::kUnsupported, {"node 'bn'", "spatial"});
+}
+
+TEST(OnnxImport, SummaryListsUnsupportedWithoutFailing) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(13);
+  m.set_producer_version("1.2");
+  add_input(m, "x", {"batch_size", "3"});
+  add_input(m, "w", {"3"});
+  add_float_initializer(m, "w", {3}, {1, 2, 3});
+  add_node(m, "Relu", {"x"}, {"a"});
+  add_node(m, "Relu", {"a"}, {"b"});
+  add_node(m, "Foo", {"b"}, {"y"}, "foo");
+  add_output(m, "y", {"batch_size", ""});
+  auto s = onnx_import::summarize_model(write_model(dir, m));
+  ASSERT_TRUE(s.has_value()) << s.status().to_string();
+  EXPECT_EQ(s->ir_version, 8);
+  EXPECT_EQ(s->opset, 13);
+  EXPECT_EQ(s->producer, "ucudnn-test 1.2");
+  EXPECT_EQ(s->parameter_count, 3);
+  ASSERT_EQ(s->inputs.size(), 1u);
+  EXPECT_EQ(s->inputs[0].dtype, "float32");
+  EXPECT_EQ(s->inputs[0].dims, (std::vector<std::string>{"batch_size", "3"}));
+  EXPECT_EQ(s->outputs[0].dims, (std::vector<std::string>{"batch_size", "?"}));
+  EXPECT_EQ(s->op_counts.at("Relu"), 2);
+  EXPECT_EQ(s->op_counts.at("Foo"), 1);
+  ASSERT_EQ(s->unsupported.size(), 1u);
+  EXPECT_NE(s->unsupported[0].find("node 'foo' (Foo, opset 13)"), std::string::npos) << s->unsupported[0];
+}
+
+// The Debian package libonnx-testdata (scripts/install-deps installs it).
+const std::string kTestData = "/usr/share/libonnx-testdata/data";
+
+TEST(OnnxImportTestData, ReluModelLoads) {
+  const std::string path = kTestData + "/node/test_relu/model.onnx";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not installed (libonnx-testdata)";
+  auto g = load(path);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->nodes.size(), 1u);
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{3, 4, 5}));
+}
+
+TEST(OnnxImportTestData, Conv2dSummaryCountsOps) {
+  const std::string path = kTestData + "/pytorch-converted/test_Conv2d/model.onnx";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not installed (libonnx-testdata)";
+  auto s = onnx_import::summarize_model(path);
+  ASSERT_TRUE(s.has_value()) << s.status().to_string();
+  EXPECT_EQ(s->op_counts.size(), 1u);
+  EXPECT_EQ(s->op_counts.at("Conv"), 1);
+  EXPECT_EQ(s->opset, 6);
+  EXPECT_EQ(s->parameter_count, 4 * 3 * 3 * 2 + 4);
+  ASSERT_EQ(s->inputs.size(), 1u);  // the weights are initializers
+  EXPECT_EQ(s->inputs[0].dims, (std::vector<std::string>{"2", "3", "7", "5"}));
+  ASSERT_FALSE(s->unsupported.empty());  // opset 6 is older than ucudnn reads
+  EXPECT_NE(s->unsupported[0].find("opset 6"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ucudnn

@@ -1,0 +1,301 @@
+// Naive references for the compute-heavy ops (see conv_reference.h).
+#include "tests/reference/conv_reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace ucudnn::reference {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// One spatial axis of a sliding window.
+struct Axis {
+  int64_t in = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0, out = 1;
+};
+
+Ints ints_or(const ir::Attributes& attrs, const char* name, size_t n, int64_t fill) {
+  return attrs.has(name) ? attrs.get_ints(name) : Ints(n, fill);
+}
+
+// The spatial axes of X [N, C, spatial...] (spec formulas, written out again here);
+// 1-D windows get a leading dummy axis so every loop below is 2-D.
+std::vector<Axis> window_axes(const ir::Attributes& attrs, const Shape& x, const Ints& kernel, bool ceil_mode) {
+  const size_t rank = x.size() - 2;
+  const Ints strides = ints_or(attrs, "strides", rank, 1);
+  const Ints dilations = ints_or(attrs, "dilations", rank, 1);
+  const Ints pads = ints_or(attrs, "pads", 2 * rank, 0);
+  const std::string auto_pad = attrs.has("auto_pad") ? attrs.get_string("auto_pad") : "NOTSET";
+  std::vector<Axis> axes;
+  if (rank == 1) axes.push_back(Axis{});
+  for (size_t i = 0; i < rank; ++i) {
+    Axis a;
+    a.in = x[i + 2];
+    a.kernel = kernel[i];
+    a.stride = strides[i];
+    a.dilation = dilations[i];
+    const int64_t extent = (a.kernel - 1) * a.dilation + 1;
+    if (auto_pad == "VALID") {
+      a.out = (a.in - extent) / a.stride + 1;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      a.out = static_cast<int64_t>(std::ceil(static_cast<double>(a.in) / static_cast<double>(a.stride)));
+      const int64_t total = std::max<int64_t>(0, (a.out - 1) * a.stride + extent - a.in);
+      a.pad_begin = auto_pad == "SAME_LOWER" ? (total + 1) / 2 : total / 2;
+      a.pad_end = total - a.pad_begin;
+    } else {
+      a.pad_begin = pads[i];
+      a.pad_end = pads[i + rank];
+      const double o = static_cast<double>(a.in + a.pad_begin + a.pad_end - extent) / static_cast<double>(a.stride);
+      a.out = static_cast<int64_t>(ceil_mode ? std::ceil(o) : std::floor(o)) + 1;
+      if (ceil_mode && (a.out - 1) * a.stride >= a.in + a.pad_begin) --a.out;
+    }
+    axes.push_back(a);
+  }
+  return axes;
+}
+
+// [N, C, out...] for the axes (dropping the dummy axis of a 1-D window).
+Shape window_output(const Shape& x, int64_t channels, const std::vector<Axis>& axes) {
+  Shape y = {x[0], channels};
+  for (size_t i = axes.size() - (x.size() - 2); i < axes.size(); ++i) y.push_back(axes[i].out);
+  return y;
+}
+
+Tensor new_tensor(const Shape& shape) { return std::move(Tensor::allocate(DType::kFloat32, shape)).value(); }
+
+}  // namespace
+
+Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& src) {
+  const Tensor& x = *src[0];
+  const Tensor& w = *src[1];
+  const Tensor* b = src.size() > 2 ? src[2] : nullptr;
+  const int64_t group = node.attrs.has("group") ? node.attrs.get_int("group") : 1;
+  const Ints kernel(w.shape().begin() + 2, w.shape().end());
+  const std::vector<Axis> ax = window_axes(node.attrs, x.shape(), kernel, false);
+  const Axis& ah = ax[0];
+  const Axis& aw = ax[1];
+  const int64_t batch = x.dim(0), channels = x.dim(1), filters = w.dim(0);
+  const int64_t cg = channels / group, mg = filters / group;
+  Tensor y = new_tensor(window_output(x.shape(), filters, ax));
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  float* yd = y.data<float>();
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t m = 0; m < filters; ++m)
+      for (int64_t oh = 0; oh < ah.out; ++oh)
+        for (int64_t ow = 0; ow < aw.out; ++ow) {
+          double sum = b ? b->data<float>()[m] : 0.0;
+          const int64_t g = m / mg;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t kh = 0; kh < ah.kernel; ++kh)
+              for (int64_t kw = 0; kw < aw.kernel; ++kw) {
+                const int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
+                const int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
+                if (ih < 0 || ih >= ah.in || iw < 0 || iw >= aw.in) continue;
+                const double xv = xd[((n * channels + g * cg + c) * ah.in + ih) * aw.in + iw];
+                const double wv = wd[((m * cg + c) * ah.kernel + kh) * aw.kernel + kw];
+                sum += xv * wv;
+              }
+          yd[((n * filters + m) * ah.out + oh) * aw.out + ow] = static_cast<float>(sum);
+        }
+  return y;
+}
+
+Tensor reference_batch_norm(const ir::Node& node, const std::vector<const Tensor*>& src) {
+  const Tensor& x = *src[0];
+  const double epsilon = node.attrs.has("epsilon") ? node.attrs.get_float("epsilon") : 1e-5;
+  const int64_t batch = x.dim(0), channels = x.dim(1), size = x.numel() / std::max<int64_t>(1, batch * channels);
+  Tensor y = new_tensor(x.shape());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < size; ++i) {
+        const int64_t at = (n * channels + c) * size + i;
+        const double normalized =
+            (x.data<float>()[at] - src[3]->data<float>()[c]) / std::sqrt(src[4]->data<float>()[c] + epsilon);
+        y.data<float>()[at] = static_cast<float>(normalized * src[1]->data<float>()[c] + src[2]->data<float>()[c]);
+      }
+  return y;
+}
+
+Tensor reference_lrn(const ir::Node& node, const std::vector<const Tensor*>& src) {
+  const Tensor& x = *src[0];
+  const int64_t size = node.attrs.get_int("size");
+  const double alpha = node.attrs.has("alpha") ? node.attrs.get_float("alpha") : 1e-4;
+  const double beta = node.attrs.has("beta") ? node.attrs.get_float("beta") : 0.75;
+  const double bias = node.attrs.has("bias") ? node.attrs.get_float("bias") : 1.0;
+  const int64_t batch = x.dim(0), channels = x.dim(1), spatial = x.numel() / std::max<int64_t>(1, batch * channels);
+  Tensor y = new_tensor(x.shape());
+  const float* xd = x.data<float>();
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < spatial; ++i) {
+        double square_sum = 0.0;
+        const int64_t lo = c - static_cast<int64_t>(std::floor((size - 1) / 2.0));
+        const int64_t hi = c + static_cast<int64_t>(std::ceil((size - 1) / 2.0));
+        for (int64_t k = lo; k <= hi; ++k) {
+          if (k < 0 || k >= channels) continue;
+          const double v = xd[(n * channels + k) * spatial + i];
+          square_sum += v * v;
+        }
+        const int64_t at = (n * channels + c) * spatial + i;
+        y.data<float>()[at] = static_cast<float>(xd[at] / std::pow(bias + alpha / size * square_sum, beta));
+      }
+  return y;
+}
+
+namespace {
+
+// Window pooling: `max` or average (with count_include_pad) over each window.
+Tensor reference_window_pool(const ir::Node& node, const Tensor& x, bool max) {
+  const bool ceil_mode = node.attrs.has("ceil_mode") && node.attrs.get_int("ceil_mode") != 0;
+  const bool include_pad = node.attrs.has("count_include_pad") && node.attrs.get_int("count_include_pad") != 0;
+  const std::vector<Axis> ax = window_axes(node.attrs, x.shape(), node.attrs.get_ints("kernel_shape"), ceil_mode);
+  const Axis& ah = ax[0];
+  const Axis& aw = ax[1];
+  const int64_t planes = x.dim(0) * x.dim(1);
+  Tensor y = new_tensor(window_output(x.shape(), x.dim(1), ax));
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < ah.out; ++oh)
+      for (int64_t ow = 0; ow < aw.out; ++ow) {
+        double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
+        int64_t inside = 0, inside_padded = 0;
+        for (int64_t kh = 0; kh < ah.kernel; ++kh)
+          for (int64_t kw = 0; kw < aw.kernel; ++kw) {
+            const int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
+            const int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
+            if (ih >= -ah.pad_begin && ih < ah.in + ah.pad_end && iw >= -aw.pad_begin && iw < aw.in + aw.pad_end)
+              ++inside_padded;
+            if (ih < 0 || ih >= ah.in || iw < 0 || iw >= aw.in) continue;
+            const double v = x.data<float>()[(p * ah.in + ih) * aw.in + iw];
+            ++inside;
+            sum += v;
+            best = std::max(best, v);
+          }
+        const int64_t count = include_pad ? inside_padded : inside;
+        y.data<float>()[(p * ah.out + oh) * aw.out + ow] =
+            static_cast<float>(max ? best : (count > 0 ? sum / static_cast<double>(count) : 0.0));
+      }
+  return y;
+}
+
+Tensor reference_global_pool(const Tensor& x, bool max) {
+  Shape shape(x.shape().size(), 1);
+  shape[0] = x.dim(0);
+  shape[1] = x.dim(1);
+  Tensor y = new_tensor(shape);
+  const int64_t planes = x.dim(0) * x.dim(1), size = x.numel() / std::max<int64_t>(1, planes);
+  for (int64_t p = 0; p < planes; ++p) {
+    double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
+    for (int64_t i = 0; i < size; ++i) {
+      sum += x.data<float>()[p * size + i];
+      best = std::max<double>(best, x.data<float>()[p * size + i]);
+    }
+    y.data<float>()[p] = static_cast<float>(max ? best : sum / static_cast<double>(size));
+  }
+  return y;
+}
+
+}  // namespace
+
+Tensor reference_max_pool(const ir::Node& node, const std::vector<const Tensor*>& src) {
+  return reference_window_pool(node, *src[0], true);
+}
+Tensor reference_average_pool(const ir::Node& node, const std::vector<const Tensor*>& src) {
+  return reference_window_pool(node, *src[0], false);
+}
+Tensor reference_global_average_pool(const ir::Node&, const std::vector<const Tensor*>& src) {
+  return reference_global_pool(*src[0], false);
+}
+Tensor reference_global_max_pool(const ir::Node&, const std::vector<const Tensor*>& src) {
+  return reference_global_pool(*src[0], true);
+}
+
+Tensor reference_gemm(const ir::Node& node, const std::vector<const Tensor*>& src) {
+  const ir::Attributes& attrs = node.attrs;
+  const bool ta = attrs.has("transA") && attrs.get_int("transA") != 0;
+  const bool tb = attrs.has("transB") && attrs.get_int("transB") != 0;
+  const double alpha = attrs.has("alpha") ? attrs.get_float("alpha") : 1.0;
+  const double beta = attrs.has("beta") ? attrs.get_float("beta") : 1.0;
+  const Tensor& a = *src[0];
+  const Tensor& b = *src[1];
+  const Tensor* c = src.size() > 2 ? src[2] : nullptr;
+  const int64_t m = ta ? a.dim(1) : a.dim(0), k = ta ? a.dim(0) : a.dim(1), n = tb ? b.dim(0) : b.dim(1);
+  Tensor y = new_tensor({m, n});
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (int64_t l = 0; l < k; ++l) {
+        const double av = ta ? a.data<float>()[l * a.dim(1) + i] : a.data<float>()[i * a.dim(1) + l];
+        const double bv = tb ? b.data<float>()[j * b.dim(1) + l] : b.data<float>()[l * b.dim(1) + j];
+        sum += av * bv;
+      }
+      double cv = 0.0;
+      if (c != nullptr) {
+        // Numpy broadcasting of C (rank <= 2) against [m, n]: align from the right.
+        const Shape& cs = c->shape();
+        const int64_t rows = cs.size() == 2 ? cs[0] : 1, cols = cs.empty() ? 1 : cs.back();
+        cv = c->data<float>()[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
+      }
+      y.data<float>()[i * n + j] = static_cast<float>(alpha * sum + beta * cv);
+    }
+  return y;
+}
+
+Tensor reference_matmul(const ir::Node&, const std::vector<const Tensor*>& src) {
+  Shape as = src[0]->shape(), bs = src[1]->shape();
+  const bool a_vector = as.size() == 1, b_vector = bs.size() == 1;
+  if (a_vector) as.insert(as.begin(), 1);
+  if (b_vector) bs.push_back(1);
+  const size_t rank = std::max(as.size(), bs.size());
+  as.insert(as.begin(), rank - as.size(), 1);  // left-pad batch dims with 1s
+  bs.insert(bs.begin(), rank - bs.size(), 1);
+  const int64_t m = as[rank - 2], k = as[rank - 1], n = bs[rank - 1];
+  Shape batch(rank - 2);
+  for (size_t i = 0; i + 2 < rank; ++i) batch[i] = std::max(as[i], bs[i]);
+  Shape out = batch;
+  if (!a_vector) out.push_back(m);
+  if (!b_vector) out.push_back(n);
+  Tensor y = new_tensor(out);
+  const int64_t count = shape_numel(batch);
+  for (int64_t index = 0; index < count; ++index) {
+    // Batch coordinates of this output matrix, mapped into A and B (size-1 dims repeat).
+    int64_t rest = index, a_matrix = 0, b_matrix = 0, a_scale = 1, b_scale = 1;
+    for (size_t i = rank - 2; i-- > 0;) {
+      const int64_t coordinate = rest % batch[i];
+      rest /= batch[i];
+      a_matrix += (as[i] == 1 ? 0 : coordinate) * a_scale;
+      b_matrix += (bs[i] == 1 ? 0 : coordinate) * b_scale;
+      a_scale *= as[i];
+      b_scale *= bs[i];
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0.0;
+        for (int64_t l = 0; l < k; ++l)
+          sum += static_cast<double>(src[0]->data<float>()[a_matrix * m * k + i * k + l]) *
+                 src[1]->data<float>()[b_matrix * k * n + l * n + j];
+        y.data<float>()[(index * m + i) * n + j] = static_cast<float>(sum);
+      }
+  }
+  return y;
+}
+
+Tensor reference_for(const ir::Node& node, const std::vector<const Tensor*>& src) {
+  switch (node.op) {
+    case OpKind::kConv: return reference_conv(node, src);
+    case OpKind::kBatchNormalization: return reference_batch_norm(node, src);
+    case OpKind::kLRN: return reference_lrn(node, src);
+    case OpKind::kMaxPool: return reference_max_pool(node, src);
+    case OpKind::kAveragePool: return reference_average_pool(node, src);
+    case OpKind::kGlobalAveragePool: return reference_global_average_pool(node, src);
+    case OpKind::kGlobalMaxPool: return reference_global_max_pool(node, src);
+    case OpKind::kGemm: return reference_gemm(node, src);
+    case OpKind::kMatMul: return reference_matmul(node, src);
+    default: return Tensor();
+  }
+}
+
+}  // namespace ucudnn::reference

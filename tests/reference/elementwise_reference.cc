@@ -1,0 +1,482 @@
+// Naive references (see elementwise_reference.h): index-by-index, no fast paths.
+#include "tests/reference/elementwise_reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace ucudnn::reference {
+
+namespace {
+
+using Index = std::vector<int64_t>;
+
+Index unravel(int64_t flat, const Shape& shape) {
+  Index index(shape.size());
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+int64_t ravel(const Index& index, const Shape& shape) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
+Tensor make(DType dtype, const Shape& shape) { return std::move(Tensor::allocate(dtype, shape)).value(); }
+
+double get(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat32: return t.data<float>()[i];
+    case DType::kFloat64: return t.data<double>()[i];
+    case DType::kInt32: return t.data<int32_t>()[i];
+    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kInt8: return t.data<int8_t>()[i];
+    case DType::kUInt8: return t.data<uint8_t>()[i];
+    case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
+    default: return NAN;
+  }
+}
+
+int64_t get_int(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kInt32: return t.data<int32_t>()[i];
+    case DType::kInt64: return t.data<int64_t>()[i];
+    case DType::kInt8: return t.data<int8_t>()[i];
+    case DType::kUInt8: return t.data<uint8_t>()[i];
+    case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
+    default: return static_cast<int64_t>(get(t, i));
+  }
+}
+
+bool is_integer(DType d) { return d == DType::kInt32 || d == DType::kInt64 || d == DType::kInt8 || d == DType::kUInt8; }
+
+// Stores v in element i; integers wrap modulo 2^bits (C++20 conversion rules).
+void put_int(Tensor& t, int64_t i, int64_t v) {
+  switch (t.dtype()) {
+    case DType::kInt32: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
+    case DType::kInt64: t.data<int64_t>()[i] = v; break;
+    case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
+    case DType::kUInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
+    case DType::kBool: t.data<bool>()[i] = v != 0; break;
+    case DType::kFloat32: t.data<float>()[i] = static_cast<float>(v); break;
+    case DType::kFloat64: t.data<double>()[i] = static_cast<double>(v); break;
+    default: break;
+  }
+}
+
+void put(Tensor& t, int64_t i, double v) {
+  switch (t.dtype()) {
+    case DType::kFloat32: t.data<float>()[i] = static_cast<float>(v); break;
+    case DType::kFloat64: t.data<double>()[i] = v; break;
+    case DType::kBool: t.data<bool>()[i] = v != 0; break;
+    default: put_int(t, i, static_cast<int64_t>(std::trunc(v))); break;
+  }
+}
+
+void copy_element(const Tensor& src, int64_t si, Tensor& dst, int64_t di) {
+  const size_t size = dtype_size(src.dtype());
+  std::memcpy(static_cast<char*>(dst.raw()) + di * size, static_cast<const char*>(src.raw()) + si * size, size);
+}
+
+// Same data, new shape.
+Tensor copy_as(const Tensor& src, const Shape& shape) {
+  Tensor out = make(src.dtype(), shape);
+  for (int64_t i = 0; i < src.numel(); ++i) copy_element(src, i, out, i);
+  return out;
+}
+
+std::vector<int64_t> ints(const Tensor* t) {
+  std::vector<int64_t> v;
+  if (t == nullptr) return v;
+  for (int64_t i = 0; i < t->numel(); ++i) v.push_back(get_int(*t, i));
+  return v;
+}
+
+const Tensor* input(const std::vector<const Tensor*>& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
+
+int64_t positive_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+// Index of a broadcast operand of shape `shape` for an output index of higher or equal rank.
+int64_t broadcast_source(const Index& out_index, const Shape& shape) {
+  const size_t offset = out_index.size() - shape.size();
+  Index index(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) index[d] = shape[d] == 1 ? 0 : out_index[d + offset];
+  return ravel(index, shape);
+}
+
+double unary(OpKind op, const ir::Attributes& attrs, double x) {
+  switch (op) {
+    case OpKind::kRelu: return x > 0 ? x : 0;
+    case OpKind::kLeakyRelu: return x >= 0 ? x : attrs.get_float("alpha") * x;
+    case OpKind::kSigmoid: return 1 / (1 + std::exp(-x));
+    case OpKind::kTanh: return std::tanh(x);
+    case OpKind::kHardSigmoid:
+      return std::max(0.0, std::min(1.0, attrs.get_float("alpha") * x + attrs.get_float("beta")));
+    case OpKind::kHardSwish: return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
+    case OpKind::kElu: return x > 0 ? x : attrs.get_float("alpha") * (std::exp(x) - 1);
+    default: return NAN;
+  }
+}
+
+Tensor binary(OpKind op, const Tensor& a, const Tensor& b) {
+  const size_t rank = std::max(a.shape().size(), b.shape().size());
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t da = d + a.shape().size() >= rank ? a.shape()[d + a.shape().size() - rank] : 1;
+    const int64_t db = d + b.shape().size() >= rank ? b.shape()[d + b.shape().size() - rank] : 1;
+    out[d] = std::max(da, db);
+  }
+  Tensor c = make(a.dtype(), out);
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    const Index index = unravel(i, out);
+    const int64_t ia = broadcast_source(index, a.shape()), ib = broadcast_source(index, b.shape());
+    if (is_integer(a.dtype())) {
+      const int64_t x = get_int(a, ia), y = get_int(b, ib);
+      const int64_t r = op == OpKind::kAdd ? x + y : op == OpKind::kSub ? x - y : op == OpKind::kMul ? x * y : x / y;
+      put_int(c, i, r);
+    } else {
+      const double x = get(a, ia), y = get(b, ib);
+      put(c, i, op == OpKind::kAdd ? x + y : op == OpKind::kSub ? x - y : op == OpKind::kMul ? x * y : x / y);
+    }
+  }
+  return c;
+}
+
+// Python's slice(start, end, step).indices(dim), enumerated.
+std::vector<int64_t> slice_indices(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  auto adjust = [&](int64_t v) {
+    if (v < 0) {
+      v += dim;
+      if (v < 0) v = step < 0 ? -1 : 0;
+    } else if (v >= dim) {
+      v = step < 0 ? dim - 1 : dim;
+    }
+    return v;
+  };
+  std::vector<int64_t> out;
+  const int64_t s = adjust(start), e = adjust(end);
+  for (int64_t i = s; step > 0 ? i < e : i > e; i += step) out.push_back(i);
+  return out;
+}
+
+Tensor slice(const Tensor& x, const std::vector<const Tensor*>& in) {
+  const std::vector<int64_t> starts = ints(in[1]), ends = ints(in[2]);
+  std::vector<int64_t> axes = ints(input(in, 3)), steps = ints(input(in, 4));
+  std::vector<std::vector<int64_t>> picks(x.shape().size());
+  for (size_t d = 0; d < picks.size(); ++d)
+    for (int64_t i = 0; i < x.shape()[d]; ++i) picks[d].push_back(i);
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const int64_t axis = positive_axis(axes.empty() ? static_cast<int64_t>(k) : axes[k], x.rank());
+    picks[axis] = slice_indices(starts[k], ends[k], steps.empty() ? 1 : steps[k], x.shape()[axis]);
+  }
+  Shape out;
+  for (const auto& p : picks) out.push_back(static_cast<int64_t>(p.size()));
+  Tensor y = make(x.dtype(), out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Index index = unravel(i, out);
+    for (size_t d = 0; d < index.size(); ++d) index[d] = picks[d][index[d]];
+    copy_element(x, ravel(index, x.shape()), y, i);
+  }
+  return y;
+}
+
+Tensor pad(const Tensor& x, const std::vector<const Tensor*>& in) {
+  const std::vector<int64_t> pads = ints(in[1]);
+  const std::vector<int64_t> axes = ints(input(in, 3));
+  const size_t rank = x.shape().size();
+  const size_t n = axes.empty() ? rank : axes.size();
+  Index begin(rank, 0), end(rank, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t axis = positive_axis(axes.empty() ? static_cast<int64_t>(k) : axes[k], x.rank());
+    begin[axis] = pads[k];
+    end[axis] = pads[k + n];
+  }
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) out[d] = x.shape()[d] + begin[d] + end[d];
+  Tensor y = make(x.dtype(), out);
+  const Tensor* value = input(in, 2);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Index index = unravel(i, out);
+    bool inside = true;
+    for (size_t d = 0; d < rank; ++d) {
+      index[d] -= begin[d];
+      inside = inside && index[d] >= 0 && index[d] < x.shape()[d];
+    }
+    if (inside) copy_element(x, ravel(index, x.shape()), y, i);
+    else if (value != nullptr) copy_element(*value, 0, y, i);
+    // else: stays zero (allocate zero-fills)
+  }
+  return y;
+}
+
+Tensor transpose(const Tensor& x, const ir::Attributes& attrs) {
+  const size_t rank = x.shape().size();
+  std::vector<int64_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  if (attrs.has("perm")) perm = attrs.get_ints("perm");
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) out[i] = x.shape()[perm[i]];
+  Tensor y = make(x.dtype(), out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const Index index = unravel(i, out);
+    Index src(rank);
+    for (size_t d = 0; d < rank; ++d) src[perm[d]] = index[d];
+    copy_element(x, ravel(src, x.shape()), y, i);
+  }
+  return y;
+}
+
+Tensor concat(const std::vector<const Tensor*>& in, int64_t axis_attr) {
+  const int64_t axis = positive_axis(axis_attr, in[0]->rank());
+  Shape out = in[0]->shape();
+  out[axis] = 0;
+  for (const Tensor* t : in) out[axis] += t->shape()[axis];
+  Tensor y = make(in[0]->dtype(), out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Index index = unravel(i, out);
+    size_t k = 0;
+    while (index[axis] >= in[k]->shape()[axis]) index[axis] -= in[k++]->shape()[axis];
+    copy_element(*in[k], ravel(index, in[k]->shape()), y, i);
+  }
+  return y;
+}
+
+std::vector<Tensor> split(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  const int64_t axis = positive_axis(node.attrs.get_int("axis"), x.rank());
+  const int64_t n = static_cast<int64_t>(node.outputs.size());
+  const int64_t dim = x.shape()[axis];
+  std::vector<int64_t> sizes = ints(input(in, 1));
+  if (sizes.empty()) {
+    // Equal chunks of ceil(dim / n); only the last may be smaller.
+    const int64_t chunk = dim / n + (dim % n != 0 ? 1 : 0);
+    for (int64_t k = 0; k < n; ++k) sizes.push_back(std::min(chunk, dim - k * chunk));
+  }
+  std::vector<Tensor> outs;
+  int64_t first = 0;
+  for (int64_t size : sizes) {
+    Shape shape = x.shape();
+    shape[axis] = size;
+    Tensor y = make(x.dtype(), shape);
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      Index index = unravel(i, shape);
+      index[axis] += first;
+      copy_element(x, ravel(index, x.shape()), y, i);
+    }
+    first += size;
+    outs.push_back(std::move(y));
+  }
+  return outs;
+}
+
+Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis_attr) {
+  const int64_t axis = positive_axis(axis_attr, x.rank());
+  Shape out;
+  for (int64_t d = 0; d < axis; ++d) out.push_back(x.shape()[d]);
+  for (int64_t d : indices.shape()) out.push_back(d);
+  for (int64_t d = axis + 1; d < x.rank(); ++d) out.push_back(x.shape()[d]);
+  Tensor y = make(x.dtype(), out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const Index index = unravel(i, out);
+    const Index which(index.begin() + axis, index.begin() + axis + indices.rank());
+    int64_t k = get_int(indices, ravel(which, indices.shape()));
+    if (k < 0) k += x.shape()[axis];
+    Index src(index.begin(), index.begin() + axis);
+    src.push_back(k);
+    src.insert(src.end(), index.begin() + axis + indices.rank(), index.end());
+    copy_element(x, ravel(src, x.shape()), y, i);
+  }
+  return y;
+}
+
+Tensor reduce_mean(const Tensor& x, const Tensor* axes_tensor, const ir::Attributes& attrs) {
+  const std::vector<int64_t> axes = ints(axes_tensor);
+  if (axes.empty() && attrs.get_int("noop_with_empty_axes") != 0) return copy_as(x, x.shape());
+  std::vector<bool> reduced(x.shape().size(), axes.empty());
+  for (int64_t a : axes) reduced[positive_axis(a, x.rank())] = true;
+  Shape kept;  // keepdims form
+  int64_t count = 1;
+  for (size_t d = 0; d < reduced.size(); ++d) {
+    kept.push_back(reduced[d] ? 1 : x.shape()[d]);
+    if (reduced[d]) count *= x.shape()[d];
+  }
+  std::vector<double> sums(static_cast<size_t>(shape_numel(kept)), 0.0);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    Index index = unravel(i, x.shape());
+    for (size_t d = 0; d < index.size(); ++d)
+      if (reduced[d]) index[d] = 0;
+    sums[ravel(index, kept)] += get(x, i);
+  }
+  Shape out;
+  for (size_t d = 0; d < reduced.size(); ++d)
+    if (!reduced[d] || attrs.get_int("keepdims") != 0) out.push_back(kept[d]);
+  Tensor y = make(DType::kFloat32, out);
+  for (int64_t i = 0; i < y.numel(); ++i) put(y, i, sums[i] / static_cast<double>(count));
+  return y;
+}
+
+// Softmax/LogSoftmax: elements i and j share a normalising group when they agree
+// on every index outside the normalised dims.
+Tensor softmax(const ir::Node& node, const Tensor& x, bool log) {
+  const bool old = node.opset < 13;
+  const int64_t axis =
+      positive_axis(node.attrs.has("axis") ? node.attrs.get_int("axis") : (old ? 1 : -1), x.rank());
+  auto normalised = [&](int64_t d) { return old ? d >= axis : d == axis; };
+  auto same_group = [&](const Index& a, const Index& b) {
+    for (size_t d = 0; d < a.size(); ++d)
+      if (!normalised(static_cast<int64_t>(d)) && a[d] != b[d]) return false;
+    return true;
+  };
+  Tensor y = make(DType::kFloat32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const Index a = unravel(i, x.shape());
+    double max = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < x.numel(); ++j)
+      if (same_group(a, unravel(j, x.shape()))) max = std::max(max, get(x, j));
+    for (int64_t j = 0; j < x.numel(); ++j)
+      if (same_group(a, unravel(j, x.shape()))) sum += std::exp(get(x, j) - max);
+    put(y, i, log ? get(x, i) - max - std::log(sum) : std::exp(get(x, i) - max) / sum);
+  }
+  return y;
+}
+
+Tensor cast(const Tensor& x, DType to) {
+  Tensor y = make(to, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (to == DType::kBool) put_int(y, i, get(x, i) != 0 ? 1 : 0);
+    else if (is_integer(x.dtype()) || x.dtype() == DType::kBool) put_int(y, i, get_int(x, i));
+    else put(y, i, get(x, i));  // float → integer truncates toward zero in put()
+  }
+  return y;
+}
+
+Shape reshape_shape(const Shape& in, const std::vector<int64_t>& target, bool allow_zero) {
+  Shape out(target.begin(), target.end());
+  int64_t product = 1, missing = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0 && !allow_zero) out[i] = in[i];
+    if (out[i] == -1) missing = static_cast<int64_t>(i);
+    else product *= out[i];
+  }
+  if (missing >= 0) out[missing] = shape_numel(in) / product;
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const ir::Attributes& attrs = node.attrs;
+  const Tensor* x = input(in, 0);
+  std::vector<Tensor> out;
+  switch (node.op) {
+    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: {
+      Tensor y = make(x->dtype(), x->shape());
+      for (int64_t i = 0; i < x->numel(); ++i) put(y, i, unary(node.op, attrs, get(*x, i)));
+      out.push_back(std::move(y));
+      break;
+    }
+    case OpKind::kPRelu: {
+      Tensor y = make(x->dtype(), x->shape());
+      for (int64_t i = 0; i < x->numel(); ++i) {
+        const double v = get(*x, i);
+        const double slope = get(*in[1], broadcast_source(unravel(i, x->shape()), in[1]->shape()));
+        put(y, i, v >= 0 ? v : slope * v);
+      }
+      out.push_back(std::move(y));
+      break;
+    }
+    case OpKind::kClip: {
+      Tensor y = make(x->dtype(), x->shape());
+      const Tensor* lo = input(in, 1);
+      const Tensor* hi = input(in, 2);
+      for (int64_t i = 0; i < x->numel(); ++i) {
+        double v = get(*x, i);
+        if (lo != nullptr && v < get(*lo, 0)) v = get(*lo, 0);
+        if (hi != nullptr && v > get(*hi, 0)) v = get(*hi, 0);
+        put(y, i, v);
+      }
+      out.push_back(std::move(y));
+      break;
+    }
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
+      out.push_back(binary(node.op, *x, *in[1]));
+      break;
+    case OpKind::kIdentity: out.push_back(copy_as(*x, x->shape())); break;
+    case OpKind::kDropout: {
+      out.push_back(copy_as(*x, x->shape()));
+      if (node.outputs.size() > 1) {
+        Tensor mask = make(DType::kBool, x->shape());
+        for (int64_t i = 0; i < mask.numel(); ++i) put_int(mask, i, 1);
+        out.push_back(std::move(mask));
+      }
+      break;
+    }
+    case OpKind::kFlatten: {
+      const int64_t axis = positive_axis(attrs.get_int("axis"), x->rank());
+      int64_t rows = 1;
+      for (int64_t d = 0; d < axis; ++d) rows *= x->shape()[d];
+      out.push_back(copy_as(*x, {rows, x->numel() / rows}));
+      break;
+    }
+    case OpKind::kReshape:
+      out.push_back(copy_as(*x, reshape_shape(x->shape(), ints(in[1]), attrs.get_int("allowzero") != 0)));
+      break;
+    case OpKind::kSqueeze: {
+      std::vector<int64_t> axes = ints(input(in, 1));
+      for (int64_t& a : axes) a = positive_axis(a, x->rank());
+      Shape shape;
+      for (int64_t d = 0; d < x->rank(); ++d) {
+        const bool listed = std::find(axes.begin(), axes.end(), d) != axes.end();
+        if (axes.empty() ? x->shape()[d] != 1 : !listed) shape.push_back(x->shape()[d]);
+      }
+      out.push_back(copy_as(*x, shape));
+      break;
+    }
+    case OpKind::kUnsqueeze: {
+      std::vector<int64_t> axes = ints(in[1]);
+      const int64_t rank = x->rank() + static_cast<int64_t>(axes.size());
+      for (int64_t& a : axes) a = positive_axis(a, rank);
+      Shape shape;
+      size_t next = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        shape.push_back(std::find(axes.begin(), axes.end(), d) != axes.end() ? 1 : x->shape()[next++]);
+      out.push_back(copy_as(*x, shape));
+      break;
+    }
+    case OpKind::kShape: {
+      const int64_t rank = x->rank();
+      auto fix = [rank](int64_t v) { return std::min(rank, std::max<int64_t>(0, v < 0 ? v + rank : v)); };
+      const int64_t start = fix(attrs.get_int("start"));
+      const int64_t end = attrs.has("end") ? fix(attrs.get_int("end")) : rank;
+      std::vector<int64_t> dims;
+      for (int64_t d = start; d < end; ++d) dims.push_back(x->shape()[d]);
+      out.push_back(Tensor::from_int64s({static_cast<int64_t>(dims.size())}, dims));
+      break;
+    }
+    case OpKind::kConstant: {
+      const Tensor& v = attrs.get_tensor("value");
+      out.push_back(copy_as(v, v.shape()));
+      break;
+    }
+    case OpKind::kCast: out.push_back(cast(*x, dtype_from_onnx(static_cast<int>(attrs.get_int("to"))))); break;
+    case OpKind::kConcat: out.push_back(concat(in, attrs.get_int("axis"))); break;
+    case OpKind::kSplit: out = split(node, in); break;
+    case OpKind::kSlice: out.push_back(slice(*x, in)); break;
+    case OpKind::kTranspose: out.push_back(transpose(*x, attrs)); break;
+    case OpKind::kPad: out.push_back(pad(*x, in)); break;
+    case OpKind::kGather: out.push_back(gather(*x, *in[1], attrs.get_int("axis"))); break;
+    case OpKind::kReduceMean: out.push_back(reduce_mean(*x, input(in, 1), attrs)); break;
+    case OpKind::kSoftmax: out.push_back(softmax(node, *x, false)); break;
+    case OpKind::kLogSoftmax: out.push_back(softmax(node, *x, true)); break;
+    default: return unsupported(std::string("no elementwise reference for ") + op_name(node.op));
+  }
+  return out;
+}
+
+}  // namespace ucudnn::reference

@@ -1,0 +1,26 @@
+// Naive reference implementations of the elementwise, data-movement, shape and
+// reduction ops — the oracle for tests/ops_elementwise_test.cc.
+//
+// Written independently of runtime/cpu: every output element is computed from
+// its multi-dimensional index (unravel → map to input index → ravel), in
+// double for float math, and output shapes are derived here again from the
+// ONNX spec rather than taken from the descriptors' shape rules. Slow on
+// purpose; use small shapes.
+#pragma once
+
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::reference {
+
+// The outputs of `node` for `inputs` (nullptr = absent optional input).
+// `node.attrs` must already hold the spec defaults (as the importer leaves
+// them); optional attributes (Softmax axis, Transpose perm, Shape end) may be
+// absent. Covers Relu..Elu, Add..Div, Concat..Constant, ReduceMean, Softmax,
+// LogSoftmax; other ops return Unsupported.
+Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& inputs);
+
+}  // namespace ucudnn::reference
