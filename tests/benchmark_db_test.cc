@@ -102,6 +102,38 @@ TEST_F(BenchmarkDbTest, GarbageFileIsAnErrorAndRebuildWorks) {
   EXPECT_EQ(**rebuilt->lookup("k"), sample_timings(3));
 }
 
+TEST_F(BenchmarkDbTest, DamagedPagesBehindAValidHeaderAreAnErrorNotACrash) {
+  {
+    auto db = BenchmarkDb::open(path());
+    ASSERT_TRUE(db.has_value());
+    for (int k = 0; k < 50; ++k) {
+      std::string key = "k";
+      key += std::to_string(k);
+      ASSERT_TRUE(db->store(key, sample_timings(k)).is_ok());
+    }
+  }
+  ASSERT_FALSE(fs::exists(path() + "-wal") && fs::file_size(path() + "-wal") > 0)
+      << "the last connection should have checkpointed the WAL";
+  const auto size = fs::file_size(path());
+  ASSERT_GT(size, 8192u);
+  {
+    std::fstream file(path(), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(100);  // keep the 100-byte header, smash the pages
+    for (size_t i = 100; i < size; ++i) file.put(static_cast<char>((i * 7919) & 0xff));
+  }
+  auto db = BenchmarkDb::open(path());
+  Status status = db.status();
+  if (db.has_value()) {
+    auto found = db->lookup("k3");
+    status = found.status();
+    if (status.is_ok()) status = db->store("k3", sample_timings(3));
+  }
+  ASSERT_FALSE(status.is_ok()) << "a smashed database must not read back as fine";
+  EXPECT_NE(status.message().find(path()), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("--rebenchmark"), std::string::npos) << status.message();
+  EXPECT_TRUE(BenchmarkDb::open(path(), true).has_value());
+}
+
 TEST_F(BenchmarkDbTest, ForeignSchemaVersionIsAnError) {
   { ASSERT_TRUE(BenchmarkDb::open(path()).has_value()); }
   sqlite3* raw = nullptr;

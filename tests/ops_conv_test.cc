@@ -289,6 +289,13 @@ TEST(ConvAlgorithms, DefaultChoices) {
   ASSERT_TRUE(big.has_value());
   EXPECT_EQ(cpu::conv_default_algorithm(*big), static_cast<int>(A::kIm2colGemmPerSample));
   EXPECT_LE(cpu::conv_workspace_bytes(*big, -1), cpu::kDefaultWorkspaceLimit);
+  // A deep layer (small output plane) at batch 16 gets one whole-batch GEMM; at batch 1 it does not.
+  const ir::Node padded = make_node("deep", OpKind::kConv, attrs({{"pads", Ints{1, 1, 1, 1}}}), 2);
+  auto deep = cpu::conv_problem(padded, {16, 512, 7, 7}, {512, 512, 3, 3});
+  auto deep_single = cpu::conv_problem(padded, {1, 512, 7, 7}, {512, 512, 3, 3});
+  ASSERT_TRUE(deep.has_value() && deep_single.has_value());
+  EXPECT_EQ(cpu::conv_default_algorithm(*deep), static_cast<int>(A::kIm2colGemm));
+  EXPECT_EQ(cpu::conv_default_algorithm(*deep_single), static_cast<int>(A::kIm2colGemmPerSample));
 }
 
 TEST(ConvAlgorithms, RejectsATooSmallWorkspace) {

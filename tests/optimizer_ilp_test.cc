@@ -80,6 +80,42 @@ TEST(Ilp, CbcMatchesExhaustiveOnRandomInstances) {
   EXPECT_GT(infeasible_count, 3);
 }
 
+TEST(Ilp, ArbitraryByteCountsStayFeasibleAndBounded) {
+  // Workspaces that are not multiples of CBC's unit (Note [exact byte budgets with
+  // CBC]): the choice must fit exactly, never beat the true optimum, and the
+  // reported gap must cover the distance to it.
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<size_t> ws(0, size_t{3} << 30);
+  std::uniform_real_distribution<double> time(0.1, 10.0), fraction(0.2, 1.0);
+  int optimal = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    IlpProblem p;
+    size_t max_sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      std::vector<IlpOption> options = {{20.0, 0}};
+      size_t max_ws = 0;
+      for (int c = 0; c < 3; ++c) {
+        options.push_back({time(rng), ws(rng)});
+        max_ws = std::max(max_ws, options.back().workspace_bytes);
+      }
+      max_sum += max_ws;
+      p.kernels.push_back(std::move(options));
+    }
+    p.budget_bytes = static_cast<size_t>(fraction(rng) * static_cast<double>(max_sum));
+    auto exact = solve_ilp_exhaustive(p);
+    auto cbc = solve_ilp(p);
+    ASSERT_TRUE(exact.has_value() && cbc.has_value()) << cbc.status().to_string();
+    EXPECT_TRUE(satisfies_constraints(p, cbc->choice)) << "trial " << trial;
+    EXPECT_GE(cbc->objective_ms, exact->objective_ms - 1e-9);
+    EXPECT_LE(cbc->objective_ms - exact->objective_ms, cbc->gap * cbc->objective_ms + 1e-6) << "trial " << trial;
+    if (cbc->status == "optimal") {
+      EXPECT_NEAR(cbc->objective_ms, exact->objective_ms, 1e-6);
+      ++optimal;
+    }
+  }
+  EXPECT_GT(optimal, 40);  // the unit's rounding rarely matters
+}
+
 TEST(Ilp, InfeasibleBudgetStatesSmallestFeasibleBudget) {
   IlpProblem p;
   p.kernels = {{{1.0, 300}, {2.0, 200}}, {{1.0, 500}, {3.0, 150}}, {{1.0, 0}}};

@@ -85,9 +85,19 @@ set(CMAKE_MAKEFILE_PRODUCTS
 # Dependency information for all targets:
 set(CMAKE_DEPEND_INFO_FILES
   "runtime/CMakeFiles/ucudnn_runtime.dir/DependInfo.cmake"
+  "onnx_import/CMakeFiles/ucudnn_onnx_import.dir/DependInfo.cmake"
+  "optimizer/CMakeFiles/ucudnn_optimizer.dir/DependInfo.cmake"
   "api/CMakeFiles/ucudnn.dir/DependInfo.cmake"
   "tools/CMakeFiles/ucudnn_cli.dir/DependInfo.cmake"
   "tools/CMakeFiles/embed_example.dir/DependInfo.cmake"
   "tests/CMakeFiles/arena_planner_test.dir/DependInfo.cmake"
   "tests/CMakeFiles/executor_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/onnx_import_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/ops_conv_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/optimizer_dp_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/optimizer_ilp_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/optimizer_policies_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/benchmark_db_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/ops_elementwise_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/conformance_runner.dir/DependInfo.cmake"
   )

@@ -20,9 +20,11 @@
 //                         Workspace: 4·C·R·S·P bytes, independent of N.
 //
 // An algorithm that does not apply (kGemm1x1 on a 3x3) makes workspace_bytes
-// return SIZE_MAX and run return Unsupported. Algorithm -1 is the default:
-// kGemm1x1 when it applies, kDirect for depthwise, kIm2colGemm when its workspace
-// is at most kDefaultWorkspaceLimit, else kIm2colGemmPerSample.
+// return SIZE_MAX and run return Unsupported. Algorithm -1 is the default, in
+// order: kDirect for depthwise (C/group == 1); kIm2colGemm when N > 1, the output
+// plane is at most kSmallOutputPlane and its workspace at most
+// kDefaultWorkspaceLimit; kGemm1x1 when it applies; else kIm2colGemmPerSample.
+// The default needs at most max(kDefaultWorkspaceLimit, one sample's im2col).
 //
 // All functions take N from the shapes they are given (a micro-batch), never from
 // the node, so the executor may call them on views of a slice of the batch.
@@ -46,6 +48,8 @@ inline constexpr int kNumCpuConvAlgorithms = 4;
 inline constexpr int kDefaultCpuConvAlgorithm = -1;
 // Largest workspace the default (-1) picks kIm2colGemm for.
 inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;
+// Output planes (OH·OW) up to this size make the default prefer kIm2colGemm.
+inline constexpr int64_t kSmallOutputPlane = 256;
 
 // "im2col_gemm", "direct", "gemm_1x1", "im2col_gemm_per_sample"; "?" when out of range.
 const char* cpu_conv_algorithm_name(int algorithm);

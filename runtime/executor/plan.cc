@@ -1,6 +1,8 @@
 // Plan helpers: micro-batch checks and activation memory layout by liveness.
 #include "runtime/executor/plan.h"
 
+#include <cstdio>
+
 #include "runtime/memory/arena_planner.h"
 
 namespace ucudnn::runtime {
@@ -12,6 +14,28 @@ bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t b
     sum += m.size;
   }
   return sum == batch;
+}
+
+std::string graph_fingerprint(const ir::Graph& graph) {
+  // FNV-1a over a canonical text of the graph.
+  uint64_t hash = 1469598103934665603ull;
+  auto mix = [&hash](const std::string& text) {
+    for (unsigned char c : text) {
+      hash ^= c;
+      hash *= 1099511628211ull;
+    }
+    hash ^= 0xff;
+    hash *= 1099511628211ull;
+  };
+  for (const ir::Node& node : graph.nodes) {
+    mix(op_name(node.op));
+    for (const auto& [name, value] : node.attrs.all()) mix(name);
+    for (ir::ValueId id : node.inputs) mix(id == ir::kNoValue ? "-" : shape_to_string(graph.value(id).shape));
+    for (ir::ValueId id : node.outputs) mix(shape_to_string(graph.value(id).shape) + dtype_name(graph.value(id).dtype));
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
 }
 
 void plan_activation_memory(const ir::Graph& graph, Plan* plan) {

@@ -31,6 +31,8 @@ struct PlanStep {
 
 struct Plan {
   std::string device;                   // "cpu" or "cuda"
+  std::string device_name;              // the processor it was planned for (GPU or CPU model)
+  std::string model_fingerprint;        // graph_fingerprint() of the graph it was planned for
   std::string policy = "undivided";     // how the convolution configurations were chosen
   std::vector<PlanStep> steps;
   std::vector<int64_t> value_offsets;   // arena offset per graph value; -1 = not in the arena
@@ -38,6 +40,10 @@ struct Plan {
   size_t unplanned_bytes = 0;           // Σ activation bytes without liveness planning
   size_t workspace_pool_bytes = 0;
 };
+
+// A short hash of the graph's structure and shapes (ops, attributes' names,
+// value shapes and dtypes): a plan made for one graph is refused by another.
+std::string graph_fingerprint(const ir::Graph& graph);
 
 // Checks that the configuration of `step` is consistent with the node's batch:
 // micro-batch sizes positive and summing to `batch`.

@@ -181,10 +181,136 @@ runtime/CMakeFiles/ucudnn_runtime.dir/ops/activations.cc.s: cmake_force
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/activations.cc.s"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/activations.cc -o CMakeFiles/ucudnn_runtime.dir/ops/activations.cc.s
 
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o: /work/main/runtime/ops/binary.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_9) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o -c /work/main/runtime/ops/binary.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/binary.cc > CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/binary.cc -o CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o: /work/main/runtime/ops/shape_ops.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_10) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o -c /work/main/runtime/ops/shape_ops.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/shape_ops.cc > CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/shape_ops.cc -o CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o: /work/main/runtime/ops/data_movement.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_11) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o -c /work/main/runtime/ops/data_movement.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/data_movement.cc > CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/data_movement.cc -o CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o: /work/main/runtime/ops/reductions.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_12) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o -c /work/main/runtime/ops/reductions.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/reductions.cc > CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/reductions.cc -o CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o: /work/main/runtime/ops/window_geometry.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_13) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o -c /work/main/runtime/ops/window_geometry.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/window_geometry.cc > CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/window_geometry.cc -o CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o: /work/main/runtime/ops/conv.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_14) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o -c /work/main/runtime/ops/conv.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/conv.cc > CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/conv.cc -o CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o: /work/main/runtime/ops/normalization.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_15) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o -c /work/main/runtime/ops/normalization.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/normalization.cc > CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/normalization.cc -o CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o: /work/main/runtime/ops/pooling.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_16) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o -c /work/main/runtime/ops/pooling.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/pooling.cc > CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/pooling.cc -o CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o: /work/main/runtime/ops/matmul.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_17) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o -c /work/main/runtime/ops/matmul.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/ops/matmul.cc > CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/ops/matmul.cc -o CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.s
+
 runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
 runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o: /work/main/runtime/ops/pending_ops.cc
 runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_9) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_18) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o -MF CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o -c /work/main/runtime/ops/pending_ops.cc
 
 runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.i: cmake_force
@@ -198,7 +324,7 @@ runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.s: cmake_force
 runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
 runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o: /work/main/runtime/cpu/cpu_registry.cc
 runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_10) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_19) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o -c /work/main/runtime/cpu/cpu_registry.cc
 
 runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.i: cmake_force
@@ -212,7 +338,7 @@ runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.s: cmake_force
 runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
 runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o: /work/main/runtime/cpu/activations.cc
 runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_11) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_20) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o -c /work/main/runtime/cpu/activations.cc
 
 runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.i: cmake_force
@@ -223,10 +349,136 @@ runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.s: cmake_force
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.s"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/activations.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.s
 
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o: /work/main/runtime/cpu/binary.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_21) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o -c /work/main/runtime/cpu/binary.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/binary.cc > CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/binary.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o: /work/main/runtime/cpu/shape_ops.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_22) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o -c /work/main/runtime/cpu/shape_ops.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/shape_ops.cc > CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/shape_ops.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o: /work/main/runtime/cpu/data_movement.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_23) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o -c /work/main/runtime/cpu/data_movement.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/data_movement.cc > CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/data_movement.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o: /work/main/runtime/cpu/reductions.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_24) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o -c /work/main/runtime/cpu/reductions.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/reductions.cc > CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/reductions.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o: /work/main/runtime/cpu/conv_algorithms.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_25) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o -c /work/main/runtime/cpu/conv_algorithms.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/conv_algorithms.cc > CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/conv_algorithms.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o: /work/main/runtime/cpu/conv.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_26) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o -c /work/main/runtime/cpu/conv.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/conv.cc > CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/conv.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o: /work/main/runtime/cpu/normalization.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_27) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o -c /work/main/runtime/cpu/normalization.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/normalization.cc > CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/normalization.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o: /work/main/runtime/cpu/pooling.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_28) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o -c /work/main/runtime/cpu/pooling.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/pooling.cc > CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/pooling.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o: /work/main/runtime/cpu/matmul.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_29) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o -MF CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o -c /work/main/runtime/cpu/matmul.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/cpu/matmul.cc > CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/cpu/matmul.cc -o CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.s
+
 runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
 runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o: /work/main/runtime/memory/arena_planner.cc
 runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_12) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_30) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o -MF CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o -c /work/main/runtime/memory/arena_planner.cc
 
 runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.i: cmake_force
@@ -240,7 +492,7 @@ runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.s: cmake_force
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o: /work/main/runtime/executor/plan.cc
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_13) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_31) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o -MF CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o -c /work/main/runtime/executor/plan.cc
 
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.i: cmake_force
@@ -254,7 +506,7 @@ runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.s: cmake_force
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o: /work/main/runtime/executor/cpu_executor.cc
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_14) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_32) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o -MF CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o -c /work/main/runtime/executor/cpu_executor.cc
 
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.i: cmake_force
@@ -264,6 +516,20 @@ runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.i: cmake_force
 runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.s: cmake_force
 	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.s"
 	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/executor/cpu_executor.cc -o CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.s
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/flags.make
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o: /work/main/runtime/executor/plan_json.cc
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o: runtime/CMakeFiles/ucudnn_runtime.dir/compiler_depend.ts
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_33) "Building CXX object runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -MD -MT runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o -MF CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o.d -o CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o -c /work/main/runtime/executor/plan_json.cc
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.i: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Preprocessing CXX source to CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.i"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -E /work/main/runtime/executor/plan_json.cc > CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.i
+
+runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.s: cmake_force
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green "Compiling CXX source to assembly CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.s"
+	cd /work/main/build/runtime && /usr/bin/c++ $(CXX_DEFINES) $(CXX_INCLUDES) $(CXX_FLAGS) -S /work/main/runtime/executor/plan_json.cc -o CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.s
 
 # Object files for target ucudnn_runtime
 ucudnn_runtime_OBJECTS = \
@@ -275,12 +541,31 @@ ucudnn_runtime_OBJECTS = \
 "CMakeFiles/ucudnn_runtime.dir/ir/graph.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/ops/op_registry.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/ops/activations.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o" \
 "CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o" \
-"CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o"
+"CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o" \
+"CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o"
 
 # External object files for target ucudnn_runtime
 ucudnn_runtime_EXTERNAL_OBJECTS =
@@ -293,17 +578,36 @@ runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ir/attribute
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ir/graph.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/op_registry.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/activations.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/binary.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/shape_ops.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/data_movement.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/reductions.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/window_geometry.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/conv.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/normalization.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/pooling.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/matmul.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/ops/pending_ops.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/cpu_registry.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/activations.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/binary.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/shape_ops.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/data_movement.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/reductions.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv_algorithms.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/conv.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/normalization.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/pooling.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/cpu/matmul.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/memory/arena_planner.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/executor/cpu_executor.cc.o
+runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/executor/plan_json.cc.o
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/build.make
 runtime/libucudnn_runtime.so: /usr/lib/gcc/x86_64-linux-gnu/12/libgomp.so
 runtime/libucudnn_runtime.so: /usr/lib/x86_64-linux-gnu/libpthread.a
 runtime/libucudnn_runtime.so: runtime/CMakeFiles/ucudnn_runtime.dir/link.txt
-	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --bold --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_15) "Linking CXX shared library libucudnn_runtime.so"
+	@$(CMAKE_COMMAND) -E cmake_echo_color --switch=$(COLOR) --green --bold --progress-dir=/work/main/build/CMakeFiles --progress-num=$(CMAKE_PROGRESS_34) "Linking CXX shared library libucudnn_runtime.so"
 	cd /work/main/build/runtime && $(CMAKE_COMMAND) -E cmake_link_script CMakeFiles/ucudnn_runtime.dir/link.txt --verbose=$(VERBOSE)
 
 # Rule to build all files generated by this target.

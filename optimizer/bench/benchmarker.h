@@ -1,0 +1,35 @@
+// Benchmarker: measures every algorithm of a convolution kernel at a list of
+// micro-batch sizes — time (median of several runs after warm-up) and workspace.
+// An algorithm that fails or does not apply is recorded as unavailable, not fatal.
+// One implementation per backend: CPU (cpu_benchmarker.cc) and cuDNN (CUDA build).
+#pragma once
+
+#include <vector>
+
+#include "optimizer/benchmark_table.h"
+#include "optimizer/conv_kernels.h"
+#include "runtime/core/status.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::optimizer {
+
+class Benchmarker {
+ public:
+  virtual ~Benchmarker() = default;
+  // A key with only the device part filled (name, versions, math type, layout).
+  virtual ConvKernelKey device_key() const = 0;
+  // Times every algorithm of `kernel` (its representative node in `graph`) at each size.
+  virtual Expected<KernelTimings> measure(const ir::Graph& graph, const ConvKernel& kernel,
+                                          const std::vector<int64_t>& sizes) = 0;
+};
+
+struct CpuBenchmarkOptions {
+  int warmup = 1;
+  int repeats = 3;  // median of this many timed runs
+};
+
+// The CPU backend's benchmarker: its "algorithms" are the CPU conv methods
+// (runtime/cpu/conv_algorithms.h), its workspace their scratch buffers.
+std::unique_ptr<Benchmarker> make_cpu_benchmarker(CpuBenchmarkOptions options = {});
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,181 @@
+// Conv on the GPU through cuDNN's convolution descriptor API, and the search
+// for its algorithm (make_cuda_plan's undivided policy).
+//
+// prepare: x/w/y/bias descriptors for this call's batch (a micro-batch has its
+// own), the convolution descriptor (pads, strides, dilations, groups, math
+// type), the algorithm (the plan's, or IMPLICIT_GEMM, which needs no
+// workspace), and its workspace bytes from cudnnGetConvolutionForwardWorkspaceSize.
+// run: cudnnConvolutionForward, then the bias with cudnnAddTensor.
+// Assumptions: float32 NCHW, 1–3 spatial dims, symmetric padding (cuDNN has one
+// pad per axis; asymmetric pads are reported as Unsupported).
+#include <algorithm>
+
+#include "runtime/cuda/cuda_executor.h"
+#include "runtime/cuda/cuda_kernel.h"
+#include "runtime/cuda/cudnn_descriptors.h"
+#include "runtime/cuda/device_memory.h"
+#include "runtime/ops/window_geometry.h"
+
+namespace ucudnn::cuda {
+
+std::vector<int> cudnn_dims(const Shape& shape) {
+  std::vector<int> dims(shape.begin(), shape.end());
+  while (dims.size() < 4) dims.push_back(1);
+  return dims;
+}
+
+Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const std::string& context) {
+  UCUDNN_RETURN_IF_ERROR(desc.create(context));
+  const std::vector<int> dims = cudnn_dims(shape);
+  std::vector<int> strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  UCUDNN_CUDNN_CHECK(cudnnSetTensorNdDescriptor(desc.get(), CUDNN_DATA_FLOAT, static_cast<int>(dims.size()),
+                                                dims.data(), strides.data()),
+                     context);
+  return Status::ok();
+}
+
+namespace {
+
+class ConvState final : public KernelState {
+ public:
+  TensorDescriptor x, y, bias;
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+  cudnnConvolutionFwdAlgo_t algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspace = 0;
+  bool has_bias = false;
+
+  size_t workspace_bytes() const override { return workspace; }
+
+  Status run(const RunArgs& a) override {
+    const float one = 1.0f, zero = 0.0f;
+    cudnnHandle_t h = a.ctx.cudnn();
+    UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), a.src[0].data, w.get(), a.src[1].data, conv.get(),
+                                               algorithm, a.workspace, workspace, &zero, y.get(), a.dst[0].data),
+                       "algorithm " + std::to_string(algorithm));
+    if (has_bias)
+      UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, bias.get(), a.src[2].data, &one, y.get(), a.dst[0].data), "bias");
+    return Status::ok();
+  }
+};
+
+// Descriptors of a Conv call, without choosing the algorithm.
+Status build_descriptors(const PrepareArgs& a, ConvState* s) {
+  const std::string context = a.describe();
+  if (a.src_dtype(0) != DType::kFloat32) return a.unsupported_error("only float32 convolutions");
+  const Shape& xs = a.src_shapes[0];
+  const Shape& ws = a.src_shapes[1];
+  const size_t spatial = xs.size() - 2;
+  if (xs.size() < 3 || xs.size() > 5) return a.unsupported_error("1 to 3 spatial dims");
+  UCUDNN_ASSIGN_OR_RETURN(
+      WindowGeometry g, compute_window_geometry(a.node.attrs, Shape(xs.begin() + 2, xs.end()),
+                                                std::vector<int64_t>(ws.begin() + 2, ws.end()), false));
+  if (g.pad_begin != g.pad_end)
+    return a.unsupported_error("asymmetric padding (cuDNN takes one pad per axis)");
+  std::vector<int> pads(g.pad_begin.begin(), g.pad_begin.end());
+  std::vector<int> strides(g.stride.begin(), g.stride.end());
+  std::vector<int> dilations(g.dilation.begin(), g.dilation.end());
+  while (pads.size() < 2) {  // Note [cuDNN rank]: a 1-D convolution is a 2-D one with a unit axis
+    pads.push_back(0);
+    strides.push_back(1);
+    dilations.push_back(1);
+  }
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, context));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->y, a.dst_shapes[0], context));
+  UCUDNN_RETURN_IF_ERROR(s->w.create(context));
+  const std::vector<int> wdims = cudnn_dims(ws);
+  UCUDNN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(s->w.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                                static_cast<int>(wdims.size()), wdims.data()),
+                     context);
+  UCUDNN_RETURN_IF_ERROR(s->conv.create(context));
+  UCUDNN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(s->conv.get(), static_cast<int>(pads.size()), pads.data(),
+                                                     strides.data(), dilations.data(), CUDNN_CROSS_CORRELATION,
+                                                     CUDNN_DATA_FLOAT),
+                     context);
+  UCUDNN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(s->conv.get(), static_cast<int>(a.node.attrs.get_int("group"))),
+                     context);
+  // Note [conv math type]: for float32 data CUDNN_DEFAULT_MATH lets cuDNN use
+  // TF32 tensor cores on sm_80+ (what PyTorch does with allow_tf32); only
+  // CUDNN_FMA_MATH guarantees full FP32. CUDNN_TENSOR_OP_MATH would add nothing
+  // for float32, and ..._ALLOW_CONVERSION would allow FP16 down-conversion.
+  UCUDNN_CUDNN_CHECK(cudnnSetConvolutionMathType(s->conv.get(), a.ctx.math() == MathMode::kTf32
+                                                                    ? CUDNN_DEFAULT_MATH
+                                                                    : CUDNN_FMA_MATH),
+                     context);
+  // cuDNN's output shape must equal the one the shape rule inferred.
+  std::vector<int> expected(wdims.size());
+  UCUDNN_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(s->conv.get(), s->x.get(), s->w.get(),
+                                                           static_cast<int>(expected.size()), expected.data()),
+                     context);
+  if (expected != cudnn_dims(a.dst_shapes[0]))
+    return a.unsupported_error("cuDNN's output shape differs from ONNX's " + shape_to_string(a.dst_shapes[0]));
+  (void)spatial;
+  s->has_bias = a.has_src(2);
+  if (s->has_bias) {
+    Shape bias_shape(a.src_shapes[0].size(), 1);
+    bias_shape[1] = ws[0];
+    UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->bias, bias_shape, context));
+  }
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<KernelState>> prepare_conv(const PrepareArgs& a) {
+  auto s = std::make_unique<ConvState>();
+  UCUDNN_RETURN_IF_ERROR(build_descriptors(a, s.get()));
+  if (a.algorithm >= 0) {
+    if (a.algorithm >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
+      return invalid_argument(a.describe() + ": no cuDNN forward algorithm " + std::to_string(a.algorithm));
+    s->algorithm = static_cast<cudnnConvolutionFwdAlgo_t>(a.algorithm);
+  }
+  UCUDNN_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(a.ctx.cudnn(), s->x.get(), s->w.get(), s->conv.get(),
+                                                             s->y.get(), s->algorithm, &s->workspace),
+                     a.describe() + ", algorithm " + std::to_string(s->algorithm));
+  return std::unique_ptr<KernelState>(std::move(s));
+}
+
+}  // namespace
+
+Expected<std::vector<ConvAlgorithmTiming>> find_conv_algorithms(CudaContext& ctx, const ir::Graph& graph,
+                                                                const ir::Node& node, int64_t micro_batch,
+                                                                size_t workspace_limit) {
+  std::vector<Shape> src_shapes;
+  for (ir::ValueId id : node.inputs) src_shapes.push_back(id == ir::kNoValue ? Shape{} : graph.value(id).shape);
+  Shape y_shape = graph.value(node.outputs[0]).shape;
+  src_shapes[0][0] = micro_batch;
+  y_shape[0] = micro_batch;
+  PrepareArgs a{ctx, graph, node, src_shapes, {y_shape}, -1};
+  ConvState s;
+  UCUDNN_RETURN_IF_ERROR(build_descriptors(a, &s));
+  const std::string context = a.describe() + ", searching algorithms";
+  // Temporary buffers, load time only; zeroed so timings see ordinary numbers.
+  UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer x, DeviceBuffer::allocate(shape_numel(src_shapes[0]) * 4, "search input"));
+  UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer w, DeviceBuffer::allocate(shape_numel(src_shapes[1]) * 4, "search weights"));
+  UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer y, DeviceBuffer::allocate(shape_numel(y_shape) * 4, "search output"));
+  UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::allocate(workspace_limit, "search workspace"));
+  UCUDNN_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes(), ctx.stream()), context);
+  UCUDNN_CUDA_CHECK(cudaMemsetAsync(w.data(), 0, w.bytes(), ctx.stream()), context);
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int returned = 0;
+  UCUDNN_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(ctx.cudnn(), s.x.get(), x.data(), s.w.get(), w.data(),
+                                                            s.conv.get(), s.y.get(), y.data(),
+                                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
+                                                            ws.data(), workspace_limit),
+                     context);
+  UCUDNN_RETURN_IF_ERROR(ctx.synchronize(context));
+  std::vector<ConvAlgorithmTiming> timings;
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > workspace_limit) continue;
+    timings.push_back({static_cast<int>(perf[i].algo), perf[i].time, perf[i].memory});
+  }
+  std::stable_sort(timings.begin(), timings.end(),
+                   [](const ConvAlgorithmTiming& l, const ConvAlgorithmTiming& r) { return l.milliseconds < r.milliseconds; });
+  return timings;
+}
+
+const CudaKernel& cuda_kernel_Conv() {
+  static const CudaKernel k{.prepare = prepare_conv};
+  return k;
+}
+
+}  // namespace ucudnn::cuda

@@ -1,0 +1,218 @@
+// CudaExecutor and make_cuda_plan: plan checks, the three device allocations,
+// per-call preparation (micro-batches included) and the run loop.
+#include "runtime/cuda/cuda_executor.h"
+
+#include <algorithm>
+#include <set>
+
+#include "runtime/cuda/cuda_check.h"
+
+namespace ucudnn::cuda {
+
+namespace {
+
+constexpr size_t kAlignment = 256;  // cudaMalloc's own alignment; keeps every tensor as aligned
+
+size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+Shape with_batch(Shape shape, int64_t micro_batch) {
+  if (micro_batch > 0 && !shape.empty()) shape[0] = micro_batch;
+  return shape;
+}
+
+// The device tensor `t` restricted to rows [begin, begin + count) of dim 0.
+DeviceTensor batch_slice(const DeviceTensor& t, int64_t begin, int64_t count) {
+  DeviceTensor slice = t;
+  const size_t row_bytes = t.shape[0] == 0 ? 0 : t.nbytes() / static_cast<size_t>(t.shape[0]);
+  slice.shape[0] = count;
+  slice.data = static_cast<std::byte*>(t.data) + row_bytes * static_cast<size_t>(begin);
+  return slice;
+}
+
+}  // namespace
+
+Status check_cuda_support(const ir::Graph& graph) {
+  std::set<std::string> missing;
+  for (const ir::Node& node : graph.nodes)
+    if (cuda_kernel(node.op).prepare == nullptr) missing.insert(op_name(node.op));
+  if (missing.empty()) return Status::ok();
+  std::string names;
+  for (const std::string& name : missing) names += (names.empty() ? "" : ", ") + name;
+  return unsupported("the CUDA backend has no kernel for: " + names + " (model '" + graph.name +
+                     "'; run it with --device cpu)");
+}
+
+Expected<runtime::Plan> make_cuda_plan(CudaContext& ctx, const ir::Graph& graph, const CudaPlanOptions& options) {
+  UCUDNN_RETURN_IF_ERROR(check_cuda_support(graph));
+  runtime::Plan plan;
+  plan.device = "cuda";
+  plan.policy = "undivided";
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const ir::Node& node = graph.nodes[n];
+    runtime::PlanStep step;
+    step.node = static_cast<ir::NodeId>(n);
+    if (node.op == OpKind::kConv) {
+      const int64_t batch = graph.value(node.inputs[0]).shape[0];
+      UCUDNN_ASSIGN_OR_RETURN(std::vector<ConvAlgorithmTiming> timings,
+                              find_conv_algorithms(ctx, graph, node, batch, options.workspace_limit));
+      if (timings.empty())
+        return infeasible(node.describe() + ": no cuDNN forward algorithm runs within a workspace of " +
+                          format_bytes(options.workspace_limit));
+      step.micro_batches = {{batch, timings.front().algorithm}};
+      step.workspace_bytes = timings.front().workspace_bytes;
+    }
+    plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, step.workspace_bytes);
+    plan.steps.push_back(step);
+  }
+  runtime::plan_activation_memory(graph, &plan);
+  return plan;
+}
+
+Expected<std::unique_ptr<CudaExecutor>> CudaExecutor::create(CudaContext& ctx, const ir::Graph& graph,
+                                                             runtime::Plan plan) {
+  std::unique_ptr<CudaExecutor> executor(new CudaExecutor(ctx, graph, std::move(plan)));
+  UCUDNN_RETURN_IF_ERROR(executor->build());
+  return executor;
+}
+
+Status CudaExecutor::prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call) {
+  std::vector<Shape> src_shapes, dst_shapes;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ir::ValueId id = node.inputs[i];
+    src_shapes.push_back(id == ir::kNoValue ? Shape{} : graph_.value(id).shape);
+  }
+  for (ir::ValueId id : node.outputs) dst_shapes.push_back(id == ir::kNoValue ? Shape{} : graph_.value(id).shape);
+  if (micro_batch > 0) {
+    src_shapes[0] = with_batch(src_shapes[0], micro_batch);
+    dst_shapes[0] = with_batch(dst_shapes[0], micro_batch);
+  }
+  PrepareArgs args{ctx_, graph_, node, src_shapes, dst_shapes, algorithm};
+  UCUDNN_ASSIGN_OR_RETURN(call->state, cuda_kernel(node.op).prepare(args));
+  call->state->context = args.describe();
+  if (call->state->workspace_bytes() > call->workspace_bytes)
+    return invalid_argument(args.describe() + ": algorithm " + std::to_string(algorithm) + " needs " +
+                            std::to_string(call->state->workspace_bytes()) + " workspace bytes, the plan gives " +
+                            std::to_string(call->workspace_bytes));
+  return Status::ok();
+}
+
+Status CudaExecutor::build() {
+  if (plan_.value_offsets.size() != graph_.values.size() || plan_.steps.size() != graph_.nodes.size())
+    return invalid_argument("the plan does not match the model (" + std::to_string(plan_.steps.size()) +
+                            " steps for " + std::to_string(graph_.nodes.size()) + " nodes)");
+  UCUDNN_RETURN_IF_ERROR(check_cuda_support(graph_));
+
+  // Weights: one buffer, every constant at an aligned offset, uploaded once.
+  std::vector<size_t> weight_offsets(graph_.values.size(), 0);
+  size_t weight_total = 0;
+  for (size_t id = 0; id < graph_.values.size(); ++id) {
+    if (!graph_.values[id].constant) continue;
+    weight_offsets[id] = weight_total;
+    weight_total += align_up(graph_.values[id].constant->nbytes());
+  }
+  UCUDNN_ASSIGN_OR_RETURN(weights_, DeviceBuffer::allocate(weight_total, "weights"));
+  UCUDNN_ASSIGN_OR_RETURN(arena_, DeviceBuffer::allocate(plan_.arena_bytes, "activation arena"));
+  UCUDNN_ASSIGN_OR_RETURN(workspace_, DeviceBuffer::allocate(plan_.workspace_pool_bytes, "workspace pool"));
+
+  values_.resize(graph_.values.size());
+  for (size_t id = 0; id < graph_.values.size(); ++id) {
+    const ir::Value& v = graph_.values[id];
+    DeviceTensor& t = values_[id];
+    t.dtype = v.dtype;
+    t.shape = v.shape;
+    if (v.constant) {
+      t.data = static_cast<std::byte*>(weights_.data()) + weight_offsets[id];
+      if (v.constant->nbytes() > 0)
+        UCUDNN_CUDA_CHECK(cudaMemcpy(t.data, v.constant->raw(), v.constant->nbytes(), cudaMemcpyHostToDevice),
+                          "uploading weight '" + v.name + "'");
+    } else if (plan_.value_offsets[id] >= 0) {
+      const size_t offset = static_cast<size_t>(plan_.value_offsets[id]);
+      if (offset + t.nbytes() > plan_.arena_bytes)
+        return invalid_argument("the plan places value '" + v.name + "' outside the arena");
+      t.data = static_cast<std::byte*>(arena_.data()) + offset;
+    }
+  }
+
+  auto* pool = static_cast<std::byte*>(workspace_.data());
+  for (const runtime::PlanStep& plan_step : plan_.steps) {
+    if (plan_step.node < 0 || static_cast<size_t>(plan_step.node) >= graph_.nodes.size())
+      return invalid_argument("the plan refers to node " + std::to_string(plan_step.node) + ", not in the model");
+    const ir::Node& node = graph_.nodes[plan_step.node];
+    if (plan_step.workspace_offset + plan_step.workspace_bytes > plan_.workspace_pool_bytes)
+      return invalid_argument(node.describe() + ": the plan's workspace slice lies outside the pool");
+
+    Step step;
+    step.node = &node;
+    Call whole;
+    for (ir::ValueId id : node.inputs) whole.src.push_back(id == ir::kNoValue ? DeviceTensor{} : values_[id]);
+    for (ir::ValueId id : node.outputs) whole.dst.push_back(id == ir::kNoValue ? DeviceTensor{} : values_[id]);
+    whole.workspace = pool + plan_step.workspace_offset;
+    whole.workspace_bytes = plan_step.workspace_bytes;
+
+    if (plan_step.micro_batches.empty()) {
+      UCUDNN_RETURN_IF_ERROR(prepare_call(node, 0, -1, &whole));
+      step.calls.push_back(std::move(whole));
+    } else {
+      // Divided convolution: input 0 and output 0 are cut along the batch; weights are shared.
+      if (node.op != OpKind::kConv)
+        return invalid_argument(node.describe() + ": only convolutions can be divided into micro-batches");
+      const int64_t batch = graph_.value(node.inputs[0]).shape[0];
+      if (!runtime::micro_batches_cover(plan_step.micro_batches, batch))
+        return invalid_argument(node.describe() + ": the plan's micro-batch sizes do not sum to the batch " +
+                                std::to_string(batch));
+      int64_t begin = 0;
+      for (const runtime::MicroBatch& m : plan_step.micro_batches) {
+        Call call;
+        call.src = whole.src;
+        call.dst = whole.dst;
+        call.src[0] = batch_slice(whole.src[0], begin, m.size);
+        call.dst[0] = batch_slice(whole.dst[0], begin, m.size);
+        call.workspace = whole.workspace;
+        call.workspace_bytes = whole.workspace_bytes;
+        UCUDNN_RETURN_IF_ERROR(prepare_call(node, m.size, m.algorithm, &call));
+        step.calls.push_back(std::move(call));
+        begin += m.size;
+      }
+    }
+    steps_.push_back(std::move(step));
+  }
+  return Status::ok();
+}
+
+Expected<std::vector<Tensor>> CudaExecutor::run(const std::vector<Tensor>& inputs) {
+  if (inputs.size() != graph_.inputs.size())
+    return invalid_argument("expected " + std::to_string(graph_.inputs.size()) + " inputs, got " +
+                            std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& v = graph_.value(graph_.inputs[i]);
+    if (inputs[i].dtype() != v.dtype || inputs[i].shape() != v.shape)
+      return invalid_argument("input '" + v.name + "' must be " + dtype_name(v.dtype) + shape_to_string(v.shape) +
+                              ", got " + inputs[i].describe());
+    const DeviceTensor& dst = values_[graph_.inputs[i]];
+    if (dst.nbytes() > 0 && dst.data != nullptr)
+      UCUDNN_CUDA_CHECK(cudaMemcpyAsync(dst.data, inputs[i].raw(), dst.nbytes(), cudaMemcpyHostToDevice,
+                                        ctx_.stream()),
+                        "copying input '" + v.name + "' to the GPU");
+  }
+
+  for (const Step& step : steps_) {
+    for (const Call& call : step.calls) {
+      Status status = call.state->run(RunArgs{ctx_, call.src, call.dst, call.workspace, call.workspace_bytes});
+      if (!status.is_ok()) return status.with_context(call.state->context);
+    }
+  }
+
+  std::vector<Tensor> outputs;
+  for (ir::ValueId id : graph_.outputs) {
+    const DeviceTensor& src = values_[id];
+    UCUDNN_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(src.dtype, src.shape));
+    if (out.nbytes() > 0)
+      UCUDNN_CUDA_CHECK(cudaMemcpyAsync(out.raw(), src.data, out.nbytes(), cudaMemcpyDeviceToHost, ctx_.stream()),
+                        "copying output '" + graph_.value(id).name + "' from the GPU");
+    outputs.push_back(std::move(out));
+  }
+  UCUDNN_RETURN_IF_ERROR(ctx_.synchronize("running model '" + graph_.name + "'"));
+  return outputs;
+}
+
+}  // namespace ucudnn::cuda

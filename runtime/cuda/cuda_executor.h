@@ -1,0 +1,92 @@
+// CudaExecutor: runs a runtime::Plan over a graph on one GPU.
+//
+// Mirrors runtime/executor/cpu_executor.h. At creation it checks the plan
+// against the graph (every op has a CUDA kernel — else one Unsupported error
+// naming them all), makes the only three device allocations (weights,
+// activation arena, workspace pool), uploads the weights, and prepares every
+// call: a whole step, or one per micro-batch of a divided convolution, whose
+// input 0 / output 0 are pointer offsets into the same arena tensors and whose
+// descriptors are built for that micro-batch size. `run` copies inputs in,
+// queues every call on the one stream (no host sync between micro-batches or
+// steps), copies outputs out and synchronises once.
+//
+// make_cuda_plan builds the `undivided` plan: each Conv gets the fastest
+// algorithm cudnnFindConvolutionForwardAlgorithmEx reports at the full batch
+// whose workspace fits the per-layer limit; the pool is the largest of them.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_kernel.h"
+#include "runtime/cuda/device_memory.h"
+#include "runtime/executor/plan.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::cuda {
+
+struct CudaPlanOptions {
+  size_t workspace_limit = size_t{64} << 20;  // per-layer workspace limit (bytes)
+};
+
+// Ops of `graph` without a CUDA kernel, as an Unsupported status naming them all; OK when none.
+Status check_cuda_support(const ir::Graph& graph);
+
+// The undivided plan (see above). Runs cuDNN's algorithm search on the device,
+// with temporary buffers freed before it returns.
+Expected<runtime::Plan> make_cuda_plan(CudaContext& ctx, const ir::Graph& graph, const CudaPlanOptions& options);
+
+// One benchmarked forward-convolution algorithm (cudnnFindConvolutionForwardAlgorithmEx).
+struct ConvAlgorithmTiming {
+  int algorithm = -1;
+  float milliseconds = 0;
+  size_t workspace_bytes = 0;
+};
+// Every algorithm cuDNN can run for `conv_node` at `micro_batch` within `workspace_limit`, fastest first.
+Expected<std::vector<ConvAlgorithmTiming>> find_conv_algorithms(CudaContext& ctx, const ir::Graph& graph,
+                                                                const ir::Node& conv_node, int64_t micro_batch,
+                                                                size_t workspace_limit);
+
+class CudaExecutor {
+ public:
+  // `ctx` and `graph` must outlive the executor.
+  static Expected<std::unique_ptr<CudaExecutor>> create(CudaContext& ctx, const ir::Graph& graph,
+                                                        runtime::Plan plan);
+
+  // Host inputs in the order of graph.inputs, exactly their dtype and shape; host outputs.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+
+  const runtime::Plan& plan() const { return plan_; }
+  size_t weight_bytes() const { return weights_.bytes(); }
+  // Device bytes this executor holds: weights + arena + workspace pool.
+  size_t device_bytes() const { return weights_.bytes() + arena_.bytes() + workspace_.bytes(); }
+
+ private:
+  struct Call {
+    std::vector<DeviceTensor> src, dst;
+    std::unique_ptr<KernelState> state;
+    void* workspace = nullptr;
+    size_t workspace_bytes = 0;
+  };
+  struct Step {
+    const ir::Node* node = nullptr;
+    std::vector<Call> calls;
+  };
+
+  CudaExecutor(CudaContext& ctx, const ir::Graph& graph, runtime::Plan plan)
+      : ctx_(ctx), graph_(graph), plan_(std::move(plan)) {}
+  Status build();
+  Status prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call);
+
+  CudaContext& ctx_;
+  const ir::Graph& graph_;
+  runtime::Plan plan_;
+  DeviceBuffer weights_, arena_, workspace_;
+  std::vector<DeviceTensor> values_;  // per graph value: its device tensor
+  std::vector<Step> steps_;
+};
+
+}  // namespace ucudnn::cuda

@@ -1,0 +1,41 @@
+// The CUDA kernel table, generated from op_list.h, and PrepareArgs helpers.
+#include "runtime/cuda/cuda_kernel.h"
+
+namespace ucudnn::cuda {
+
+#define UCUDNN_DECLARE_CUDA_KERNEL(name) const CudaKernel& cuda_kernel_##name();
+UCUDNN_FOR_EACH_OP(UCUDNN_DECLARE_CUDA_KERNEL)
+#undef UCUDNN_DECLARE_CUDA_KERNEL
+
+const CudaKernel& cuda_kernel(OpKind kind) {
+  using Get = const CudaKernel& (*)();
+  static const Get table[] = {
+#define UCUDNN_CUDA_KERNEL_ENTRY(name) &cuda_kernel_##name,
+      UCUDNN_FOR_EACH_OP(UCUDNN_CUDA_KERNEL_ENTRY)
+#undef UCUDNN_CUDA_KERNEL_ENTRY
+  };
+  return table[static_cast<int>(kind)]();
+}
+
+const Tensor* PrepareArgs::constant(size_t i) const {
+  if (!has_src(i)) return nullptr;
+  const ir::Value& v = graph.value(node.inputs[i]);
+  return v.constant ? &*v.constant : nullptr;
+}
+
+DType PrepareArgs::src_dtype(size_t i) const {
+  return has_src(i) ? graph.value(node.inputs[i]).dtype : DType::kUndefined;
+}
+
+std::string PrepareArgs::describe() const {
+  std::string text = node.describe() + ", inputs";
+  for (size_t i = 0; i < src_shapes.size(); ++i)
+    text += has_src(i) ? " " + std::string(dtype_name(src_dtype(i))) + shape_to_string(src_shapes[i]) : " (absent)";
+  return text;
+}
+
+Status PrepareArgs::unsupported_error(const std::string& message) const {
+  return unsupported(describe() + ": " + message + " (CUDA backend)");
+}
+
+}  // namespace ucudnn::cuda
