@@ -2,7 +2,9 @@
 // executor together behind the public API (include/ucudnn/ucudnn.h).
 #include <memory>
 
+#include "api/planning.h"
 #include "onnx_import/onnx_import.h"
+#include "runtime/executor/plan_json.h"
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/cpu_executor.h"
 #include "ucudnn/ucudnn.h"
@@ -21,11 +23,26 @@ std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vecto
   return infos;
 }
 
+// The plan a session runs: a saved one, one made now by the optimizer, or the default.
+Expected<runtime::Plan> choose_plan(const ir::Graph& graph, const SessionOptions& options) {
+  if (!options.plan_path.empty()) {
+    if (!options.policy.empty()) return invalid_argument("give either a plan or a policy, not both");
+    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::load_plan(options.plan_path));
+    UCUDNN_RETURN_IF_ERROR(runtime::check_plan_matches(plan, graph, "cpu", "").with_context(options.plan_path));
+    return plan;
+  }
+  if (options.policy.empty()) return runtime::make_cpu_plan(graph);
+  UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannerOptions planner, planner_options(options));
+  UCUDNN_ASSIGN_OR_RETURN(optimizer::PlanResult result,
+                          plan_with_database(graph, "cpu", planner, options.benchmark_db));
+  return std::move(result.plan);
+}
+
 class CpuSession final : public Session {
  public:
-  static Expected<std::unique_ptr<Session>> create(ir::Graph graph) {
+  static Expected<std::unique_ptr<Session>> create(ir::Graph graph, const SessionOptions& options) {
     std::unique_ptr<CpuSession> session(new CpuSession(std::move(graph)));
-    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::make_cpu_plan(session->graph_));
+    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, choose_plan(session->graph_, options));
     UCUDNN_ASSIGN_OR_RETURN(session->executor_, runtime::CpuExecutor::create(session->graph_, std::move(plan)));
     session->inputs_ = describe_values(session->graph_, session->graph_.inputs);
     session->outputs_ = describe_values(session->graph_, session->graph_.outputs);
@@ -64,7 +81,7 @@ Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, 
   import_options.input_shapes = options.input_shapes;
   import_options.batch = options.batch;
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
-  return CpuSession::create(std::move(graph));
+  return CpuSession::create(std::move(graph), options);
 }
 
 }  // namespace ucudnn

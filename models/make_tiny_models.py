@@ -87,7 +87,8 @@ def relu(x):
 
 # ---------------------------------------------------------------- builders
 def _init(name, array):
-    return numpy_helper.from_array(np.ascontiguousarray(array), name)
+    # np.ascontiguousarray would turn a 0-d (scalar) array into shape (1,).
+    return numpy_helper.from_array(np.array(array, order="C"), name)
 
 
 def _io(name, dims):

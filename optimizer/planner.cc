@@ -68,11 +68,12 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
                                 size_t (*workspace_of)(const ir::Graph&, const ir::Node&)) {
   const auto start = std::chrono::steady_clock::now();
   PlanResult result;
+  result.options = options;
   const ConvKernelKey device_key = benchmarker.device_key();
   UCUDNN_ASSIGN_OR_RETURN(result.kernels, collect_conv_kernels(graph, device_key));
 
   // 1. Timings: stored, else measured (and stored).
-  std::vector<NamedKernel> named;
+  std::vector<NamedKernel>& named = result.timings;
   ProgressBar progress(static_cast<int>(result.kernels.size()), options.progress);
   for (size_t i = 0; i < result.kernels.size(); ++i) {
     const ConvKernel& kernel = result.kernels[i];

@@ -35,7 +35,9 @@ struct PlannerOptions {
 
 struct PlanResult {
   runtime::Plan plan;
-  std::vector<ConvKernel> kernels;  // same order as policy.kernels
+  PlannerOptions options;           // what was asked for
+  std::vector<ConvKernel> kernels;  // same order as policy.kernels and timings
+  std::vector<NamedKernel> timings; // each kernel's measured table (name: node + shapes)
   PolicyResult policy;
   int kernels_benchmarked = 0;      // measured in this run
   int kernels_reused = 0;           // taken from the database

@@ -32,6 +32,16 @@ struct SessionOptions {
   int64_t batch = 1;
   // CPU threads; 0 = all cores.
   int threads = 0;
+
+  // How convolutions are planned (the μ-cuDNN optimizer). By default each runs
+  // undivided with the backend's default algorithm and nothing is benchmarked.
+  std::string plan_path;             // run this saved plan (`ucudnn plan -o`)
+  std::string policy;                // or plan now: "undivided", "wr" or "wd"
+  size_t workspace_bytes = size_t{64} << 20;  // per kernel (undivided, wr) or total (wd)
+  std::string batch_sizes = "powerOfTwo";     // micro-batch sizes: "all", "powerOfTwo", "undivided"
+  std::string benchmark_db;          // "" = ~/.cache/ucudnn/benchmarks.sqlite
+  bool rebenchmark = false;          // measure again instead of reusing stored timings
+  bool progress = true;              // progress bar on stderr while benchmarking (terminals only)
 };
 
 struct TensorInfo {

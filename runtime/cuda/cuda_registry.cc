@@ -29,8 +29,15 @@ DType PrepareArgs::src_dtype(size_t i) const {
 
 std::string PrepareArgs::describe() const {
   std::string text = node.describe() + ", inputs";
-  for (size_t i = 0; i < src_shapes.size(); ++i)
-    text += has_src(i) ? " " + std::string(dtype_name(src_dtype(i))) + shape_to_string(src_shapes[i]) : " (absent)";
+  for (size_t i = 0; i < src_shapes.size(); ++i) {
+    text.append(" ");  // append, not operator+: GCC 12 warns falsely (-Wrestrict) on " " + string
+    if (!has_src(i)) {
+      text.append("(absent)");
+      continue;
+    }
+    text.append(dtype_name(src_dtype(i)));
+    text.append(shape_to_string(src_shapes[i]));
+  }
   return text;
 }
 

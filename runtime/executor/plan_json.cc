@@ -105,7 +105,9 @@ Status check_plan_matches(const Plan& plan, const ir::Graph& graph, const std::s
     return invalid_argument("the plan was made for another model or input shape (fingerprint " +
                             plan.model_fingerprint + ", this model " + graph_fingerprint(graph) +
                             "); make it again with `ucudnn plan` for this model and batch");
-  if (plan.device != device || plan.device_name != device_name)
+  // A CPU plan runs on any CPU (only its speed may differ); a GPU plan names
+  // cuDNN algorithms that another GPU or cuDNN may not have.
+  if (plan.device != device || (device == "cuda" && plan.device_name != device_name))
     return invalid_argument("the plan was made for " + plan.device + " '" + plan.device_name + "', not " + device +
                             " '" + device_name + "'");
   return Status::ok();

@@ -15,6 +15,7 @@
 #include "onnx_import/onnx_import.h"
 #include "tools/ucudnn/cli_args.h"
 #include "tools/ucudnn/commands.h"
+#include "tools/ucudnn/session_flags.h"
 #include "ucudnn/ucudnn.h"
 
 namespace ucudnn::cli {
@@ -22,18 +23,13 @@ namespace ucudnn::cli {
 namespace {
 
 constexpr const char* kRunUsage =
-    "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--device auto|cpu|cuda]\n"
-    "                  [--batch N] [--threads N] [--iterations N] [--warmup N] [--seed N] [--json]\n"
-    "  FILE is an ONNX TensorProto (.pb) or NumPy (.npy) file; inputs without a file are\n"
-    "  random (seeded), their symbolic dims set to --batch (default 1).";
-
-// "auto" is the GPU when this build has the CUDA backend and a GPU is present, else the CPU.
-Expected<Device> parse_device(const std::string& name) {
-  if (name == "auto") return cuda_available() ? Device::kCuda : Device::kCpu;
-  if (name == "cpu") return Device::kCpu;
-  if (name == "cuda") return Device::kCuda;
-  return invalid_argument("--device must be auto, cpu or cuda, got '" + name + "'");
-}
+    "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--iterations N] [--warmup N]\n"
+    "                  [--seed N] [--json] [session flags]\n"
+    "  --input NAME=FILE        an ONNX TensorProto (.pb) or NumPy (.npy) file; inputs without one\n"
+    "                           are random (seeded), their symbolic dims set to --batch\n"
+    "  --output-dir DIR         write every output as DIR/<name>.pb\n"
+    "  --iterations N, --warmup N  timed runs (default 10) after untimed ones (default 2)\n"
+    "  --json                   one JSON object on stdout instead of the summary\n";
 
 // NAME=FILE pairs from --input.
 Expected<std::map<std::string, Tensor>> read_input_files(const std::vector<std::string>& specs) {
@@ -108,12 +104,12 @@ int report_error(const Status& status, bool usage_error) {
 
 int cmd_run(int argc, char** argv) {
   auto parsed = Args::parse(argc, argv,
-                            {"input", "output-dir", "device", "batch", "threads", "iterations", "warmup", "seed"},
-                            {"json", "help"});
+                            flag_union({"input", "output-dir", "iterations", "warmup", "seed"}, kSessionValueFlags),
+                            flag_union({"json", "help"}, kSessionBoolFlags));
   if (!parsed) return report_error(parsed.status(), true);
   const Args& args = *parsed;
   if (args.has("help")) {
-    std::printf("%s\n", kRunUsage);
+    std::printf("%s%s", kRunUsage, kSessionFlagsHelp);
     return 0;
   }
   if (args.positional().size() != 1)
@@ -121,18 +117,12 @@ int cmd_run(int argc, char** argv) {
   const std::string model_path = args.positional()[0];
 
   SessionOptions options;
-  auto device = parse_device(args.get("device", "auto"));
-  auto batch = args.get_int("batch", 1, 1);
-  auto threads = args.get_int("threads", 0, 0);
+  if (Status s = session_options_from_flags(args, &options); !s.is_ok()) return report_error(s, true);
   auto iterations = args.get_int("iterations", 10, 1);
   auto warmup = args.get_int("warmup", 2, 0);
   auto seed = args.get_int("seed", 0, 0);
-  for (const Status& s : {device.status(), batch.status(), threads.status(), iterations.status(), warmup.status(),
-                          seed.status()})
+  for (const Status& s : {iterations.status(), warmup.status(), seed.status()})
     if (!s.is_ok()) return report_error(s, true);
-  options.device = *device;
-  options.batch = *batch;
-  options.threads = static_cast<int>(*threads);
 
   auto files = read_input_files(args.get_all("input"));
   if (!files) return report_error(files.status());
@@ -195,6 +185,7 @@ int cmd_run(int argc, char** argv) {
     j["model"] = model_path;
     j["device"] = device_name(options.device);
     j["batch"] = options.batch;
+    j["plan"] = options.plan_path.empty() ? (options.policy.empty() ? "default" : options.policy) : options.plan_path;
     j["threads"] = options.threads;
     j["iterations"] = *iterations;
     j["warmup"] = *warmup;

@@ -16,6 +16,8 @@ void print_usage(FILE* out) {
                "commands:\n"
                "  info MODEL     inputs, outputs, op counts, what is unsupported\n"
                "  run MODEL      run a model and time it (see `ucudnn run --help`)\n"
+               "  plan MODEL     choose algorithms and micro-batches under a workspace budget, save the plan\n"
+               "  report MODEL   what the optimizer chose per convolution and what it buys (text, --json, --html)\n"
                "\n"
                "ucudnn runs ONNX convolutional networks on the CPU (Eigen) or an NVIDIA GPU (cuDNN).\n");
 }
@@ -30,6 +32,8 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "info") return ucudnn::cli::cmd_info(argc - 2, argv + 2);
   if (command == "run") return ucudnn::cli::cmd_run(argc - 2, argv + 2);
+  if (command == "plan") return ucudnn::cli::cmd_plan(argc - 2, argv + 2);
+  if (command == "report") return ucudnn::cli::cmd_report(argc - 2, argv + 2);
   std::fprintf(stderr, "ucudnn: unknown command '%s'\n", command.c_str());
   print_usage(stderr);
   return 2;

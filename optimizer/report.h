@@ -1,0 +1,89 @@
+// The optimizer report (`ucudnn report`): what the planner chose for every
+// convolution kernel and what it buys, as text, JSON and a self-contained HTML page.
+//
+// Stages: build_report turns a PlanResult (+ the graph, for node names) into
+// plain ReportData — per kernel its nodes, shapes, chosen configuration,
+// predicted / undivided-at-the-same-limit / unlimited times, workspace, its
+// Pareto front; network totals; ILP statistics (wd) — and each renderer is a
+// pure function of that data. Nothing here benchmarks or touches a device.
+// "Undivided at the same limit" is the fastest single algorithm at the full
+// batch within the kernel's limit: the per-kernel limit (undivided, wr) or the
+// kernel's slice of the pool (wd); -1 (shown "n/a") when none fits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "optimizer/planner.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::optimizer {
+
+struct KernelReport {
+  std::string name;                // the planner's kernel name (node + shapes)
+  std::vector<std::string> nodes;  // every Conv node running this kernel
+  Shape x_shape, w_shape;          // input and filter at the full batch (empty when unknown)
+  int64_t batch = 0;               // Σ of the chosen micro-batch sizes
+  Configuration config;            // the chosen configuration
+  std::string configuration;       // format_configuration(config)
+  size_t workspace_offset = 0;     // the kernel's slice of the pool
+  size_t workspace_size = 0;
+  size_t limit_bytes = 0;          // the limit "undivided" is measured at (SIZE_MAX = none)
+  double undivided_ms = -1;        // -1: no undivided algorithm fits the limit
+  double unlimited_ms = -1;
+  double speedup = 0;              // undivided_ms / predicted; 0 when undivided_ms < 0
+  std::vector<Configuration> front;  // Pareto front (increasing workspace); empty if unavailable
+  std::vector<std::string> front_configurations;  // format_configuration of each front point
+};
+
+struct ReportData {
+  std::string model;
+  std::string device, device_name;
+  std::string policy, batch_sizes;
+  int64_t batch = 0;
+  size_t workspace_limit = 0;      // as asked: per kernel (undivided, wr) or total (wd)
+  double division_threshold = 0;
+  std::vector<KernelReport> kernels;
+  int conv_nodes = 0;              // Σ nodes over kernels
+  double total_predicted_ms = 0;   // the PolicyResult's total
+  double total_undivided_ms = -1;  // -1 when some kernel has no undivided algorithm
+  int kernels_without_undivided = 0;
+  double total_unlimited_ms = 0;
+  size_t pool_bytes = 0;           // the convolutions' pool (PolicyResult)
+  size_t plan_pool_bytes = 0;      // the Plan's pool (all steps)
+  bool has_ilp = false;            // policy wd
+  IlpSolution ilp;
+  double optimize_seconds = 0;
+  int kernels_benchmarked = 0, kernels_reused = 0;
+};
+
+// "64×IMPLICIT_PRECOMP_GEMM(1) + 32×FFT(4)"; algorithm names come from `timings`
+// ("algo N" when unnamed); a run of k identical parts prints as "k × (64×FFT(4))".
+std::string format_configuration(const Configuration& config, const KernelTimings& timings);
+
+// "512 B", "1.5 KiB", "64.0 MiB"; SIZE_MAX is "unlimited".
+std::string format_size(size_t bytes);
+
+// Gathers everything the renderers show. `graph` names the nodes (PlanResult::kernels
+// index into it); kernels beyond result.kernels are named from the policy only.
+ReportData build_report(const PlanResult& result, const ir::Graph& graph, const std::string& model = "");
+
+std::string report_text(const ReportData& data);
+nlohmann::json report_json(const ReportData& data);
+// A self-contained page (inline CSS and SVG, no external resources): summary,
+// per-kernel table, grouped bars (undivided / chosen / unlimited) and one
+// Pareto-front plot per kernel with the chosen point highlighted.
+std::string report_html(const ReportData& data);
+
+// Conveniences: build_report then render.
+std::string report_text(const PlanResult& result, const ir::Graph& graph, const std::string& model = "");
+nlohmann::json report_json(const PlanResult& result, const ir::Graph& graph, const std::string& model = "");
+std::string report_html(const PlanResult& result, const ir::Graph& graph, const std::string& model = "");
+
+// HTML/XML text escaping of & < > " '.
+std::string html_escape(const std::string& text);
+
+}  // namespace ucudnn::optimizer

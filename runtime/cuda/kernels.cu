@@ -1,0 +1,283 @@
+// ucudnn's own CUDA kernels (see kernels.h for the contracts). One file so CI
+// (2 cores) compiles one nvcc unit. All kernels are grid-stride loops over the
+// output, 256 threads a block, so consecutive threads touch consecutive outputs.
+#include <cstdint>
+
+#include "runtime/core/dtype.h"
+#include "runtime/cuda/kernels.h"
+
+namespace ucudnn::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < (int64_t{1} << 20) ? (blocks > 0 ? blocks : 1) : (int64_t{1} << 20));
+}
+
+#define UCUDNN_GRID_LOOP(i, n) \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
+
+// Element offset of output index i in operand `which` of `layout`.
+__device__ __forceinline__ int64_t strided_offset(const StridedLayout& layout, int which, int64_t i) {
+  int64_t offset = layout.offset[which];
+  for (int d = layout.rank - 1; d >= 0; --d) {
+    const int64_t dim = layout.dims[d];
+    offset += (i % dim) * layout.strides[which][d];
+    i /= dim;
+  }
+  return offset;
+}
+
+__device__ __forceinline__ float apply_unary(UnaryOp op, float x, float alpha, float beta) {
+  switch (op) {
+    case UnaryOp::kRelu: return x > 0.0f ? x : 0.0f;
+    case UnaryOp::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
+    case UnaryOp::kSigmoid: return x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x));
+    case UnaryOp::kTanh: return tanhf(x);
+    case UnaryOp::kHardSigmoid: return fminf(fmaxf(alpha * x + beta, 0.0f), 1.0f);
+    case UnaryOp::kHardSwish: return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
+    case UnaryOp::kClip: return fminf(fmaxf(x, alpha), beta);
+    case UnaryOp::kElu: return x > 0.0f ? x : alpha * expm1f(x);
+  }
+  return x;
+}
+
+template <UnaryOp Op>
+__global__ void unary_kernel(const float* src, float* dst, int64_t n, float alpha, float beta) {
+  UCUDNN_GRID_LOOP(i, n) dst[i] = apply_unary(Op, src[i], alpha, beta);
+}
+
+__device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::kAdd: return a + b;
+    case BinaryOp::kSub: return a - b;
+    case BinaryOp::kMul: return a * b;
+    case BinaryOp::kDiv: return a / b;
+    case BinaryOp::kPRelu: return a >= 0.0f ? a : a * b;
+  }
+  return a;
+}
+
+template <BinaryOp Op>
+__global__ void binary_contiguous_kernel(const float* a, const float* b, float* dst, int64_t n) {
+  UCUDNN_GRID_LOOP(i, n) dst[i] = apply_binary(Op, a[i], b[i]);
+}
+
+template <BinaryOp Op>
+__global__ void binary_strided_kernel(const float* a, const float* b, float* dst, int64_t n, StridedLayout layout) {
+  UCUDNN_GRID_LOOP(i, n) dst[i] = apply_binary(Op, a[strided_offset(layout, 0, i)], b[strided_offset(layout, 1, i)]);
+}
+
+template <typename T>
+__global__ void strided_copy_kernel(const T* src, T* dst, int64_t n, StridedLayout layout) {
+  UCUDNN_GRID_LOOP(i, n) dst[i] = src[strided_offset(layout, 0, i)];
+}
+
+struct PadParams {
+  int64_t src_dims[kMaxDims];
+  int64_t pad_begin[kMaxDims];
+};
+
+__global__ void pad_kernel(const float* src, float* dst, int64_t n, StridedLayout layout, PadParams p, PadMode mode,
+                           float value) {
+  UCUDNN_GRID_LOOP(i, n) {
+    int64_t rest = i, offset = 0;
+    bool inside = true;
+    for (int d = layout.rank - 1; d >= 0; --d) {
+      int64_t s = rest % layout.dims[d] - p.pad_begin[d];
+      rest /= layout.dims[d];
+      const int64_t size = p.src_dims[d];
+      if (s < 0 || s >= size) {
+        if (mode == PadMode::kConstant) inside = false;
+        else if (mode == PadMode::kEdge) s = s < 0 ? 0 : size - 1;
+        else {  // reflect (the importer guarantees pads < size)
+          const int64_t period = size > 1 ? 2 * (size - 1) : 1;
+          s = s % period;
+          if (s < 0) s += period;
+          if (s >= size) s = period - s;
+        }
+      }
+      offset += s * layout.strides[0][d];
+    }
+    dst[i] = inside ? src[offset] : value;
+  }
+}
+
+template <typename T, typename Index>
+__global__ void gather_kernel(const T* src, const Index* indices, T* dst, int64_t outer, int64_t axis_dim,
+                              int64_t count, int64_t inner) {
+  const int64_t n = outer * count * inner;
+  UCUDNN_GRID_LOOP(i, n) {
+    const int64_t r = i % inner;
+    const int64_t j = (i / inner) % count;
+    const int64_t o = i / (inner * count);
+    int64_t index = static_cast<int64_t>(indices[j]);
+    if (index < 0) index += axis_dim;
+    index = index < 0 ? 0 : (index >= axis_dim ? axis_dim - 1 : index);
+    dst[i] = src[(o * axis_dim + index) * inner + r];
+  }
+}
+
+template <typename From, typename To>
+__global__ void cast_kernel(const From* src, To* dst, int64_t n) {
+  UCUDNN_GRID_LOOP(i, n) dst[i] = static_cast<To>(src[i]);
+}
+
+struct ReduceParams {
+  int rank;
+  int64_t dims[kMaxDims];
+  int64_t strides[kMaxDims];
+  int64_t count;
+};
+
+__global__ void reduce_mean_kernel(const float* src, float* dst, int64_t n, StridedLayout layout, ReduceParams r) {
+  UCUDNN_GRID_LOOP(i, n) {
+    const int64_t base = strided_offset(layout, 0, i);
+    float sum = 0.0f;
+    for (int64_t k = 0; k < r.count; ++k) {
+      int64_t rest = k, offset = base;
+      for (int d = r.rank - 1; d >= 0; --d) {
+        offset += (rest % r.dims[d]) * r.strides[d];
+        rest /= r.dims[d];
+      }
+      sum += src[offset];
+    }
+    dst[i] = sum / static_cast<float>(r.count);
+  }
+}
+
+template <typename From>
+cudaError_t cast_from(const From* src, int dst_dtype, void* dst, int64_t n, cudaStream_t stream) {
+  const unsigned blocks = blocks_for(n);
+  switch (static_cast<DType>(dst_dtype)) {
+#define UCUDNN_CAST_CASE(name, type, code) \
+  case DType::k##name: cast_kernel<From, type><<<blocks, kThreads, 0, stream>>>(src, static_cast<type*>(dst), n); break;
+    UCUDNN_FOR_EACH_DTYPE(UCUDNN_CAST_CASE)
+#undef UCUDNN_CAST_CASE
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
+                         cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(n);
+  switch (op) {
+#define UCUDNN_UNARY_CASE(name) \
+  case UnaryOp::name: unary_kernel<UnaryOp::name><<<blocks, kThreads, 0, stream>>>(src, dst, n, alpha, beta); break;
+    UCUDNN_UNARY_CASE(kRelu)
+    UCUDNN_UNARY_CASE(kLeakyRelu)
+    UCUDNN_UNARY_CASE(kSigmoid)
+    UCUDNN_UNARY_CASE(kTanh)
+    UCUDNN_UNARY_CASE(kHardSigmoid)
+    UCUDNN_UNARY_CASE(kHardSwish)
+    UCUDNN_UNARY_CASE(kClip)
+    UCUDNN_UNARY_CASE(kElu)
+#undef UCUDNN_UNARY_CASE
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* dst, int64_t n,
+                          const StridedLayout& layout, bool contiguous, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(n);
+  switch (op) {
+#define UCUDNN_BINARY_CASE(name)                                                                     \
+  case BinaryOp::name:                                                                               \
+    if (contiguous) binary_contiguous_kernel<BinaryOp::name><<<blocks, kThreads, 0, stream>>>(a, b, dst, n); \
+    else binary_strided_kernel<BinaryOp::name><<<blocks, kThreads, 0, stream>>>(a, b, dst, n, layout);       \
+    break;
+    UCUDNN_BINARY_CASE(kAdd)
+    UCUDNN_BINARY_CASE(kSub)
+    UCUDNN_BINARY_CASE(kMul)
+    UCUDNN_BINARY_CASE(kDiv)
+    UCUDNN_BINARY_CASE(kPRelu)
+#undef UCUDNN_BINARY_CASE
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_strided_copy(const void* src, void* dst, size_t element_bytes, int64_t n,
+                                const StridedLayout& layout, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(n);
+  switch (element_bytes) {
+    case 1: strided_copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), n, layout); break;
+    case 2: strided_copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), n, layout); break;
+    case 4: strided_copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), n, layout); break;
+    case 8: strided_copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), n, layout); break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_pad(const float* src, float* dst, int64_t n, const StridedLayout& layout,
+                       const int64_t* src_dims, const int64_t* pad_begin, PadMode mode, float value,
+                       cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  PadParams p{};
+  for (int d = 0; d < layout.rank; ++d) {
+    p.src_dims[d] = src_dims[d];
+    p.pad_begin[d] = pad_begin[d];
+  }
+  pad_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, layout, p, mode, value);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_gather(const void* src, const void* indices, bool indices32, void* dst, size_t element_bytes,
+                          int64_t outer, int64_t axis_dim, int64_t count, int64_t inner, cudaStream_t stream) {
+  const int64_t n = outer * count * inner;
+  if (n == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(n);
+#define UCUDNN_GATHER(T)                                                                                    \
+  if (indices32)                                                                                            \
+    gather_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<const int32_t*>(indices), \
+                                                   static_cast<T*>(dst), outer, axis_dim, count, inner);     \
+  else                                                                                                      \
+    gather_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<const int64_t*>(indices), \
+                                                   static_cast<T*>(dst), outer, axis_dim, count, inner);
+  switch (element_bytes) {
+    case 1: UCUDNN_GATHER(uint8_t) break;
+    case 4: UCUDNN_GATHER(uint32_t) break;
+    case 8: UCUDNN_GATHER(uint64_t) break;
+    default: return cudaErrorInvalidValue;
+  }
+#undef UCUDNN_GATHER
+  return cudaGetLastError();
+}
+
+cudaError_t launch_cast(const void* src, int src_dtype, void* dst, int dst_dtype, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  switch (static_cast<DType>(src_dtype)) {
+#define UCUDNN_CAST_FROM(name, type, code) \
+  case DType::k##name: return cast_from(static_cast<const type*>(src), dst_dtype, dst, n, stream);
+    UCUDNN_FOR_EACH_DTYPE(UCUDNN_CAST_FROM)
+#undef UCUDNN_CAST_FROM
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t launch_reduce_mean(const float* src, float* dst, int64_t n, const StridedLayout& layout,
+                               int reduced_rank, const int64_t* reduced_dims, const int64_t* reduced_strides,
+                               cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  ReduceParams r{};
+  r.rank = reduced_rank;
+  r.count = 1;
+  for (int d = 0; d < reduced_rank; ++d) {
+    r.dims[d] = reduced_dims[d];
+    r.strides[d] = reduced_strides[d];
+    r.count *= reduced_dims[d];
+  }
+  reduce_mean_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, layout, r);
+  return cudaGetLastError();
+}
+
+}  // namespace ucudnn::cuda

@@ -1,0 +1,67 @@
+// Launchers of ucudnn's own CUDA kernels (runtime/cuda/kernels.cu), callable
+// from plain C++: elementwise activations, broadcasting binary ops, strided
+// copies (Slice, Transpose, broadcast fills), Pad, Gather, Cast, ReduceMean.
+//
+// Every launcher only queues work on `stream` and returns the launch error
+// (cudaSuccess when queued). Index arithmetic is int64; shapes up to kMaxDims.
+// Consecutive threads write consecutive output elements (coalesced stores).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ucudnn::cuda {
+
+inline constexpr int kMaxDims = 8;
+
+// Output dims plus, per operand, the element stride of each output dim
+// (0 where the operand is broadcast), and a starting element offset.
+struct StridedLayout {
+  int rank = 0;
+  int64_t dims[kMaxDims] = {};
+  int64_t strides[2][kMaxDims] = {};
+  int64_t offset[2] = {0, 0};
+};
+
+enum class UnaryOp { kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu };
+// dst[i] = op(src[i]) with parameters alpha, beta (LeakyRelu/Elu alpha; HardSigmoid alpha, beta; Clip lo, hi).
+cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
+                         cudaStream_t stream);
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPRelu };
+// dst[i] = a[...] op b[...]; `layout` maps output index i to both operands'
+// elements (strides[0] for a, strides[1] for b). `contiguous`: both are dense
+// with the output's shape (no index arithmetic).
+cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* dst, int64_t n,
+                          const StridedLayout& layout, bool contiguous, cudaStream_t stream);
+
+// dst[i] = src[offset[0] + Σ index_d · strides[0][d]] for elements of `element_bytes` (1, 2, 4 or 8).
+cudaError_t launch_strided_copy(const void* src, void* dst, size_t element_bytes, int64_t n,
+                                const StridedLayout& layout, cudaStream_t stream);
+
+enum class PadMode { kConstant, kEdge, kReflect };
+// Pad (also negative pads = crops): dst dims layout.dims; src dims in `src_dims`,
+// pad_begin per dim; out-of-range positions take `value` (constant) or map by mode.
+cudaError_t launch_pad(const float* src, float* dst, int64_t n, const StridedLayout& layout,
+                       const int64_t* src_dims, const int64_t* pad_begin, PadMode mode, float value,
+                       cudaStream_t stream);
+
+// Gather along one axis viewed as [outer, axis_dim, inner]: dst = [outer, count, inner].
+// Indices are int64 (or int32 when `indices32`); negative ones count from the end;
+// indices out of range are clamped (checked at load when they are constants).
+cudaError_t launch_gather(const void* src, const void* indices, bool indices32, void* dst, size_t element_bytes,
+                          int64_t outer, int64_t axis_dim, int64_t count, int64_t inner, cudaStream_t stream);
+
+// dst[i] = (To)src[i]; dtypes are ucudnn::DType values as ints.
+cudaError_t launch_cast(const void* src, int src_dtype, void* dst, int dst_dtype, int64_t n, cudaStream_t stream);
+
+// Mean over reduced dims: output element i (layout.dims = the input dims with
+// reduced ones set to 1, strides[0] = input strides) averages the box spanned by
+// `reduced_dims` / `reduced_strides` (count `reduced_rank`) starting at its base.
+cudaError_t launch_reduce_mean(const float* src, float* dst, int64_t n, const StridedLayout& layout,
+                               int reduced_rank, const int64_t* reduced_dims, const int64_t* reduced_strides,
+                               cudaStream_t stream);
+
+}  // namespace ucudnn::cuda

@@ -1,0 +1,97 @@
+// `ucudnn report MODEL`: plan the model's convolutions (benchmarking or reusing
+// stored timings, as `ucudnn plan` does) and show what the policy chose and what
+// it buys per kernel and for the network: text on stdout, or JSON with --json,
+// and a self-contained HTML page with plots with --html FILE (written atomically).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "api/planning.h"
+#include "onnx_import/onnx_import.h"
+#include "optimizer/report.h"
+#include "runtime/cpu/cpu_kernel.h"
+#include "tools/ucudnn/commands.h"
+#include "tools/ucudnn/session_flags.h"
+
+namespace ucudnn::cli {
+
+namespace {
+
+constexpr const char* kReportUsage =
+    "usage: ucudnn report MODEL [--json] [--html FILE] [session flags]\n"
+    "  --json                   print the report as one JSON object instead of text\n"
+    "  --html FILE              also write a self-contained HTML page with plots\n";
+
+// Writes `text` to a temporary file beside `path` and renames it over `path`,
+// so a reader never sees a half-written page.
+Status write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return io_error("cannot write '" + temporary + "' (for --html " + path + ")");
+    out << text;
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      return io_error("writing '" + temporary + "' failed (for --html " + path + ")");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    return io_error("cannot rename '" + temporary + "' to '" + path + "': " + ec.message());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+int cmd_report(int argc, char** argv) {
+  auto parsed = Args::parse(argc, argv, flag_union({"html"}, kSessionValueFlags),
+                            flag_union({"json", "help"}, kSessionBoolFlags));
+  if (!parsed) return report_error(parsed.status(), true);
+  const Args& args = *parsed;
+  if (args.has("help")) {
+    std::printf("%s%s", kReportUsage, kSessionFlagsHelp);
+    return 0;
+  }
+  if (args.positional().size() != 1)
+    return report_error(invalid_argument(std::string("expected one MODEL\n") + kReportUsage), true);
+  if (args.has("html") && args.get("html").empty())
+    return report_error(invalid_argument("--html needs a file name"), true);
+  SessionOptions options;
+  if (Status s = session_options_from_flags(args, &options); !s.is_ok()) return report_error(s, true);
+  if (!options.plan_path.empty())
+    return report_error(invalid_argument("`ucudnn report` plans the model itself; --plan is for run"), true);
+  auto planner = planner_options(options);
+  if (!planner) return report_error(planner.status(), true);
+  cpu::set_num_threads(options.threads);  // the CPU benchmarker measures with these threads
+
+  const std::string model_path = args.positional()[0];
+  onnx_import::ImportOptions import_options;
+  import_options.batch = options.batch;
+  auto graph = onnx_import::load_model(model_path, import_options);
+  if (!graph) return report_error(graph.status());
+  auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db);
+  if (!result) return report_error(result.status());
+
+  const optimizer::ReportData data = optimizer::build_report(*result, *graph, model_path);
+  if (args.has("html")) {
+    if (Status s = write_file_atomically(args.get("html"), optimizer::report_html(data)); !s.is_ok())
+      return report_error(s);
+  }
+  if (args.has("json")) {
+    std::printf("%s\n", optimizer::report_json(data).dump(2).c_str());
+  } else {
+    std::printf("%s", optimizer::report_text(data).c_str());
+    if (args.has("html")) std::printf("html:     %s\n", args.get("html").c_str());
+  }
+  return 0;
+}
+
+}  // namespace ucudnn::cli

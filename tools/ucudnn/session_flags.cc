@@ -1,0 +1,55 @@
+// Shared session flags (see session_flags.h).
+#include "tools/ucudnn/session_flags.h"
+
+namespace ucudnn::cli {
+
+const std::set<std::string> kSessionValueFlags = {"device", "batch",       "threads", "plan",
+                                                  "policy", "workspace",   "batch-sizes", "db"};
+const std::set<std::string> kSessionBoolFlags = {"rebenchmark", "quiet"};
+
+const char* const kSessionFlagsHelp =
+    "  --device auto|cpu|cuda   where to run (auto: the GPU when present)\n"
+    "  --batch N                value of symbolic dims such as the batch (default 1)\n"
+    "  --threads N              CPU threads (default: all cores)\n"
+    "  --plan FILE              run a plan saved by `ucudnn plan -o`\n"
+    "  --policy P               plan convolutions now: undivided | wr | wd\n"
+    "  --workspace SIZE         workspace limit: per kernel (undivided, wr) or total (wd); default 64MiB\n"
+    "  --batch-sizes S          micro-batch sizes the optimizer may use: all | powerOfTwo | undivided\n"
+    "  --db PATH                benchmark database (default ~/.cache/ucudnn/benchmarks.sqlite)\n"
+    "  --rebenchmark            measure again instead of reusing stored timings\n"
+    "  --quiet                  no progress bar\n";
+
+namespace {
+Expected<Device> parse_device(const std::string& name) {
+  if (name == "auto") return cuda_available() ? Device::kCuda : Device::kCpu;
+  if (name == "cpu") return Device::kCpu;
+  if (name == "cuda") return Device::kCuda;
+  return invalid_argument("--device must be auto, cpu or cuda, got '" + name + "'");
+}
+}  // namespace
+
+Status session_options_from_flags(const Args& args, SessionOptions* options) {
+  UCUDNN_ASSIGN_OR_RETURN(options->device, parse_device(args.get("device", "auto")));
+  UCUDNN_ASSIGN_OR_RETURN(options->batch, args.get_int("batch", 1, 1));
+  UCUDNN_ASSIGN_OR_RETURN(int64_t threads, args.get_int("threads", 0, 0));
+  options->threads = static_cast<int>(threads);
+  options->plan_path = args.get("plan");
+  options->policy = args.get("policy");
+  if (args.has("workspace")) {
+    UCUDNN_ASSIGN_OR_RETURN(options->workspace_bytes, parse_byte_size(args.get("workspace")));
+  }
+  options->batch_sizes = args.get("batch-sizes", "powerOfTwo");
+  options->benchmark_db = args.get("db");
+  options->rebenchmark = args.has("rebenchmark");
+  options->progress = !args.has("quiet");
+  if (!options->plan_path.empty() && !options->policy.empty())
+    return invalid_argument("give either --plan or --policy, not both");
+  return Status::ok();
+}
+
+std::set<std::string> flag_union(std::set<std::string> a, const std::set<std::string>& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+
+}  // namespace ucudnn::cli
