@@ -8,12 +8,20 @@
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/cpu_executor.h"
 #include "ucudnn/ucudnn.h"
+#ifdef UCUDNN_HAVE_CUDA
+#include "api/cuda_session.h"
+#include "runtime/cuda/cuda_context.h"
+#endif
 
 namespace ucudnn {
 
 const char* device_name(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
 
-bool cuda_available() { return false; }  // no CUDA backend in this build yet
+#ifdef UCUDNN_HAVE_CUDA
+bool cuda_available() { return cuda::device_count() > 0; }
+#else
+bool cuda_available() { return false; }  // built without the CUDA backend
+#endif
 
 namespace {
 
@@ -73,14 +81,22 @@ class CpuSession final : public Session {
 Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
   if (options.batch < 1) return invalid_argument("batch must be at least 1, got " + std::to_string(options.batch));
   if (options.threads < 0) return invalid_argument("threads must be 0 (all cores) or positive");
+#ifndef UCUDNN_HAVE_CUDA
   if (options.device == Device::kCuda)
     return unsupported("device 'cuda' is not available: this build of ucudnn has no CUDA backend");
+#else
+  if (options.device == Device::kCuda && !cuda_available())
+    return unsupported("device 'cuda' is not available: no CUDA device is present (or no driver)");
+#endif
   cpu::set_num_threads(options.threads);
 
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;
   import_options.batch = options.batch;
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
+#ifdef UCUDNN_HAVE_CUDA
+  if (options.device == Device::kCuda) return create_cuda_session(std::move(graph), options);
+#endif
   return CpuSession::create(std::move(graph), options);
 }
 

@@ -27,7 +27,7 @@ Expected<bool> fold_shape(ir::Graph& graph, ir::Node& node) {
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, 0, rank);
   std::vector<int64_t> values(dims.begin() + start, dims.begin() + std::max(start, end));
-  Tensor t = Tensor::from_int64s({static_cast<int64_t>(values.size())}, values);
+  Tensor t = int64_vector_tensor(values);
   ir::Value& out = graph.value(node.outputs[0]);
   if (out.dtype != DType::kInt64 || out.shape != t.shape())
     return internal_error(node.describe() + ": shape rule gives " + std::string(dtype_name(out.dtype)) +

@@ -152,12 +152,12 @@ class Builder {
       t = Tensor::from_floats({}, std::span<const float>(&std::get<float>(value), 1));
     } else if (attr == "value_floats" && std::holds_alternative<std::vector<float>>(value)) {
       const auto& v = std::get<std::vector<float>>(value);
-      t = Tensor::from_floats({static_cast<int64_t>(v.size())}, v);
+      t = float_vector_tensor(v);
     } else if (attr == "value_int" && std::holds_alternative<int64_t>(value)) {
       t = Tensor::from_int64s({}, std::span<const int64_t>(&std::get<int64_t>(value), 1));
     } else if (attr == "value_ints" && std::holds_alternative<std::vector<int64_t>>(value)) {
       const auto& v = std::get<std::vector<int64_t>>(value);
-      t = Tensor::from_int64s({static_cast<int64_t>(v.size())}, v);
+      t = int64_vector_tensor(v);
     } else if (attr == "value_string" || attr == "value_strings" || attr == "sparse_value") {
       return unsupported(node.describe() + ": Constant with '" + attr + "' is not supported");
     } else {

@@ -48,6 +48,9 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
                                    const std::string& what);
 // Shape of a TensorProto from its dims (no data read); InvalidModel on negative dims.
 Expected<Shape> tensor_proto_shape(const onnx::TensorProto& proto, const std::string& what);
+// 1-D tensors holding a copy of `values` (empty ones included).
+Tensor int64_vector_tensor(const std::vector<int64_t>& values);
+Tensor float_vector_tensor(const std::vector<float>& values);
 // Fills `proto` with `tensor` as raw_data.
 void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
 // Parses the bytes of a .npy file (float32/int64/int32/float64, little-endian, C order).

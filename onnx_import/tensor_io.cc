@@ -170,6 +170,18 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
   return tensor;
 }
 
+Tensor int64_vector_tensor(const std::vector<int64_t>& values) {
+  Tensor t = std::move(Tensor::allocate(DType::kInt64, {static_cast<int64_t>(values.size())})).value();
+  if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
+Tensor float_vector_tensor(const std::vector<float>& values) {
+  Tensor t = std::move(Tensor::allocate(DType::kFloat32, {static_cast<int64_t>(values.size())})).value();
+  if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(float));
+  return t;
+}
+
 void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto) {
   proto->Clear();
   proto->set_name(name);

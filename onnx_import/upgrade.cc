@@ -58,7 +58,7 @@ Status ints_to_input(PendingNode& node, const char* name, size_t index, bool req
   if (node.inputs.size() > index && !node.inputs[index].empty())
     return invalid_model(node.describe() + ": '" + name + "' is given both as attribute and as input");
   set_input(node, index,
-            add(node.name + "/" + name, Tensor::from_int64s({static_cast<int64_t>(ints->size())}, *ints)));
+            add(node.name + "/" + name, int64_vector_tensor(*ints)));
   return Status::ok();
 }
 

@@ -98,6 +98,8 @@ set(CMAKE_DEPEND_INFO_FILES
   "tests/CMakeFiles/optimizer_ilp_test.dir/DependInfo.cmake"
   "tests/CMakeFiles/optimizer_policies_test.dir/DependInfo.cmake"
   "tests/CMakeFiles/benchmark_db_test.dir/DependInfo.cmake"
+  "tests/CMakeFiles/report_test.dir/DependInfo.cmake"
   "tests/CMakeFiles/ops_elementwise_test.dir/DependInfo.cmake"
   "tests/CMakeFiles/conformance_runner.dir/DependInfo.cmake"
+  "tests/CMakeFiles/planner_test.dir/DependInfo.cmake"
   )

@@ -42,6 +42,7 @@ struct SessionOptions {
   std::string benchmark_db;          // "" = ~/.cache/ucudnn/benchmarks.sqlite
   bool rebenchmark = false;          // measure again instead of reusing stored timings
   bool progress = true;              // progress bar on stderr while benchmarking (terminals only)
+  bool strict_fp32 = false;          // CUDA: strict FP32 math (no TF32 tensor cores in cuDNN/cuBLAS)
 };
 
 struct TensorInfo {

@@ -1,0 +1,70 @@
+// CudaSession: a Session running on one GPU through runtime/cuda (see
+// cuda_session.h). Mirrors CpuSession in session.cc.
+#include "api/cuda_session.h"
+
+#include "runtime/cuda/cuda_executor.h"
+#include "runtime/executor/plan_json.h"
+
+namespace ucudnn {
+
+namespace {
+
+std::vector<TensorInfo> describe(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
+  std::vector<TensorInfo> infos;
+  for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});
+  return infos;
+}
+
+class CudaSession final : public Session {
+ public:
+  static Expected<std::unique_ptr<Session>> create(ir::Graph graph, const SessionOptions& options) {
+    std::unique_ptr<CudaSession> session(new CudaSession(std::move(graph)));
+    UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(session->graph_));
+    const cuda::MathMode math = options.strict_fp32 ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32;
+    UCUDNN_ASSIGN_OR_RETURN(session->ctx_, cuda::CudaContext::create(0, math));
+    runtime::Plan plan;
+    if (!options.plan_path.empty()) {
+      if (!options.policy.empty()) return invalid_argument("give either a plan or a policy, not both");
+      UCUDNN_ASSIGN_OR_RETURN(plan, runtime::load_plan(options.plan_path));
+      UCUDNN_RETURN_IF_ERROR(
+          runtime::check_plan_matches(plan, session->graph_, "cuda", "").with_context(options.plan_path));
+    } else if (options.policy.empty() || options.policy == "undivided") {
+      cuda::CudaPlanOptions plan_options;
+      plan_options.workspace_limit = options.workspace_bytes;
+      UCUDNN_ASSIGN_OR_RETURN(plan, cuda::make_cuda_plan(*session->ctx_, session->graph_, plan_options));
+    } else {
+      return unsupported("policy '" + options.policy +
+                         "' on the GPU needs the CUDA benchmarker, which does not exist yet; use 'undivided' or a "
+                         "saved plan");
+    }
+    UCUDNN_ASSIGN_OR_RETURN(session->executor_,
+                            cuda::CudaExecutor::create(*session->ctx_, session->graph_, std::move(plan)));
+    session->inputs_ = describe(session->graph_, session->graph_.inputs);
+    session->outputs_ = describe(session->graph_, session->graph_.outputs);
+    return std::unique_ptr<Session>(std::move(session));
+  }
+
+  const std::vector<TensorInfo>& inputs() const override { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override { return executor_->run(inputs); }
+  MemoryStats memory() const override {
+    const runtime::Plan& plan = executor_->plan();
+    return {plan.arena_bytes, plan.unplanned_bytes, executor_->weight_bytes(), plan.workspace_pool_bytes};
+  }
+
+ private:
+  explicit CudaSession(ir::Graph graph) : graph_(std::move(graph)) {}
+
+  ir::Graph graph_;
+  std::unique_ptr<cuda::CudaContext> ctx_;  // declared before the executor: destroyed after it
+  std::unique_ptr<cuda::CudaExecutor> executor_;
+  std::vector<TensorInfo> inputs_, outputs_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Session>> create_cuda_session(ir::Graph graph, const SessionOptions& options) {
+  return CudaSession::create(std::move(graph), options);
+}
+
+}  // namespace ucudnn
