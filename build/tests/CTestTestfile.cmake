@@ -21,3 +21,7 @@ add_test([=[tiny_models]=] "/work/main/build/tests/conformance_runner" "--no-ski
 set_tests_properties([=[tiny_models]=] PROPERTIES  LABELS "conformance" TIMEOUT "300" _BACKTRACE_TRIPLES "/work/main/tests/CMakeLists.txt;40;add_test;/work/main/tests/CMakeLists.txt;0;")
 add_test([=[torchvision_models]=] "bash" "/work/main/tests/models/run_models.sh" "--ucudnn" "/work/main/build/bin/ucudnn" "--source" "/work/main" "--work" "/work/main/build/models")
 set_tests_properties([=[torchvision_models]=] PROPERTIES  LABELS "models;slow" SKIP_RETURN_CODE "77" TIMEOUT "3600" _BACKTRACE_TRIPLES "/work/main/tests/CMakeLists.txt;46;add_test;/work/main/tests/CMakeLists.txt;0;")
+add_test([=[cli]=] "bash" "/work/main/tests/cli/cli_test.sh" "/work/main/build/bin/ucudnn" "/work/main" "/work/main/build/cli_test")
+set_tests_properties([=[cli]=] PROPERTIES  _BACKTRACE_TRIPLES "/work/main/tests/CMakeLists.txt;57;add_test;/work/main/tests/CMakeLists.txt;0;")
+add_test([=[embed_example]=] "/work/main/build/bin/embed_example" "/work/main/models/tiny/tiny_cnn/model.onnx" "2")
+set_tests_properties([=[embed_example]=] PROPERTIES  PASS_REGULAR_EXPRESSION "output float32\\[2, 5\\]" _BACKTRACE_TRIPLES "/work/main/tests/CMakeLists.txt;60;add_test;/work/main/tests/CMakeLists.txt;0;")

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# End-to-end checks of the `ucudnn` command line: success paths (info, run,
+# --json, --output-dir round trip, --input files, plan → run --plan) and every
+# kind of bad input giving a one-line error and a non-zero exit, never a crash.
+#
+# usage: cli_test.sh UCUDNN SOURCE_DIR WORK_DIR
+set -uo pipefail
+ucudnn="$1"; src="$2"; work="$3"
+rm -rf "$work"; mkdir -p "$work"
+model="$src/models/tiny/tiny_cnn/model.onnx"
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_error NAME EXPECTED_EXIT PATTERN -- command...
+expect_error() {
+  local name="$1" code="$2" pattern="$3"; shift 4
+  local out rc
+  out=$("$@" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -ne $code ]]; then fail "$name: exit $rc, expected $code ($out)"; return; fi
+  if ! grep -q -- "$pattern" <<<"$out"; then fail "$name: stderr '$out' lacks '$pattern'"; return; fi
+  if [[ $(wc -l <<<"$out") -ne 1 ]]; then fail "$name: error is not one line: $out"; return; fi
+  echo "ok: $name"
+}
+
+expect_ok() {
+  local name="$1"; shift
+  if ! "$@" >"$work/$name.out" 2>"$work/$name.err"; then fail "$name: $(cat "$work/$name.err")"; return 1; fi
+  echo "ok: $name"
+}
+
+# --- success paths
+expect_ok info "$ucudnn" info "$model" && grep -q "Conv" "$work/info.out" || fail "info lists no Conv"
+expect_ok run "$ucudnn" run "$model" --batch 3 --iterations 2 --warmup 1
+grep -q "output float32\[3, 5\]" "$work/run.out" || fail "run summary lacks the output shape"
+expect_ok run_json "$ucudnn" run "$model" --batch 2 --json --iterations 3
+python3 - "$work/run_json.out" <<'PY' || fail "run --json is not the documented object"
+import json, sys
+j = json.load(open(sys.argv[1]))
+for key in ("model", "device", "batch", "latency_ms", "throughput_per_s", "peak_memory_bytes"):
+    assert key in j, key
+assert j["batch"] == 2 and j["device"] == "cpu"
+assert set(j["latency_ms"]) >= {"median", "min", "max"} and j["latency_ms"]["min"] <= j["latency_ms"]["median"]
+PY
+# Outputs written as TensorProto and fed back as an input file of another run.
+expect_ok run_outdir "$ucudnn" run "$src/models/tiny/tiny_cnn/model.onnx" --input input="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb" --output-dir "$work/out" --iterations 1
+[[ -s "$work/out/output.pb" ]] || fail "--output-dir wrote no output.pb"
+/usr/bin/python3 - "$work/out/output.pb" "$src/models/tiny/tiny_cnn/test_data_set_0/output_0.pb" <<'PY' || fail "written output differs from the expected one"
+import sys
+import numpy as np
+from onnx import TensorProto, numpy_helper
+def load(path):
+    t = TensorProto()
+    t.ParseFromString(open(path, "rb").read())
+    return t.name, numpy_helper.to_array(t)
+(name, got), (_, want) = load(sys.argv[1]), load(sys.argv[2])
+assert name == "output", name
+assert got.shape == want.shape, (got.shape, want.shape)
+assert np.allclose(got, want, rtol=1e-4, atol=1e-5), np.abs(got - want).max()
+PY
+expect_ok plan "$ucudnn" plan "$model" --batch 4 --policy wd --workspace 1MiB --db "$work/bench.sqlite" --quiet -o "$work/plan.json"
+expect_ok run_plan "$ucudnn" run "$model" --batch 4 --plan "$work/plan.json" --iterations 1
+expect_ok run_policy "$ucudnn" run "$model" --batch 4 --policy wr --workspace 64KiB --db "$work/bench.sqlite" --quiet --iterations 1
+
+# --- bad input: files
+: > "$work/empty.onnx"
+head -c 4000 /dev/urandom > "$work/random.onnx"
+head -c $(( $(stat -c %s "$model") / 2 )) "$model" > "$work/truncated.onnx"
+expect_error missing_model 1 "NotFound\|cannot open\|No such" -- "$ucudnn" run "$work/nope.onnx"
+expect_error empty_model 1 "empty" -- "$ucudnn" run "$work/empty.onnx"
+expect_error random_model 1 "InvalidModel" -- "$ucudnn" run "$work/random.onnx"
+expect_error truncated_model 1 "InvalidModel" -- "$ucudnn" run "$work/truncated.onnx"
+expect_error info_truncated 1 "InvalidModel" -- "$ucudnn" info "$work/truncated.onnx"
+# --- bad input: flags and inputs
+expect_error unknown_flag 2 "unknown flag --frobnicate" -- "$ucudnn" run "$model" --frobnicate
+expect_error bad_batch 2 "batch" -- "$ucudnn" run "$model" --batch 0
+expect_error bad_device 2 "device" -- "$ucudnn" run "$model" --device tpu
+expect_error bad_workspace 2 "size" -- "$ucudnn" run "$model" --policy wr --workspace 12parsecs
+expect_error bad_policy 1 "policy" -- "$ucudnn" run "$model" --policy fastest --db "$work/bench.sqlite"
+expect_error wrong_input_name 1 "not a .*input" -- "$ucudnn" run "$model" --input nope="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb"
+expect_error wrong_input_shape 1 "input" -- "$ucudnn" run "$src/models/tiny/tiny_residual/model.onnx" --input input="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb"
+expect_error missing_input_file 1 "nope.pb" -- "$ucudnn" run "$model" --input input="$work/nope.pb"
+# A plan for another batch, and a corrupt plan, are refused.
+expect_error plan_other_batch 1 "another model or input shape" -- "$ucudnn" run "$model" --batch 5 --plan "$work/plan.json"
+echo '{"format": "ucudnn-plan", "version": 1' > "$work/broken_plan.json"
+expect_error plan_corrupt 1 "malformed plan" -- "$ucudnn" run "$model" --plan "$work/broken_plan.json"
+# A corrupt benchmark database: clear error, file left alone.
+head -c 8192 /dev/urandom > "$work/corrupt.sqlite"
+before=$(md5sum < "$work/corrupt.sqlite")
+expect_error corrupt_db 1 "corrupt.sqlite" -- "$ucudnn" plan "$model" --batch 2 --policy wr --db "$work/corrupt.sqlite" --quiet -o "$work/p2.json"
+[[ "$(md5sum < "$work/corrupt.sqlite")" == "$before" ]] || fail "the corrupt database was modified without --rebenchmark"
+# An existing output file is not clobbered by a failing plan.
+echo keep > "$work/keep.json"
+expect_error plan_fails_keeps_file 1 "InvalidModel" -- "$ucudnn" plan "$work/truncated.onnx" -o "$work/keep.json"
+[[ "$(cat "$work/keep.json")" == keep ]] || fail "a failed plan overwrote its output file"
+
+if [[ $failures -ne 0 ]]; then echo "$failures CLI check(s) failed"; exit 1; fi
+echo "all CLI checks passed"
