@@ -1,9 +1,16 @@
 // plan_with_database (see planning.h).
 #include "api/planning.h"
 
+#include "onnx_import/onnx_import.h"
 #include "optimizer/bench/benchmark_db.h"
+#include "optimizer/passes/passes.h"
 #include "optimizer/bench/benchmarker.h"
+#include "optimizer/bench/stored_benchmarker.h"
 #include "runtime/executor/cpu_executor.h"
+#ifdef UCUDNN_HAVE_CUDA
+#include "optimizer/bench/cudnn_benchmarker.h"
+#include "runtime/cuda/cuda_context.h"
+#endif
 
 namespace ucudnn {
 
@@ -11,7 +18,21 @@ namespace {
 size_t cpu_workspace_of(const ir::Graph& graph, const ir::Node& node) {
   return runtime::cpu_step_workspace(graph, node, 0, -1);
 }
+// In runtime/cuda only Conv takes a workspace (its slice comes from the policy);
+// every other CUDA kernel's prepare reports 0 bytes. Asking them would need a
+// CUDA context, which planning from the database alone does not have.
+size_t cuda_workspace_of(const ir::Graph&, const ir::Node&) { return 0; }
 }  // namespace
+
+Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptions& options) {
+  onnx_import::ImportOptions import_options;
+  import_options.input_shapes = options.input_shapes;
+  import_options.batch = options.batch;
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
+  UCUDNN_ASSIGN_OR_RETURN(optimizer::PassStats passes, optimizer::run_inference_passes(graph));
+  (void)passes;
+  return graph;
+}
 
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options) {
   optimizer::PlannerOptions planner;
@@ -25,18 +46,40 @@ Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& option
 
 Expected<optimizer::PlanResult> plan_with_database(const ir::Graph& graph, const std::string& device,
                                                    const optimizer::PlannerOptions& options,
-                                                   const std::string& db_path) {
-  if (device != "cpu")
-    return unsupported("planning for device '" + device + "' needs the CUDA benchmarker, not in this build");
+                                                   const std::string& db_path, bool strict_fp32) {
+  if (device != "cpu" && device != "cuda")
+    return invalid_argument("cannot plan for device '" + device + "': expected cpu or cuda");
+  bool have_gpu = false;
+#ifdef UCUDNN_HAVE_CUDA
+  have_gpu = cuda::device_count() > 0;
+#endif
   const std::string path = db_path.empty() ? optimizer::default_db_path() : db_path;
+  if (device == "cuda" && !have_gpu && options.rebenchmark)
+    return invalid_argument("--rebenchmark for device 'cuda' needs a GPU, and none is present; without one, "
+                            "plans come from the recorded database '" + path + "' as it is");
   // A healthy database is kept (--rebenchmark re-measures and overwrites this
   // model's kernels only); a corrupt or foreign one is rebuilt only when asked.
   auto opened = optimizer::BenchmarkDb::open(path, false);
   if (!opened && options.rebenchmark) opened = optimizer::BenchmarkDb::open(path, true);
   if (!opened) return opened.status();
   optimizer::BenchmarkDb db = std::move(*opened);
-  std::unique_ptr<optimizer::Benchmarker> benchmarker = optimizer::make_cpu_benchmarker();
-  return optimizer::plan_graph(graph, device, options, *benchmarker, &db, cpu_workspace_of);
+  if (device == "cpu") {
+    std::unique_ptr<optimizer::Benchmarker> benchmarker = optimizer::make_cpu_benchmarker();
+    return optimizer::plan_graph(graph, device, options, *benchmarker, &db, cpu_workspace_of);
+  }
+#ifdef UCUDNN_HAVE_CUDA
+  if (have_gpu) {
+    UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaContext> ctx,
+                            cuda::CudaContext::create(0, strict_fp32 ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32));
+    std::unique_ptr<optimizer::Benchmarker> benchmarker = optimizer::make_cudnn_benchmarker(*ctx);
+    return optimizer::plan_graph(graph, device, options, *benchmarker, &db, cuda_workspace_of);
+  }
+#endif
+  // No GPU here: the device identity and every timing come from the database.
+  UCUDNN_ASSIGN_OR_RETURN(optimizer::ConvKernelKey device_key,
+                          optimizer::stored_gpu_device_key(db, strict_fp32 ? "fp32" : "tf32"));
+  std::unique_ptr<optimizer::Benchmarker> benchmarker = optimizer::make_stored_benchmarker(device_key, path);
+  return optimizer::plan_graph(graph, device, options, *benchmarker, &db, cuda_workspace_of);
 }
 
 }  // namespace ucudnn

@@ -11,14 +11,21 @@
 
 namespace ucudnn {
 
+// Imports the model and runs the inference graph passes: the graph a Session
+// runs and a plan is made for (so plans from `ucudnn plan` fit `ucudnn run`).
+Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptions& options);
+
 // The planner settings named in `options` (policy, workspace, batch sizes, ...).
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options);
 
-// Plans `graph` for `device` ("cpu"; "cuda" once the CUDA benchmarker exists),
-// reading and extending the database at `db_path` ("" = the default under the
-// user's cache directory).
+// Plans `graph` for `device` ("cpu" or "cuda"), reading and extending the
+// database at `db_path` ("" = the default under the user's cache directory).
+// "cuda" measures missing kernels with cuDNN on GPU 0 (TF32 allowed unless
+// `strict_fp32`); without a GPU (or in a build without CUDA) it plans from the
+// database alone, for the one GPU recorded there with that math type, and fails
+// naming the first kernel the database lacks.
 Expected<optimizer::PlanResult> plan_with_database(const ir::Graph& graph, const std::string& device,
                                                    const optimizer::PlannerOptions& options,
-                                                   const std::string& db_path);
+                                                   const std::string& db_path, bool strict_fp32 = false);
 
 }  // namespace ucudnn

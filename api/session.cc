@@ -90,10 +90,7 @@ Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, 
 #endif
   cpu::set_num_threads(options.threads);
 
-  onnx_import::ImportOptions import_options;
-  import_options.input_shapes = options.input_shapes;
-  import_options.batch = options.batch;
-  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options));
 #ifdef UCUDNN_HAVE_CUDA
   if (options.device == Device::kCuda) return create_cuda_session(std::move(graph), options);
 #endif

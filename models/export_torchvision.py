@@ -81,14 +81,23 @@ def save_tensor_pb(path, array, name):
 
 
 def _export(model, x, path, opset, fold_bn):
+    import inspect
+
     import torch
 
+    # torch >= 2.9 exports with the dynamo-based exporter by default; this script is
+    # written for the TorchScript one (dynamic_axes, TrainingMode), so ask for it.
+    # torch 1.13 has no `dynamo` argument and only the TorchScript exporter.
+    extra = {}
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        extra["dynamo"] = False
     torch.onnx.export(model, x, path, opset_version=opset, input_names=["input"],
                       output_names=["output"], dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
                       do_constant_folding=True,
                       # PRESERVE (the model is in eval mode) keeps BatchNormalization nodes; EVAL would
                       # let the exporter fold them into the convolutions, leaving ucudnn's pass idle.
-                      training=torch.onnx.TrainingMode.EVAL if fold_bn else torch.onnx.TrainingMode.PRESERVE)
+                      training=torch.onnx.TrainingMode.EVAL if fold_bn else torch.onnx.TrainingMode.PRESERVE,
+                      **extra)
 
 
 def export_model(name, out_dir, batch=2, opset=13, seed=0, force=False, fold_bn=False, log=print):

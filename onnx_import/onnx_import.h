@@ -1,12 +1,12 @@
 // ONNX import: ModelProto (.onnx, optionally with external data) → ir::Graph.
 //
 // Stages: parse the protobuf → check IR version, opsets and ops (listing every
-// unsupported op at once) → build values and nodes, parsing attributes against
-// each op's descriptor (spec defaults filled in) → normalise older opset forms
-// to one form per op (see upgrade.cc) → fix input shapes (symbolic dims from the
-// user's shapes or the batch) → infer every value's dtype and shape in
-// topological order → fold constant subgraphs (Shape → Gather → Concat →
-// Reshape chains) → prune. Every failure is a Status naming file, node, op and
+// unsupported op at once) → fix input shapes (symbolic dims from the user's
+// shapes or the batch) → build values and nodes: older opset forms normalised
+// to one form per op (upgrade.cc), then attributes checked against each op's
+// descriptor (spec defaults filled in) → infer every value's dtype and shape in
+// topological order, folding constant nodes as they come (Shape → Gather →
+// Concat → Reshape chains) → prune. Internals: internal.h. Every failure is a Status naming file, node, op and
 // opset; nothing here asserts on user input.
 #pragma once
 
@@ -30,7 +30,11 @@ struct ImportOptions {
 };
 
 // Loads `path` (external data files are looked up next to it) into a graph with
-// static shapes.
+// static shapes. NotFound when the file is missing; InvalidModel (naming the
+// path) when it is not a readable ONNX model; Unsupported for opsets outside
+// 7..21, other domains and unknown ops; InvalidArgument for bad options.
+// With fold_constants off nothing is folded, not even Shape, so models whose
+// Reshape targets are computed from shapes fail to load.
 Expected<ir::Graph> load_model(const std::string& path, const ImportOptions& options);
 
 // What `ucudnn info` prints, available without resolving shapes.

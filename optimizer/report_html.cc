@@ -67,7 +67,7 @@ double nice_step(double max, int count) {
 }
 
 std::string pareto_svg(const KernelReport& r) {
-  const double width = 440, height = 280, left = 64, right = 16, top = 16, bottom = 46;
+  const double width = 480, height = 280, left = 64, right = 66, top = 16, bottom = 46;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   const bool has_limit = r.limit_bytes != SIZE_MAX && r.limit_bytes > 0;
 
@@ -138,13 +138,18 @@ std::string pareto_svg(const KernelReport& r) {
   s << "<text transform=\"translate(14," << top + plot_h / 2
     << ") rotate(-90)\" text-anchor=\"middle\" class=\"axis\">time (ms)</text>\n";
 
-  // reference lines
+  // Reference lines, labelled in the right margin (clear of the data); a label
+  // that would overlap the previous one moves below it.
+  double last_label_y = -1e9;
   auto hline = [&](double t, const char* color, const char* label) {
     if (t < 0) return;
     const double y = y_of(t);
+    double label_y = y + 4;
+    if (std::abs(label_y - last_label_y) < 12) label_y = last_label_y + 12;
+    last_label_y = label_y;
     s << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << num(y) << "\" y2=\"" << num(y)
       << "\" stroke=\"" << color << "\" stroke-dasharray=\"5,4\"/>";
-    s << "<text x=\"" << left + plot_w - 4 << "\" y=\"" << num(y - 4) << "\" text-anchor=\"end\" class=\"note\" fill=\""
+    s << "<text x=\"" << left + plot_w + 4 << "\" y=\"" << num(label_y) << "\" class=\"note\" fill=\""
       << color << "\">" << label << "</text>\n";
   };
   hline(r.unlimited_ms, kUnlimitedColor, "unlimited");
@@ -182,7 +187,7 @@ std::string pareto_svg(const KernelReport& r) {
 }
 
 std::string bars_svg(const std::vector<KernelReport>& kernels) {
-  const double label_w = 230, value_w = 90, width = 940, bar_h = 10, group_gap = 12, top = 34, bottom = 30;
+  const double label_w = 230, value_w = 90, width = 940, bar_h = 13, group_gap = 14, top = 34, bottom = 30;
   const double plot_w = width - label_w - value_w;
   const double group_h = 3 * bar_h + group_gap;
   const double height = top + group_h * static_cast<double>(kernels.size()) + bottom;
@@ -233,7 +238,7 @@ std::string bars_svg(const std::vector<KernelReport>& kernels) {
       s << "<rect x=\"" << label_w << "\" y=\"" << num(y) << "\" width=\"" << num(x_of(values[b]) - label_w, "%.2f")
         << "\" height=\"" << bar_h - 1 << "\" fill=\"" << colors[b] << "\"><title>" << legend[b].label << ": "
         << ms(values[b]) << "</title></rect>";
-      s << "<text x=\"" << num(x_of(values[b]) + 4) << "\" y=\"" << num(y + bar_h - 1) << "\" class=\"tick\">"
+      s << "<text x=\"" << num(x_of(values[b]) + 4) << "\" y=\"" << num(y + bar_h - 3) << "\" class=\"value\">"
         << ms(values[b]) << "</text>\n";
     }
   }
@@ -251,9 +256,9 @@ table.summary th { width: 210px; }
 code { font-size: 12px; }
 .grid { display: flex; flex-wrap: wrap; gap: 16px; }
 figure { margin: 0; border: 1px solid #e2e2e2; padding: 8px; background: #fff; }
-figcaption { font-size: 13px; margin-bottom: 4px; max-width: 440px; overflow-wrap: anywhere; }
+figcaption { font-size: 13px; margin-bottom: 4px; max-width: 480px; overflow-wrap: anywhere; }
 svg text { font-family: inherit; } .tick { font-size: 11px; fill: #555; } .axis { font-size: 12px; fill: #333; }
-.label { font-size: 12px; fill: #222; } .note { font-size: 11px; }
+.label { font-size: 12px; fill: #222; } .value { font-size: 10px; fill: #444; } .note { font-size: 11px; }
 .muted { color: #777; font-size: 12px; }
 )";
 

@@ -13,11 +13,12 @@ ir::Graph relu_chain(int n, Shape shape) {
   g.inputs.push_back(prev);
   for (int i = 0; i < n; ++i) {
     ir::Node node;
-    node.name = "relu" + std::to_string(i);
+    // (Appending instead of "literal" + std::string dodges GCC 12's false -Wrestrict, bug 105329.)
+    node.name = std::string("relu").append(std::to_string(i));
     node.op = OpKind::kRelu;
     node.opset = 13;
     node.inputs = {prev};
-    prev = g.add_value({"v" + std::to_string(i), DType::kFloat32, shape, std::nullopt, i});
+    prev = g.add_value({std::string("v").append(std::to_string(i)), DType::kFloat32, shape, std::nullopt, i});
     node.outputs = {prev};
     g.nodes.push_back(node);
   }

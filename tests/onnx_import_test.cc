@@ -2,6 +2,8 @@
 // protobuf classes, plus the libonnx-testdata files when installed.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <functional>
 #include <random>
 
 #include "onnx_import/onnx_import.h"
@@ -520,6 +522,66 @@ TEST(OnnxImport, ClipOpset6AttributesBecomeInputs) {
   EXPECT_EQ(g->value(node.inputs[1]).constant->data<float>()[0], -1.0f);
   EXPECT_EQ(g->value(node.inputs[2]).constant->data<float>()[0], 6.0f);
   EXPECT_TRUE(g->value(node.inputs[1]).shape.empty());
+}
+
+// Each older form loads through upgrade.cc and gets the newest form's shape.
+TEST(OnnxImport, OlderOpsetFormsLoad) {
+  struct Case {
+    const char* name;
+    OpKind op;
+    int opset;
+    std::function<void(onnx::NodeProto*)> attrs;
+    std::vector<std::string> in_dims;
+    Shape out;
+    size_t inputs_after;  // node inputs once attributes became inputs
+  };
+  const std::vector<Case> cases = {
+      {"Pad", OpKind::kPad, 7, [](onnx::NodeProto* n) { add_ints_attr(n, "pads", {0, 1, 0, 2}); add_float_attr(n, "value", 1.5f); },
+       {"2", "3"}, {2, 6}, 3},
+      {"Squeeze", OpKind::kSqueeze, 11, [](onnx::NodeProto* n) { add_ints_attr(n, "axes", {1}); }, {"2", "1", "3"}, {2, 3}, 2},
+      {"Unsqueeze", OpKind::kUnsqueeze, 11, [](onnx::NodeProto* n) { add_ints_attr(n, "axes", {0}); }, {"2", "3"}, {1, 2, 3}, 2},
+      {"ReduceMean", OpKind::kReduceMean, 13, [](onnx::NodeProto* n) { add_ints_attr(n, "axes", {1}); add_int_attr(n, "keepdims", 0); },
+       {"2", "3"}, {2}, 2},
+      {"Dropout", OpKind::kDropout, 10, [](onnx::NodeProto* n) { add_float_attr(n, "ratio", 0.25f); }, {"2", "3"}, {2, 3}, 2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    if (cpu::cpu_kernel(c.op).run == nullptr) {
+      std::printf("skipping %s: not implemented yet\n", c.name);
+      continue;
+    }
+    TempDir dir;
+    onnx::ModelProto m = make_model(c.opset);
+    add_input(m, "x", c.in_dims);
+    c.attrs(add_node(m, c.name, {"x"}, {"y"}, "old"));
+    std::vector<std::string> out_dims;
+    for (int64_t d : c.out) out_dims.push_back(std::to_string(d));
+    add_output(m, "y", out_dims);
+    auto g = load(write_model(dir, m));
+    ASSERT_TRUE(g.has_value()) << g.status().to_string();
+    EXPECT_EQ(g->value(g->outputs[0]).shape, c.out);
+    if (c.op == OpKind::kDropout && g->nodes.empty()) continue;  // a pass may already drop it
+    ASSERT_EQ(g->nodes.size(), 1u);
+    EXPECT_EQ(g->nodes[0].inputs.size(), c.inputs_after);
+    for (size_t i = 1; i < g->nodes[0].inputs.size(); ++i)
+      EXPECT_TRUE(g->value(g->nodes[0].inputs[i]).constant.has_value()) << "input " << i;
+  }
+}
+
+TEST(OnnxImport, Split11SizesBecomeAnInput) {
+  REQUIRE_OPS(OpKind::kSplit);
+  TempDir dir;
+  onnx::ModelProto m = make_model(11);
+  add_input(m, "x", {"6", "2"});
+  auto* s = add_node(m, "Split", {"x"}, {"a", "b"});
+  add_ints_attr(s, "split", {2, 4});
+  add_output(m, "a", {"2", "2"});
+  add_output(m, "b", {"4", "2"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_EQ(g->value(g->outputs[1]).shape, (Shape{4, 2}));
+  ASSERT_EQ(g->nodes[0].inputs.size(), 2u);
+  EXPECT_EQ(*g->value(g->nodes[0].inputs[1]).constant->to_int64_vector(), (std::vector<int64_t>{2, 4}));
 }
 
 TEST(OnnxImport, BatchNormSpatialZeroRejected) {

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -247,6 +249,75 @@ Expected<int64_t> BenchmarkDb::kernel_count() {
   if (count.prepare_code() != SQLITE_OK) return error("preparing the kernel count");
   if (sqlite3_step(count.get()) != SQLITE_ROW) return error("counting kernels");
   return static_cast<int64_t>(sqlite3_column_int64(count.get(), 0));
+}
+
+namespace {
+
+std::string unescape(const std::string& text) {  // inverse of kernel_key.cc's escape
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const std::string code = text.substr(i, 3);
+    if (code == "%3B" || code == "%3D" || code == "%25") {
+      out += code == "%3B" ? ';' : code == "%3D" ? '=' : '%';
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// The device part of a stored key ("dev=...;sm=...;...;layout=..."), or nullopt
+// when a field is missing or malformed (a row written by something else).
+std::optional<ConvKernelKey> parse_device_part(const std::string& text) {
+  std::map<std::string, std::string> fields;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(';', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string field = text.substr(begin, end - begin);
+    const size_t eq = field.find('=');
+    if (eq == std::string::npos) return std::nullopt;
+    fields[field.substr(0, eq)] = unescape(field.substr(eq + 1));
+    begin = end + 1;
+  }
+  for (const char* name : {"dev", "sm", "cuda", "cudnn", "drv", "dtype", "math", "layout"})
+    if (!fields.count(name)) return std::nullopt;
+  ConvKernelKey key;
+  try {
+    key.device_name = fields["dev"];
+    key.sm_count = std::stoi(fields["sm"]);
+    key.cuda_version = std::stoi(fields["cuda"]);
+    key.cudnn_version = std::stoi(fields["cudnn"]);
+    key.driver_version = std::stoi(fields["drv"]);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  key.dtype = fields["dtype"];
+  key.math_type = fields["math"];
+  key.layout = fields["layout"];
+  return key;
+}
+
+}  // namespace
+
+Expected<std::vector<ConvKernelKey>> BenchmarkDb::device_keys() {
+  // Everything before ";n=" is the device part (kernel_key.cc's field order).
+  Statement select(db_,
+                   "SELECT DISTINCT substr(kernel_key, 1, instr(kernel_key, ';n=') - 1) FROM measurements "
+                   "WHERE instr(kernel_key, ';n=') > 0");
+  if (select.prepare_code() != SQLITE_OK) return error("preparing the device list");
+  std::set<std::string> prefixes;
+  int rc;
+  while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
+    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(select.get(), 0));
+    if (text) prefixes.insert(text);
+  }
+  if (rc != SQLITE_DONE) return error("listing the devices");
+  std::vector<ConvKernelKey> keys;
+  for (const std::string& prefix : prefixes)
+    if (std::optional<ConvKernelKey> key = parse_device_part(prefix)) keys.push_back(std::move(*key));
+  return keys;
 }
 
 std::string default_db_path() {

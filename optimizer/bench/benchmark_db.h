@@ -14,7 +14,10 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "optimizer/benchmark_table.h"
+#include "optimizer/kernel_key.h"
 #include "runtime/core/status.h"
 
 struct sqlite3;
@@ -43,6 +46,10 @@ class BenchmarkDb {
   Status store(const std::string& kernel_key, const KernelTimings& timings);
   // Number of distinct kernels stored.
   Expected<int64_t> kernel_count();
+  // The distinct devices the stored kernels were measured on: keys with only the
+  // device part filled (name, SM count, versions, dtype, math type, layout), sorted
+  // by their text. Lets a machine without that device plan from the recorded rows.
+  Expected<std::vector<ConvKernelKey>> device_keys();
 
  private:
   BenchmarkDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

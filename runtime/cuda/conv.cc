@@ -5,7 +5,9 @@
 // own), the convolution descriptor (pads, strides, dilations, groups, math
 // type), the algorithm (the plan's, or IMPLICIT_GEMM, which needs no
 // workspace), and its workspace bytes from cudnnGetConvolutionForwardWorkspaceSize.
-// run: cudnnConvolutionForward, then the bias with cudnnAddTensor.
+// run: cudnnConvolutionForward, then the bias with cudnnAddTensor; with a Relu
+// fused by optimizer/passes (attribute "activation" = "Relu") and a bias, one
+// cudnnConvolutionBiasActivationForward call (Note [fused conv fallback]).
 // Assumptions: float32 NCHW, 1–3 spatial dims, symmetric padding (cuDNN has one
 // pad per axis; asymmetric pads are reported as Unsupported).
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/cudnn_descriptors.h"
 #include "runtime/cuda/device_memory.h"
+#include "runtime/cuda/kernels.h"
 #include "runtime/ops/window_geometry.h"
 
 namespace ucudnn::cuda {
@@ -45,17 +48,37 @@ class ConvState final : public KernelState {
   cudnnConvolutionFwdAlgo_t algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace = 0;
   bool has_bias = false;
+  bool relu = false;   // a Relu fused into this Conv
+  bool fused = false;  // relu && has_bias: try cudnnConvolutionBiasActivationForward
+  ActivationDescriptor activation;
 
   size_t workspace_bytes() const override { return workspace; }
 
   Status run(const RunArgs& a) override {
     const float one = 1.0f, zero = 0.0f;
     cudnnHandle_t h = a.ctx.cudnn();
+    if (fused) {
+      // Note [fused conv fallback]: y = relu(conv(x, w) + 0·z + bias), z aliasing y
+      // (alpha2 = 0, so z is never read). cuDNN documents the fused call for every
+      // forward algorithm with RELU, but an engine may still answer NOT_SUPPORTED
+      // for a shape; then this call site falls back to the three-step form for good.
+      const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
+          h, &one, x.get(), a.src[0].data, w.get(), a.src[1].data, conv.get(), algorithm, a.workspace, workspace,
+          &zero, y.get(), a.dst[0].data, bias.get(), a.src[2].data, activation.get(), y.get(), a.dst[0].data);
+      if (status == CUDNN_STATUS_SUCCESS) return Status::ok();
+      if (status != CUDNN_STATUS_NOT_SUPPORTED)
+        return cudnn_error(status, "cudnnConvolutionBiasActivationForward", "algorithm " + std::to_string(algorithm));
+      fused = false;
+    }
     UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), a.src[0].data, w.get(), a.src[1].data, conv.get(),
                                                algorithm, a.workspace, workspace, &zero, y.get(), a.dst[0].data),
                        "algorithm " + std::to_string(algorithm));
     if (has_bias)
       UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, bias.get(), a.src[2].data, &one, y.get(), a.dst[0].data), "bias");
+    if (relu)
+      UCUDNN_CUDA_CHECK(launch_unary(UnaryOp::kRelu, a.dst[0].as<const float>(), a.dst[0].as<float>(),
+                                     a.dst[0].numel(), 0, 0, a.ctx.stream()),
+                        "fused Relu");
     return Status::ok();
   }
 };
@@ -111,7 +134,18 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
   if (expected != cudnn_dims(a.dst_shapes[0]))
     return a.unsupported_error("cuDNN's output shape differs from ONNX's " + shape_to_string(a.dst_shapes[0]));
   (void)spatial;
+  if (a.node.attrs.has("activation")) {  // set by optimizer/passes/fuse_conv_activation
+    if (a.node.attrs.get_string("activation") != "Relu")
+      return a.unsupported_error("fused activation '" + a.node.attrs.get_string("activation") + "'");
+    s->relu = true;
+  }
   s->has_bias = a.has_src(2);
+  s->fused = s->relu && s->has_bias;
+  if (s->fused) {
+    UCUDNN_RETURN_IF_ERROR(s->activation.create(context));
+    UCUDNN_CUDNN_CHECK(cudnnSetActivationDescriptor(s->activation.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
+                       context);
+  }
   if (s->has_bias) {
     Shape bias_shape(a.src_shapes[0].size(), 1);
     bias_shape[1] = ws[0];

@@ -45,6 +45,8 @@ using ConvolutionDescriptor = CudnnDescriptor<cudnnConvolutionDescriptor_t, cudn
                                               cudnnDestroyConvolutionDescriptor>;
 using PoolingDescriptor =
     CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
+using ActivationDescriptor = CudnnDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
+                                             cudnnDestroyActivationDescriptor>;
 using LrnDescriptor = CudnnDescriptor<cudnnLRNDescriptor_t, cudnnCreateLRNDescriptor, cudnnDestroyLRNDescriptor>;
 
 // `shape` padded to at least 4 dims (Note [cuDNN rank]), as ints.

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "api/planning.h"
-#include "onnx_import/onnx_import.h"
+#include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/plan_json.h"
 #include "tools/ucudnn/commands.h"
 #include "tools/ucudnn/session_flags.h"
@@ -39,9 +39,8 @@ int cmd_plan(int argc, char** argv) {
   auto planner = planner_options(options);
   if (!planner) return report_error(planner.status(), true);
 
-  onnx_import::ImportOptions import_options;
-  import_options.batch = options.batch;
-  auto graph = onnx_import::load_model(args.positional()[0], import_options);
+  cpu::set_num_threads(options.threads);  // the CPU benchmarker measures with these threads
+  auto graph = load_graph(args.positional()[0], options);
   if (!graph) return report_error(graph.status());
   auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db);
   if (!result) return report_error(result.status());

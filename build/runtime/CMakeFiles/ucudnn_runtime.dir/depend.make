@@ -1,2 +1,0 @@
-# Empty dependencies file for ucudnn_runtime.
-# This may be replaced when dependencies are built.

@@ -1,0 +1,204 @@
+// The cuDNN benchmarker (see cudnn_benchmarker.h).
+//
+// Per kernel: x, w and y are allocated once at the largest micro-batch and
+// filled with a fixed pseudo-random pattern; every size uses a prefix of them.
+// Per (size, algorithm): the backend's Conv prepare with that algorithm (fails
+// → unavailable), its workspace (allocation fails or above the cap →
+// unavailable), `warmup` untimed runs, then `repeats` runs each between two
+// CUDA events on the context's stream; the median is stored. The workspace
+// buffer grows as needed and is reused across algorithms.
+#include "optimizer/bench/cudnn_benchmarker.h"
+
+#include <algorithm>
+#include <random>
+
+#include "optimizer/passes/passes.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_kernel.h"
+#include "runtime/cuda/device_memory.h"
+
+namespace ucudnn::optimizer {
+
+namespace {
+
+static_assert(CUDNN_CONVOLUTION_FWD_ALGO_COUNT == 8, "cuDNN added a forward algorithm: extend kFwdAlgorithmNames");
+constexpr const char* kFwdAlgorithmNames[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
+                                              "FFT",           "FFT_TILING",            "WINOGRAD",
+                                              "WINOGRAD_NONFUSED"};
+
+// Two CUDA events, destroyed with the object.
+class EventPair {
+ public:
+  EventPair() = default;
+  ~EventPair() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  Status create() {
+    UCUDNN_CUDA_CHECK(cudaEventCreate(&start), "creating a timing event");
+    UCUDNN_CUDA_CHECK(cudaEventCreate(&stop), "creating a timing event");
+    return Status::ok();
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+// Fills `buffer` with a repeating pseudo-random pattern in [-1, 1] (seeded).
+Status fill_random(const cuda::DeviceBuffer& buffer, uint32_t seed, const std::string& context) {
+  std::vector<float> pattern(size_t{1} << 20);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : pattern) v = dist(rng);
+  const size_t chunk = pattern.size() * sizeof(float);
+  auto* dst = static_cast<std::byte*>(buffer.data());
+  for (size_t offset = 0; offset < buffer.bytes(); offset += chunk)
+    UCUDNN_CUDA_CHECK(cudaMemcpy(dst + offset, pattern.data(), std::min(chunk, buffer.bytes() - offset),
+                                 cudaMemcpyHostToDevice),
+                      context);
+  return Status::ok();
+}
+
+class CudnnBenchmarker final : public Benchmarker {
+ public:
+  CudnnBenchmarker(cuda::CudaContext& ctx, CudnnBenchmarkOptions options) : ctx_(ctx), options_(options) {
+    options_.warmup = std::max(options_.warmup, 1);
+    options_.repeats = std::max(options_.repeats, 1);
+    key_.device_name = "unknown GPU";
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, ctx.device()) == cudaSuccess) {
+      key_.device_name = prop.name;
+      key_.sm_count = prop.multiProcessorCount;
+    } else {
+      cudaGetLastError();
+    }
+    if (cudaRuntimeGetVersion(&key_.cuda_version) != cudaSuccess) cudaGetLastError();
+    if (cudaDriverGetVersion(&key_.driver_version) != cudaSuccess) cudaGetLastError();
+    key_.cudnn_version = static_cast<int>(cudnnGetVersion());
+    key_.dtype = "float32";
+    key_.math_type = ctx.math() == cuda::MathMode::kTf32 ? "tf32" : "fp32";
+    key_.layout = "nchw";
+  }
+
+  ConvKernelKey device_key() const override { return key_; }
+
+  Expected<KernelTimings> measure(const ir::Graph& graph, const ConvKernel& kernel,
+                                  const std::vector<int64_t>& sizes) override {
+    if (kernel.nodes.empty() || sizes.empty()) return invalid_argument("cuDNN benchmark: no node or no sizes");
+    // The bare convolution: no bias, no fused activation (see the header).
+    ir::Node conv = graph.nodes[kernel.nodes.front()];
+    conv.inputs.resize(2);
+    conv.attrs.erase(kFusedActivationAttr);
+    const std::string context = "cuDNN benchmark of " + conv.describe() + " " + shape_to_string(kernel.x_shape) +
+                                "*" + shape_to_string(kernel.w_shape);
+    const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+    Shape x_shape = kernel.x_shape, y_shape = graph.value(conv.outputs[0]).shape;
+    x_shape[0] = y_shape[0] = largest;
+
+    UCUDNN_ASSIGN_OR_RETURN(cuda::DeviceBuffer x, cuda::DeviceBuffer::allocate(shape_numel(x_shape) * 4, context + ": input"));
+    UCUDNN_ASSIGN_OR_RETURN(cuda::DeviceBuffer w, cuda::DeviceBuffer::allocate(shape_numel(kernel.w_shape) * 4, context + ": weights"));
+    UCUDNN_ASSIGN_OR_RETURN(cuda::DeviceBuffer y, cuda::DeviceBuffer::allocate(shape_numel(y_shape) * 4, context + ": output"));
+    UCUDNN_RETURN_IF_ERROR(fill_random(x, 1, context));
+    UCUDNN_RETURN_IF_ERROR(fill_random(w, 2, context));
+    UCUDNN_CUDA_CHECK(cudaMemset(y.data(), 0, y.bytes()), context);
+    std::vector<EventPair> events(static_cast<size_t>(options_.repeats));
+    for (EventPair& e : events) UCUDNN_RETURN_IF_ERROR(e.create());
+
+    KernelTimings timings;
+    Status first_prepare_error;
+    bool any_prepared = false;
+    for (int64_t size : sizes) {
+      x_shape[0] = y_shape[0] = size;
+      const std::vector<cuda::DeviceTensor> src = {{DType::kFloat32, x_shape, x.data()},
+                                                   {DType::kFloat32, kernel.w_shape, w.data()}};
+      const std::vector<cuda::DeviceTensor> dst = {{DType::kFloat32, y_shape, y.data()}};
+      std::vector<AlgoMeasurement>& row = timings.by_batch[size];
+      for (int algorithm = 0; algorithm < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++algorithm) {
+        AlgoMeasurement m;
+        m.algorithm = algorithm;
+        m.name = cudnn_fwd_algorithm_name(algorithm);
+        m.available = false;
+        const cuda::PrepareArgs args{ctx_, graph, conv, {x_shape, kernel.w_shape}, {y_shape}, algorithm};
+        auto state = cuda::cuda_kernel(OpKind::kConv).prepare(args);
+        if (!state) {  // cudnnGetConvolutionForwardWorkspaceSize: not supported for this problem
+          if (first_prepare_error.is_ok()) first_prepare_error = state.status();
+          row.push_back(m);
+          continue;
+        }
+        any_prepared = true;
+        m.workspace_bytes = (*state)->workspace_bytes();
+        if (auto time = time_algorithm(**state, src, dst, m.workspace_bytes, events)) {
+          m.time_ms = *time;
+          m.available = true;
+        }
+        row.push_back(m);
+      }
+    }
+    // Not one algorithm could be prepared: the descriptors themselves are wrong
+    // (e.g. asymmetric padding) — an error, not a table of unavailable entries.
+    if (!any_prepared) return first_prepare_error.with_context(context);
+    return timings;
+  }
+
+ private:
+  // The median time of one prepared algorithm, or nullopt when it cannot run
+  // (workspace above the cap or out of memory, any cuDNN or CUDA error).
+  std::optional<double> time_algorithm(cuda::KernelState& state, const std::vector<cuda::DeviceTensor>& src,
+                                       const std::vector<cuda::DeviceTensor>& dst, size_t workspace_bytes,
+                                       std::vector<EventPair>& events) {
+    if (options_.max_workspace_bytes > 0 && workspace_bytes > options_.max_workspace_bytes) return std::nullopt;
+    if (workspace_bytes > workspace_.bytes()) {
+      workspace_ = cuda::DeviceBuffer();  // free the smaller one first
+      auto grown = cuda::DeviceBuffer::allocate(workspace_bytes, "benchmark workspace");
+      if (!grown) {
+        cudaGetLastError();  // an out-of-memory error is not sticky; clear it anyway
+        return std::nullopt;
+      }
+      workspace_ = std::move(*grown);
+    }
+    const cuda::RunArgs run{ctx_, src, dst, workspace_.data(), workspace_bytes};
+    for (int i = 0; i < options_.warmup; ++i)
+      if (!state.run(run).is_ok()) return std::nullopt;
+    if (cudaStreamSynchronize(ctx_.stream()) != cudaSuccess) {
+      cudaGetLastError();
+      return std::nullopt;
+    }
+    for (EventPair& e : events) {
+      if (cudaEventRecord(e.start, ctx_.stream()) != cudaSuccess) return std::nullopt;
+      if (!state.run(run).is_ok()) return std::nullopt;
+      if (cudaEventRecord(e.stop, ctx_.stream()) != cudaSuccess) return std::nullopt;
+    }
+    if (cudaStreamSynchronize(ctx_.stream()) != cudaSuccess) {
+      cudaGetLastError();
+      return std::nullopt;
+    }
+    std::vector<double> times;
+    for (EventPair& e : events) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, e.start, e.stop) != cudaSuccess) return std::nullopt;
+      times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    const double median = times[times.size() / 2];
+    return median > 0 ? median : 1e-6;  // event resolution is ~0.5 µs; a time of 0 would look free
+  }
+
+  cuda::CudaContext& ctx_;
+  CudnnBenchmarkOptions options_;
+  ConvKernelKey key_;
+  cuda::DeviceBuffer workspace_;
+};
+
+}  // namespace
+
+std::string cudnn_fwd_algorithm_name(int algorithm) {
+  if (algorithm >= 0 && algorithm < CUDNN_CONVOLUTION_FWD_ALGO_COUNT) return kFwdAlgorithmNames[algorithm];
+  return "ALGO_" + std::to_string(algorithm);
+}
+
+std::unique_ptr<Benchmarker> make_cudnn_benchmarker(cuda::CudaContext& ctx, CudnnBenchmarkOptions options) {
+  return std::make_unique<CudnnBenchmarker>(ctx, options);
+}
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,38 @@
+// The cuDNN benchmarker: times every forward convolution algorithm of a kernel
+// on the GPU at each micro-batch size (CUDA events, warm-up, median), with the
+// workspace cudnnGetConvolutionForwardWorkspaceSize reports. Built only with
+// the CUDA backend (target ucudnn_optimizer_cuda).
+//
+// Algorithm ids are cuDNN's cudnnConvolutionFwdAlgo_t values, so the executor
+// runs exactly what was measured. Descriptors come from the CUDA backend's own
+// Conv kernel (runtime/cuda/conv.cc, prepare with a fixed algorithm), so the
+// measured call has the executor's math type (Note [conv math type]). The
+// bias and a fused activation are left out: the key does not carry them and
+// they cost the same whichever algorithm runs.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "optimizer/bench/benchmarker.h"
+
+namespace ucudnn::cuda {
+class CudaContext;
+}
+
+namespace ucudnn::optimizer {
+
+struct CudnnBenchmarkOptions {
+  int warmup = 3;                 // untimed runs per algorithm and size (cuDNN initialises lazily)
+  int repeats = 10;               // median of this many timed runs
+  size_t max_workspace_bytes = 0; // algorithms asking more are unavailable; 0 = whatever cudaMalloc gives
+};
+
+// The benchmarker for `ctx`'s GPU and math mode; `ctx` must outlive it.
+std::unique_ptr<Benchmarker> make_cudnn_benchmarker(cuda::CudaContext& ctx, CudnnBenchmarkOptions options = {});
+
+// cuDNN's name of forward algorithm `algorithm` without the prefix ("IMPLICIT_GEMM"), or "ALGO_<n>".
+std::string cudnn_fwd_algorithm_name(int algorithm);
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,30 @@
+// fuse_conv_activation: Conv → Relu, where the Conv's output feeds only the
+// Relu, becomes one Conv with attribute "activation" = "Relu". The CPU kernel
+// applies it to its output; cuDNN runs it inside cudnnConvolutionBiasActivationForward.
+#include "optimizer/passes/graph_edit.h"
+#include "optimizer/passes/passes.h"
+
+namespace ucudnn::optimizer {
+
+Status fuse_conv_activation(ir::Graph& graph, PassStats* stats) {
+  std::vector<int> uses = count_uses(graph);
+  std::vector<bool> remove(graph.nodes.size(), false);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const ir::Node& relu = graph.nodes[n];
+    if (relu.op != OpKind::kRelu) continue;
+    const ir::NodeId conv_id = graph.value(relu.inputs[0]).producer;
+    if (conv_id < 0 || remove[conv_id]) continue;
+    ir::Node& conv = graph.nodes[conv_id];
+    if (conv.op != OpKind::kConv || conv.attrs.has(kFusedActivationAttr)) continue;
+    if (uses[conv.outputs[0]] != 1 || is_graph_output(graph, conv.outputs[0])) continue;
+    conv.attrs.set(kFusedActivationAttr, std::string("Relu"));
+    conv.outputs[0] = relu.outputs[0];
+    graph.value(conv.outputs[0]).producer = conv_id;
+    remove[n] = true;
+    ++stats->activations_fused;
+  }
+  remove_nodes(graph, remove);
+  return Status::ok();
+}
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,15 @@
+// run_inference_passes: the inference passes in order (see passes.h).
+#include "optimizer/passes/passes.h"
+
+namespace ucudnn::optimizer {
+
+Expected<PassStats> run_inference_passes(ir::Graph& graph) {
+  PassStats stats;
+  UCUDNN_RETURN_IF_ERROR(remove_identities(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(fold_batch_norm(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(fuse_conv_activation(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(graph.validate().with_context("after the inference passes"));
+  return stats;
+}
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,33 @@
+// Inference graph passes, run for every backend after import and before planning:
+//   remove_identities      drop Identity and inference Dropout (their output aliases their input)
+//   fold_batch_norm        Conv → BatchNormalization with constant parameters becomes one Conv
+//                          with rescaled weights and a bias
+//   fuse_conv_activation   Conv → Relu becomes one Conv with attribute "activation" = "Relu"
+//                          (kernels apply it to their output; cuDNN fuses it)
+// Each pass is a pure function of the graph: results stay within floating-point
+// tolerance of the unmodified graph (tests/passes_test.cc checks both the
+// structure and the numbers).
+#pragma once
+
+#include "runtime/core/status.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::optimizer {
+
+// Name of the Conv attribute the fusion adds (not an ONNX attribute).
+inline constexpr const char* kFusedActivationAttr = "activation";
+
+struct PassStats {
+  int identities_removed = 0;
+  int batch_norms_folded = 0;
+  int activations_fused = 0;
+};
+
+Status remove_identities(ir::Graph& graph, PassStats* stats);
+Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
+Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
+
+// All three, in that order; then prunes and validates the graph.
+Expected<PassStats> run_inference_passes(ir::Graph& graph);
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,265 @@
+// The cuDNN benchmarker and planning for "cuda" on a real GPU (device machine;
+// every test skips, saying so, without one):
+//  - measuring one convolution returns every forward algorithm id at every
+//    size, unavailable ones flagged, times > 0 and workspaces equal to what
+//    cudnnGetConvolutionForwardWorkspaceSize says on descriptors built here;
+//  - plan_with_database(..., "cuda", wr / wd) gives plans the CUDA executor runs,
+//    whose outputs match the CPU's, and a second plan reuses the stored timings.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "api/planning.h"
+#include "optimizer/bench/cudnn_benchmarker.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_executor.h"
+#include "runtime/executor/cpu_executor.h"
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool have_gpu() { return cuda::device_count() > 0; }
+#define REQUIRE_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine"
+
+std::string source_dir() {
+  const char* dir = std::getenv("UCUDNN_SOURCE_DIR");
+  return dir ? dir : UCUDNN_TEST_SOURCE_DIR;
+}
+
+std::string fresh_db(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("ucudnn_cudnn_bench_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / (name + ".sqlite")).string();
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path + suffix);
+  return path;
+}
+
+struct ConvCase {
+  Shape x, w;
+  std::vector<int64_t> pads, strides;
+  int64_t group = 1;
+};
+
+// A graph of one Conv (with bias) on input x.
+ir::Graph conv_graph(const ConvCase& c) {
+  ir::Graph g;
+  g.name = "one_conv";
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  auto constant = [&](Shape shape) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(shape)));
+    for (float& f : v) f = dist(rng);
+    return Tensor::from_floats(shape, v);
+  };
+  const ir::ValueId x = g.add_value({"x", DType::kFloat32, c.x, std::nullopt, -1});
+  const ir::ValueId w = g.add_value({"w", DType::kFloat32, c.w, constant(c.w), -1});
+  const ir::ValueId b = g.add_value({"b", DType::kFloat32, {c.w[0]}, constant({c.w[0]}), -1});
+  g.inputs.push_back(x);
+  ir::Node node;
+  node.name = "conv";
+  node.op = OpKind::kConv;
+  node.opset = 13;
+  node.inputs = {x, w, b};
+  for (const AttrSpec& spec : op_descriptor(OpKind::kConv).attrs)
+    if (spec.default_value) node.attrs.set(spec.name, *spec.default_value);
+  node.attrs.set("pads", c.pads);
+  node.attrs.set("strides", c.strides);
+  node.attrs.set("group", c.group);
+  node.outputs = {g.add_value({"y", DType::kUndefined, {}, std::nullopt, 0})};
+  g.outputs = node.outputs;
+  g.nodes.push_back(node);
+  auto infos = infer_node(g, g.nodes[0]);
+  EXPECT_TRUE(infos.has_value()) << infos.status().to_string();
+  g.value(node.outputs[0]).dtype = (*infos)[0].dtype;
+  g.value(node.outputs[0]).shape = (*infos)[0].shape;
+  EXPECT_TRUE(g.validate().is_ok());
+  return g;
+}
+
+// cudnnGetConvolutionForwardWorkspaceSize on descriptors built here, independently of conv.cc.
+std::optional<size_t> reference_workspace(cuda::CudaContext& ctx, const ConvCase& c, const Shape& y_full,
+                                          int64_t batch, int algorithm) {
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnCreateTensorDescriptor(&x);
+  cudnnCreateTensorDescriptor(&y);
+  cudnnCreateFilterDescriptor(&w);
+  cudnnCreateConvolutionDescriptor(&conv);
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(batch), i(c.x[1]), i(c.x[2]), i(c.x[3]));
+  cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(batch), i(y_full[1]), i(y_full[2]),
+                             i(y_full[3]));
+  cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(c.w[0]), i(c.w[1]), i(c.w[2]), i(c.w[3]));
+  cudnnSetConvolution2dDescriptor(conv, i(c.pads[0]), i(c.pads[1]), i(c.strides[0]), i(c.strides[1]), 1, 1,
+                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+  cudnnSetConvolutionGroupCount(conv, i(c.group));
+  cudnnSetConvolutionMathType(conv, ctx.math() == cuda::MathMode::kTf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+  size_t bytes = 0;
+  const cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
+      ctx.cudnn(), x, w, conv, y, static_cast<cudnnConvolutionFwdAlgo_t>(algorithm), &bytes);
+  cudnnDestroyTensorDescriptor(x);
+  cudnnDestroyTensorDescriptor(y);
+  cudnnDestroyFilterDescriptor(w);
+  cudnnDestroyConvolutionDescriptor(conv);
+  if (status != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  return bytes;
+}
+
+TEST(CudnnBenchmarker, MeasuresEveryAlgorithmAtEverySize) {
+  REQUIRE_GPU();
+  const std::vector<ConvCase> cases = {
+      {{4, 8, 12, 12}, {16, 8, 3, 3}, {1, 1, 1, 1}, {1, 1}},
+      {{4, 3, 31, 31}, {8, 3, 5, 5}, {2, 2, 2, 2}, {2, 2}},
+      {{4, 8, 10, 10}, {8, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, 2},  // grouped
+  };
+  for (cuda::MathMode math : {cuda::MathMode::kFp32, cuda::MathMode::kTf32}) {
+    auto ctx = cuda::CudaContext::create(0, math);
+    ASSERT_TRUE(ctx.has_value()) << ctx.status().to_string();
+    auto bench = optimizer::make_cudnn_benchmarker(**ctx, {1, 3, 0});
+    const optimizer::ConvKernelKey device = bench->device_key();
+    EXPECT_FALSE(device.device_name.empty());
+    EXPECT_GT(device.sm_count, 0);
+    EXPECT_EQ(device.cudnn_version, static_cast<int>(cudnnGetVersion()));
+    EXPECT_GT(device.cuda_version, 0);
+    EXPECT_GT(device.driver_version, 0);
+    EXPECT_EQ(device.math_type, math == cuda::MathMode::kTf32 ? "tf32" : "fp32");
+    EXPECT_EQ(device.layout, "nchw");
+    for (const ConvCase& c : cases) {
+      ir::Graph g = conv_graph(c);
+      auto kernels = optimizer::collect_conv_kernels(g, device);
+      ASSERT_TRUE(kernels.has_value()) << kernels.status().to_string();
+      ASSERT_EQ(kernels->size(), 1u);
+      const std::vector<int64_t> sizes = {1, 2, 4};
+      auto timings = bench->measure(g, kernels->front(), sizes);
+      ASSERT_TRUE(timings.has_value()) << timings.status().to_string();
+      ASSERT_EQ(timings->by_batch.size(), sizes.size());
+      const Shape y = g.value(g.nodes[0].outputs[0]).shape;
+      for (int64_t size : sizes) {
+        const auto& row = timings->by_batch.at(size);
+        ASSERT_EQ(row.size(), static_cast<size_t>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT));
+        for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+          const optimizer::AlgoMeasurement& m = row[a];
+          const std::string what = shape_to_string(c.x) + "*" + shape_to_string(c.w) + " batch " +
+                                   std::to_string(size) + " algorithm " + m.name;
+          EXPECT_EQ(m.algorithm, a) << what;
+          EXPECT_EQ(m.name, optimizer::cudnn_fwd_algorithm_name(a));
+          const std::optional<size_t> reference = reference_workspace(**ctx, c, y, size, a);
+          if (!reference) {
+            EXPECT_FALSE(m.available) << what << ": cuDNN does not support it, yet it was timed";
+            continue;
+          }
+          EXPECT_EQ(m.workspace_bytes, *reference) << what;
+          if (m.available) {
+            EXPECT_GT(m.time_ms, 0.0) << what;
+          }
+        }
+        EXPECT_TRUE(row[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].available) << "IMPLICIT_GEMM always applies";
+      }
+    }
+  }
+}
+
+TEST(CudnnBenchmarker, WorkspaceCapMakesAlgorithmsUnavailable) {
+  REQUIRE_GPU();
+  auto ctx = cuda::CudaContext::create(0, cuda::MathMode::kFp32);
+  ASSERT_TRUE(ctx.has_value());
+  const ConvCase c{{8, 16, 20, 20}, {32, 16, 3, 3}, {1, 1, 1, 1}, {1, 1}};
+  ir::Graph g = conv_graph(c);
+  auto bench = optimizer::make_cudnn_benchmarker(**ctx, {1, 3, /*max_workspace_bytes=*/1});
+  auto kernels = optimizer::collect_conv_kernels(g, bench->device_key());
+  ASSERT_TRUE(kernels.has_value());
+  auto timings = bench->measure(g, kernels->front(), {8});
+  ASSERT_TRUE(timings.has_value()) << timings.status().to_string();
+  for (const optimizer::AlgoMeasurement& m : timings->by_batch.at(8))
+    if (m.workspace_bytes > 1) {
+      EXPECT_FALSE(m.available) << m.name;
+    }
+  EXPECT_TRUE(timings->by_batch.at(8)[0].available);
+}
+
+// Runs `graph` on the CPU (default plan) and on the GPU with `plan`; outputs must agree.
+void expect_gpu_plan_matches_cpu(const ir::Graph& graph, runtime::Plan plan, const std::string& what) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<Tensor> feeds;
+  for (ir::ValueId id : graph.inputs) {
+    std::vector<float> v(static_cast<size_t>(shape_numel(graph.value(id).shape)));
+    for (float& f : v) f = dist(rng);
+    feeds.push_back(Tensor::from_floats(graph.value(id).shape, v));
+  }
+  auto cpu_plan = runtime::make_cpu_plan(graph);
+  ASSERT_TRUE(cpu_plan.has_value());
+  auto cpu = runtime::CpuExecutor::create(graph, *cpu_plan);
+  ASSERT_TRUE(cpu.has_value()) << cpu.status().to_string();
+  auto expected = (*cpu)->run(feeds);
+  ASSERT_TRUE(expected.has_value()) << expected.status().to_string();
+
+  auto ctx = cuda::CudaContext::create(0, cuda::MathMode::kFp32);
+  ASSERT_TRUE(ctx.has_value());
+  auto gpu = cuda::CudaExecutor::create(**ctx, graph, std::move(plan));
+  ASSERT_TRUE(gpu.has_value()) << what << ": " << gpu.status().to_string();
+  auto actual = (*gpu)->run(feeds);
+  ASSERT_TRUE(actual.has_value()) << what << ": " << actual.status().to_string();
+  ASSERT_EQ(actual->size(), expected->size());
+  for (size_t o = 0; o < actual->size(); ++o) {
+    ASSERT_EQ((*actual)[o].shape(), (*expected)[o].shape());
+    const float* a = (*actual)[o].data<float>();
+    const float* e = (*expected)[o].data<float>();
+    for (int64_t i = 0; i < (*actual)[o].numel(); ++i)
+      ASSERT_LE(std::abs(a[i] - e[i]), 1e-4 + 1e-3 * std::abs(e[i])) << what << " output " << o << " element " << i;
+  }
+}
+
+TEST(CudnnPlanning, PlansForCudaRunOnTheExecutorAndMatchTheCpu) {
+  REQUIRE_GPU();
+  SessionOptions session;
+  session.batch = 8;
+  auto graph = load_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", session);
+  ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
+  const std::string db = fresh_db("plan");
+  struct Case {
+    optimizer::Policy policy;
+    size_t bytes;
+  };
+  bool first = true;
+  for (const Case& c : {Case{optimizer::Policy::kWr, size_t{64} << 20}, Case{optimizer::Policy::kWr, 0},
+                        Case{optimizer::Policy::kWd, size_t{1} << 20}}) {
+    optimizer::PlannerOptions options;
+    options.policy = c.policy;
+    options.workspace_bytes = c.bytes;
+    options.batch_sizes = optimizer::BatchSizePolicy::kAll;
+    options.progress = false;
+    auto result = plan_with_database(*graph, "cuda", options, db, /*strict_fp32=*/true);
+    const std::string what = std::string(optimizer::policy_name(c.policy)) + " at " + std::to_string(c.bytes) + " B";
+    ASSERT_TRUE(result.has_value()) << what << ": " << result.status().to_string();
+    EXPECT_EQ(result->plan.device, "cuda");
+    if (first) {
+      EXPECT_GT(result->kernels_benchmarked, 0) << what;
+    } else {
+      EXPECT_EQ(result->kernels_benchmarked, 0) << what << ": timings must come from the database";
+    }
+    first = false;
+    for (const runtime::PlanStep& step : result->plan.steps) {
+      if (graph->nodes[step.node].op != OpKind::kConv) continue;
+      EXPECT_LE(step.workspace_bytes, c.bytes) << what;
+      for (const runtime::MicroBatch& m : step.micro_batches) {
+        EXPECT_GE(m.algorithm, 0);
+        EXPECT_LT(m.algorithm, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+      }
+    }
+    expect_gpu_plan_matches_cpu(*graph, result->plan, what);
+  }
+}
+
+}  // namespace
+}  // namespace ucudnn

@@ -1,0 +1,220 @@
+// Planning for "cuda" from a recorded database alone (no GPU needed): the
+// device identity comes from the database (BenchmarkDb::device_keys), every
+// timing from its rows; a missing kernel, a database without GPU rows, an
+// ambiguous one and --rebenchmark without a GPU are clear errors. Where a GPU
+// is present plan_with_database measures instead, so the planning cases skip
+// there (tests/cudnn_benchmarker_test.cc covers that path).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "api/planning.h"
+#include "optimizer/bench/benchmark_db.h"
+#include "optimizer/bench/stored_benchmarker.h"
+
+namespace ucudnn {
+namespace {
+
+namespace fs = std::filesystem;
+using optimizer::AlgoMeasurement;
+using optimizer::BenchmarkDb;
+using optimizer::ConvKernelKey;
+using optimizer::KernelTimings;
+
+std::string source_dir() {
+  const char* dir = std::getenv("UCUDNN_SOURCE_DIR");
+  return dir ? dir : UCUDNN_TEST_SOURCE_DIR;
+}
+
+std::string fresh_db(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("ucudnn_stored_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path path = dir / (name + ".sqlite");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+  return path.string();
+}
+
+ConvKernelKey gpu_key(const std::string& name, const std::string& math) {
+  ConvKernelKey key;
+  key.device_name = name;
+  key.sm_count = 132;
+  key.cuda_version = 13000;
+  key.cudnn_version = 91900;
+  key.driver_version = 13020;
+  key.math_type = math;
+  key.layout = "nchw";
+  return key;
+}
+
+ir::Graph tiny_cnn(int64_t batch) {
+  SessionOptions options;
+  options.batch = batch;
+  auto graph = load_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", options);
+  EXPECT_TRUE(graph.has_value()) << graph.status().to_string();
+  return std::move(*graph);
+}
+
+// Algorithm 1 is 3x faster than 0 but needs 4 KiB per sample; 7 is unavailable.
+KernelTimings synthetic(const std::vector<int64_t>& sizes) {
+  KernelTimings t;
+  for (int64_t b : sizes) {
+    const double n = static_cast<double>(b);
+    t.by_batch[b] = {{0, "IMPLICIT_GEMM", 0.001 + 0.3 * n, 0, true},
+                     {1, "IMPLICIT_PRECOMP_GEMM", 0.001 + 0.1 * n, static_cast<size_t>(b) * 4096, true},
+                     {7, "WINOGRAD_NONFUSED", 0, 0, false}};
+  }
+  return t;
+}
+
+// Stores synthetic timings of every kernel of `graph` under `device`; skips kernel `skip` (-1: none).
+void record(BenchmarkDb& db, const ir::Graph& graph, const ConvKernelKey& device, int skip = -1) {
+  auto kernels = optimizer::collect_conv_kernels(graph, device);
+  ASSERT_TRUE(kernels.has_value()) << kernels.status().to_string();
+  ASSERT_GE(kernels->size(), 2u) << "the test needs a model with several convolutions";
+  for (size_t k = 0; k < kernels->size(); ++k) {
+    if (static_cast<int>(k) == skip) continue;
+    const auto sizes = optimizer::micro_batch_sizes(optimizer::BatchSizePolicy::kPowerOfTwo, (*kernels)[k].batch());
+    ASSERT_TRUE(db.store((*kernels)[k].key.to_string(), synthetic(sizes)).is_ok());
+  }
+}
+
+optimizer::PlannerOptions wr(size_t bytes) {
+  optimizer::PlannerOptions o;
+  o.policy = optimizer::Policy::kWr;
+  o.workspace_bytes = bytes;
+  o.progress = false;
+  return o;
+}
+
+TEST(StoredBenchmarker, DeviceKeysRoundTripEscapedNames) {
+  const std::string path = fresh_db("keys");
+  auto db = BenchmarkDb::open(path);
+  ASSERT_TRUE(db.has_value()) << db.status().to_string();
+  ir::Graph graph = tiny_cnn(4);
+  const ConvKernelKey a = gpu_key("Odd;GPU=1 %", "tf32"), b = gpu_key("NVIDIA H200", "fp32");
+  ConvKernelKey cpu;
+  cpu.device_name = "cpu:Some CPU x2 threads";
+  record(*db, graph, a);
+  record(*db, graph, b);
+  record(*db, graph, cpu);
+  auto keys = db->device_keys();
+  ASSERT_TRUE(keys.has_value()) << keys.status().to_string();
+  ASSERT_EQ(keys->size(), 3u);
+  int matched = 0;
+  for (const ConvKernelKey& key : *keys) matched += (key == a) + (key == b) + (key == cpu);
+  EXPECT_EQ(matched, 3);
+  // The GPU with the asked-for math type is chosen; CPU rows never are.
+  auto tf32 = optimizer::stored_gpu_device_key(*db, "tf32");
+  ASSERT_TRUE(tf32.has_value()) << tf32.status().to_string();
+  EXPECT_EQ(*tf32, a);
+  auto fp32 = optimizer::stored_gpu_device_key(*db, "fp32");
+  ASSERT_TRUE(fp32.has_value());
+  EXPECT_EQ(*fp32, b);
+}
+
+TEST(StoredBenchmarker, NoGpuRowsAndAmbiguousDatabasesAreErrors) {
+  const std::string path = fresh_db("ambiguous");
+  auto db = BenchmarkDb::open(path);
+  ASSERT_TRUE(db.has_value());
+  auto none = optimizer::stored_gpu_device_key(*db, "tf32");
+  ASSERT_FALSE(none.has_value());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("no GPU measurements"), std::string::npos) << none.status().message();
+  ir::Graph graph = tiny_cnn(4);
+  record(*db, graph, gpu_key("GPU A", "tf32"));
+  record(*db, graph, gpu_key("GPU B", "tf32"));
+  auto two = optimizer::stored_gpu_device_key(*db, "tf32");
+  ASSERT_FALSE(two.has_value());
+  EXPECT_EQ(two.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(two.status().message().find("GPU A"), std::string::npos);
+  EXPECT_NE(two.status().message().find("GPU B"), std::string::npos);
+}
+
+TEST(StoredBenchmarker, PlansForCudaFromTheDatabaseAlone) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present: planning for cuda measures on it instead";
+  const std::string path = fresh_db("plan");
+  ir::Graph graph = tiny_cnn(8);
+  {
+    auto db = BenchmarkDb::open(path);
+    ASSERT_TRUE(db.has_value());
+    record(*db, graph, gpu_key("Recorded GPU", "tf32"));
+  }
+  // Room for algorithm 1 at micro-batches of 4 only: wr divides every convolution 4 + 4.
+  auto result = plan_with_database(graph, "cuda", wr(4 * 4096), path);
+  ASSERT_TRUE(result.has_value()) << result.status().to_string();
+  EXPECT_EQ(result->plan.device, "cuda");
+  EXPECT_EQ(result->plan.device_name, "Recorded GPU");
+  EXPECT_EQ(result->kernels_benchmarked, 0);
+  EXPECT_EQ(result->kernels_reused, static_cast<int>(result->kernels.size()));
+  int convs = 0;
+  for (const runtime::PlanStep& step : result->plan.steps) {
+    if (graph.nodes[step.node].op != OpKind::kConv) {
+      EXPECT_EQ(step.workspace_bytes, 0u);
+      continue;
+    }
+    ++convs;
+    ASSERT_EQ(step.micro_batches.size(), 2u) << graph.nodes[step.node].describe();
+    for (const runtime::MicroBatch& m : step.micro_batches) {
+      EXPECT_EQ(m.size, 4);
+      EXPECT_EQ(m.algorithm, 1);
+    }
+  }
+  EXPECT_GE(convs, 2);
+}
+
+TEST(StoredBenchmarker, MissingKernelNamesIt) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present: a missing kernel is measured there";
+  const std::string path = fresh_db("missing");
+  ir::Graph graph = tiny_cnn(8);
+  const ConvKernelKey device = gpu_key("Recorded GPU", "tf32");
+  {
+    auto db = BenchmarkDb::open(path);
+    ASSERT_TRUE(db.has_value());
+    record(*db, graph, device, /*skip=*/1);
+  }
+  auto kernels = optimizer::collect_conv_kernels(graph, device);
+  ASSERT_TRUE(kernels.has_value());
+  auto result = plan_with_database(graph, "cuda", wr(size_t{64} << 20), path);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(result.status().message().find((*kernels)[1].key.to_string()), std::string::npos)
+      << result.status().message();
+  // Strict FP32 asks for rows this database does not have.
+  auto strict = plan_with_database(graph, "cuda", wr(size_t{64} << 20), path, /*strict_fp32=*/true);
+  ASSERT_FALSE(strict.has_value());
+  EXPECT_NE(strict.status().message().find("'fp32'"), std::string::npos) << strict.status().message();
+}
+
+TEST(StoredBenchmarker, RebenchmarkWithoutGpuIsRefusedAndKeepsTheDatabase) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present";
+  const std::string path = fresh_db("rebench");
+  ir::Graph graph = tiny_cnn(8);
+  {
+    auto db = BenchmarkDb::open(path);
+    ASSERT_TRUE(db.has_value());
+    record(*db, graph, gpu_key("Recorded GPU", "tf32"));
+  }
+  optimizer::PlannerOptions options = wr(size_t{64} << 20);
+  options.rebenchmark = true;
+  auto result = plan_with_database(graph, "cuda", options, path);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+  auto db = BenchmarkDb::open(path);
+  ASSERT_TRUE(db.has_value());
+  auto count = db->kernel_count();
+  ASSERT_TRUE(count.has_value());
+  EXPECT_GT(*count, 0);
+}
+
+TEST(StoredBenchmarker, UnknownDeviceIsRejected) {
+  ir::Graph graph = tiny_cnn(2);
+  auto result = plan_with_database(graph, "tpu", wr(1 << 20), fresh_db("tpu"));
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ucudnn

@@ -1,0 +1,302 @@
+// ucudnn_bench_convs: the sum of convolution kernel times a plan really takes
+// on the GPU, for the undivided, wr and wd policies at several workspace
+// budgets and for unlimited workspace (issue 4, "Benchmarks", items 1 and 3).
+//
+// For each (policy, budget) the model is planned with plan_with_database (the
+// benchmark database fills on the first plan and serves the rest). Then only
+// the Conv steps of the plan run, each as its configuration: per micro-batch
+// the CUDA backend's Conv prepare with the plan's algorithm and a run on
+// pointer offsets into the same tensors, the workspace taken from the step's
+// slice of one pool — the executor's calls. As in the benchmarker, bias and
+// fused activation are left out, so measured and predicted time the same work.
+// A step is timed with CUDA events around all its micro-batches (warm-up, then
+// the median of --repeats). Prints a table and, with --json-out, one JSON
+// object per row.
+//
+//   ucudnn_bench_convs MODEL [--batch 256] [--db PATH] [--budgets 8,64,512]
+//       [--repeats 20] [--warmup 3] [--batch-sizes powerOfTwo] [--strict-fp32]
+//       [--json-out FILE]
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "api/planning.h"
+#include "optimizer/passes/passes.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_kernel.h"
+#include "runtime/cuda/device_memory.h"
+
+namespace ucudnn {
+namespace {
+
+constexpr size_t kMiB = size_t{1} << 20;
+constexpr size_t kUnlimited = size_t{1} << 40;  // 1 TiB: no algorithm asks for more
+
+struct Flags {
+  std::string model, db, json_out, batch_sizes = "powerOfTwo";
+  int64_t batch = 256;
+  std::vector<size_t> budgets_mib = {8, 64, 512};
+  int repeats = 20, warmup = 3;
+  bool strict_fp32 = false;
+};
+
+Expected<Flags> parse_flags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> Expected<std::string> {
+      if (i + 1 >= argc) return invalid_argument(a + " needs a value");
+      return std::string(argv[++i]);
+    };
+    try {
+      if (a == "--batch") { UCUDNN_ASSIGN_OR_RETURN(std::string v, value()); f.batch = std::stoll(v); }
+      else if (a == "--db") { UCUDNN_ASSIGN_OR_RETURN(f.db, value()); }
+      else if (a == "--json-out") { UCUDNN_ASSIGN_OR_RETURN(f.json_out, value()); }
+      else if (a == "--batch-sizes") { UCUDNN_ASSIGN_OR_RETURN(f.batch_sizes, value()); }
+      else if (a == "--repeats") { UCUDNN_ASSIGN_OR_RETURN(std::string v, value()); f.repeats = std::stoi(v); }
+      else if (a == "--warmup") { UCUDNN_ASSIGN_OR_RETURN(std::string v, value()); f.warmup = std::stoi(v); }
+      else if (a == "--strict-fp32") { f.strict_fp32 = true; }
+      else if (a == "--budgets") {
+        UCUDNN_ASSIGN_OR_RETURN(std::string v, value());
+        f.budgets_mib.clear();
+        for (size_t begin = 0; begin < v.size();) {
+          size_t end = v.find(',', begin);
+          if (end == std::string::npos) end = v.size();
+          f.budgets_mib.push_back(std::stoull(v.substr(begin, end - begin)));
+          begin = end + 1;
+        }
+      } else if (!a.empty() && a[0] == '-') {
+        return invalid_argument("unknown flag '" + a + "'");
+      } else if (f.model.empty()) {
+        f.model = a;
+      } else {
+        return invalid_argument("more than one MODEL given");
+      }
+    } catch (const std::exception&) {
+      return invalid_argument("flag " + a + " needs a number");
+    }
+  }
+  if (f.model.empty()) return invalid_argument("no MODEL given");
+  if (f.batch < 1 || f.repeats < 1 || f.warmup < 0) return invalid_argument("--batch and --repeats must be ≥ 1");
+  return f;
+}
+
+// Device buffers for x, w, y large enough for every Conv of the graph.
+struct ConvBuffers {
+  cuda::DeviceBuffer x, w, y;
+};
+
+Expected<ConvBuffers> allocate_conv_buffers(const ir::Graph& graph) {
+  size_t x = 0, w = 0, y = 0;
+  for (const ir::Node& n : graph.nodes) {
+    if (n.op != OpKind::kConv) continue;
+    x = std::max(x, static_cast<size_t>(shape_numel(graph.value(n.inputs[0]).shape)) * 4);
+    w = std::max(w, static_cast<size_t>(shape_numel(graph.value(n.inputs[1]).shape)) * 4);
+    y = std::max(y, static_cast<size_t>(shape_numel(graph.value(n.outputs[0]).shape)) * 4);
+  }
+  ConvBuffers b;
+  UCUDNN_ASSIGN_OR_RETURN(b.x, cuda::DeviceBuffer::allocate(x, "convolution inputs"));
+  UCUDNN_ASSIGN_OR_RETURN(b.w, cuda::DeviceBuffer::allocate(w, "convolution weights"));
+  UCUDNN_ASSIGN_OR_RETURN(b.y, cuda::DeviceBuffer::allocate(y, "convolution outputs"));
+  // Zeroed inputs would do for timing, but small non-zero values are the usual case.
+  std::vector<float> ones(std::max(x, w) / 4, 0.01f);
+  UCUDNN_CUDA_CHECK(cudaMemcpy(b.x.data(), ones.data(), x, cudaMemcpyHostToDevice), "filling inputs");
+  UCUDNN_CUDA_CHECK(cudaMemcpy(b.w.data(), ones.data(), w, cudaMemcpyHostToDevice), "filling weights");
+  return b;
+}
+
+struct Call {
+  std::unique_ptr<cuda::KernelState> state;
+  std::vector<cuda::DeviceTensor> src, dst;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+// Runs every Conv step of `plan` as its configuration; returns the sum of the
+// per-step medians in ms.
+Expected<double> measure_plan(cuda::CudaContext& ctx, const ir::Graph& graph, const runtime::Plan& plan,
+                              const ConvBuffers& buffers, const Flags& flags) {
+  UCUDNN_ASSIGN_OR_RETURN(cuda::DeviceBuffer pool, cuda::DeviceBuffer::allocate(plan.workspace_pool_bytes,
+                                                                                "workspace pool of the plan"));
+  struct Events {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (start) cudaEventDestroy(start);
+      if (stop) cudaEventDestroy(stop);
+    }
+  } events;
+  UCUDNN_CUDA_CHECK(cudaEventCreate(&events.start), "creating an event");
+  UCUDNN_CUDA_CHECK(cudaEventCreate(&events.stop), "creating an event");
+  cudaEvent_t start = events.start, stop = events.stop;
+  double total = 0;
+  for (const runtime::PlanStep& step : plan.steps) {
+    ir::Node conv = graph.nodes[step.node];
+    if (conv.op != OpKind::kConv) continue;
+    conv.inputs.resize(2);
+    conv.attrs.erase(optimizer::kFusedActivationAttr);
+    const Shape x_shape = graph.value(conv.inputs[0]).shape, w_shape = graph.value(conv.inputs[1]).shape;
+    const Shape y_shape = graph.value(conv.outputs[0]).shape;
+    std::vector<runtime::MicroBatch> parts = step.micro_batches;
+    if (parts.empty()) parts.push_back({x_shape[0], -1});
+    std::vector<Call> calls;
+    int64_t begin = 0;
+    for (const runtime::MicroBatch& m : parts) {
+      Shape xs = x_shape, ys = y_shape;
+      xs[0] = ys[0] = m.size;
+      const size_t x_row = static_cast<size_t>(shape_numel(x_shape) / x_shape[0]) * 4;
+      const size_t y_row = static_cast<size_t>(shape_numel(y_shape) / y_shape[0]) * 4;
+      Call call;
+      auto state = cuda::cuda_kernel(OpKind::kConv).prepare({ctx, graph, conv, {xs, w_shape}, {ys}, m.algorithm});
+      if (!state) return state.status();
+      call.state = std::move(*state);
+      if (call.state->workspace_bytes() > step.workspace_bytes)
+        return internal_error(conv.describe() + ": algorithm " + std::to_string(m.algorithm) + " needs " +
+                              cuda::format_bytes(call.state->workspace_bytes()) + " but the plan's slice is " +
+                              cuda::format_bytes(step.workspace_bytes));
+      call.src = {{DType::kFloat32, xs, static_cast<std::byte*>(buffers.x.data()) + x_row * begin},
+                  {DType::kFloat32, w_shape, buffers.w.data()}};
+      call.dst = {{DType::kFloat32, ys, static_cast<std::byte*>(buffers.y.data()) + y_row * begin}};
+      call.workspace = static_cast<std::byte*>(pool.data()) + step.workspace_offset;
+      call.workspace_bytes = step.workspace_bytes;
+      calls.push_back(std::move(call));
+      begin += m.size;
+    }
+    auto run_step = [&]() -> Status {
+      for (Call& c : calls)
+        UCUDNN_RETURN_IF_ERROR(c.state->run({ctx, c.src, c.dst, c.workspace, c.workspace_bytes}));
+      return Status::ok();
+    };
+    for (int i = 0; i < flags.warmup; ++i) UCUDNN_RETURN_IF_ERROR(run_step().with_context(conv.describe()));
+    std::vector<double> times;
+    for (int i = 0; i < flags.repeats; ++i) {
+      UCUDNN_CUDA_CHECK(cudaEventRecord(start, ctx.stream()), conv.describe());
+      UCUDNN_RETURN_IF_ERROR(run_step().with_context(conv.describe()));
+      UCUDNN_CUDA_CHECK(cudaEventRecord(stop, ctx.stream()), conv.describe());
+      UCUDNN_CUDA_CHECK(cudaEventSynchronize(stop), conv.describe());
+      float ms = 0;
+      UCUDNN_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop), conv.describe());
+      times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    total += times[times.size() / 2];
+  }
+  return total;
+}
+
+struct Row {
+  std::string policy, budget;
+  size_t budget_bytes = 0;
+  double predicted_ms = -1, measured_ms = -1;
+  size_t pool_bytes = 0;
+  int divided_steps = 0;
+  std::string error;
+};
+
+int run(int argc, char** argv) {
+  auto flags = parse_flags(argc, argv);
+  if (!flags) {
+    std::fprintf(stderr, "error: %s\nusage: ucudnn_bench_convs MODEL [--batch 256] [--db PATH] [--budgets 8,64,512] "
+                 "[--repeats 20] [--warmup 3] [--batch-sizes powerOfTwo] [--strict-fp32] [--json-out FILE]\n",
+                 flags.status().message().c_str());
+    return 2;
+  }
+  SessionOptions options;
+  options.batch = flags->batch;
+  options.batch_sizes = flags->batch_sizes;
+  options.strict_fp32 = flags->strict_fp32;
+  auto graph = load_graph(flags->model, options);
+  if (!graph) {
+    std::fprintf(stderr, "error: %s\n", graph.status().to_string().c_str());
+    return 1;
+  }
+  auto ctx = cuda::CudaContext::create(0, flags->strict_fp32 ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32);
+  if (!ctx) {
+    std::fprintf(stderr, "error: %s\n", ctx.status().to_string().c_str());
+    return 1;
+  }
+  auto buffers = allocate_conv_buffers(*graph);
+  if (!buffers) {
+    std::fprintf(stderr, "error: %s\n", buffers.status().to_string().c_str());
+    return 1;
+  }
+
+  std::vector<std::pair<std::string, size_t>> cases;  // (policy, budget bytes)
+  for (const char* policy : {"undivided", "wr", "wd"})
+    for (size_t mib : flags->budgets_mib) cases.push_back({policy, mib * kMiB});
+  cases.push_back({"undivided", kUnlimited});
+
+  std::vector<Row> rows;
+  for (const auto& [policy, bytes] : cases) {
+    Row row;
+    row.policy = policy;
+    row.budget_bytes = bytes;
+    row.budget = bytes == kUnlimited ? "unlimited" : std::to_string(bytes / kMiB) + "MiB";
+    options.policy = policy;
+    options.workspace_bytes = bytes;
+    options.progress = true;
+    auto planner = planner_options(options);
+    auto result = planner ? plan_with_database(*graph, "cuda", *planner, flags->db, flags->strict_fp32)
+                          : Expected<optimizer::PlanResult>(planner.status());
+    if (!result) {
+      row.error = result.status().to_string();
+    } else {
+      // Predicted: every Conv node at its kernel's configuration time.
+      row.predicted_ms = 0;
+      for (size_t k = 0; k < result->kernels.size(); ++k)
+        row.predicted_ms += result->policy.kernels[k].config.time_ms * result->kernels[k].nodes.size();
+      row.pool_bytes = result->plan.workspace_pool_bytes;
+      for (const runtime::PlanStep& s : result->plan.steps) row.divided_steps += s.micro_batches.size() > 1;
+      auto measured = measure_plan(**ctx, *graph, result->plan, *buffers, *flags);
+      if (measured) row.measured_ms = *measured;
+      else row.error = measured.status().to_string();
+    }
+    std::fprintf(stderr, "%s at %s: %s\n", row.policy.c_str(), row.budget.c_str(),
+                 row.error.empty() ? "done" : row.error.c_str());
+    rows.push_back(row);
+  }
+
+  auto find = [&](const std::string& policy, const std::string& budget) -> const Row* {
+    for (const Row& r : rows)
+      if (r.policy == policy && r.budget == budget && r.error.empty()) return &r;
+    return nullptr;
+  };
+  const Row* unlimited = find("undivided", "unlimited");
+  std::printf("model %s, batch %lld, %s math; convolution time, sum over all Conv nodes\n", flags->model.c_str(),
+              static_cast<long long>(flags->batch), flags->strict_fp32 ? "fp32" : "tf32");
+  std::printf("%-10s %-10s %12s %12s %9s %8s %12s %12s %s\n", "policy", "workspace", "predicted_ms", "measured_ms",
+              "meas/pred", "divided", "vs_undiv", "vs_unlimited", "pool");
+  std::ofstream json;
+  if (!flags->json_out.empty()) json.open(flags->json_out, std::ios::app);
+  for (const Row& r : rows) {
+    const Row* undivided = find("undivided", r.budget);
+    const double speedup = undivided && r.measured_ms > 0 ? undivided->measured_ms / r.measured_ms : -1;
+    const double vs_unlimited = unlimited && r.measured_ms > 0 ? r.measured_ms / unlimited->measured_ms : -1;
+    if (r.error.empty())
+      std::printf("%-10s %-10s %12.3f %12.3f %9.3f %8d %11.2fx %11.2fx %s\n", r.policy.c_str(), r.budget.c_str(),
+                  r.predicted_ms, r.measured_ms, r.measured_ms / r.predicted_ms, r.divided_steps, speedup,
+                  vs_unlimited, cuda::format_bytes(r.pool_bytes).c_str());
+    else
+      std::printf("%-10s %-10s error: %s\n", r.policy.c_str(), r.budget.c_str(), r.error.c_str());
+    nlohmann::json j = {{"model", flags->model},          {"batch", flags->batch},
+                        {"math", flags->strict_fp32 ? "fp32" : "tf32"},
+                        {"policy", r.policy},             {"workspace", r.budget},
+                        {"workspace_bytes", r.budget_bytes}, {"predicted_ms", r.predicted_ms},
+                        {"measured_ms", r.measured_ms},   {"pool_bytes", r.pool_bytes},
+                        {"divided_steps", r.divided_steps}, {"speedup_vs_undivided", speedup},
+                        {"ratio_vs_unlimited", vs_unlimited}, {"device", (*ctx)->device_description()},
+                        {"error", r.error}};
+    std::printf("JSON %s\n", j.dump().c_str());
+    if (json.is_open()) json << j.dump() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ucudnn
+
+int main(int argc, char** argv) { return ucudnn::run(argc, argv); }
