@@ -98,7 +98,7 @@ for m in models:
         if r["model"] != m:
             continue
         if "error" in r:
-            print(f"{m:10} {r['variant']:24} error: {r['error'][:120]}")
+            print(f"{m:10} {r.get('variant', 'torch'):24} error: {r['error'][:120]}")
             continue
         ratio = r["host_ms"] / wd if wd else float("nan")
         print(f"{m:10} {r['variant']:24} {r['host_ms']:9.3f} {r['device_ms']:9.3f} {r['img_per_s_host']:11.1f}  {ratio:.2f}x")

@@ -11,6 +11,7 @@ unlimited workspace; torch.no_grad(). Two times per variant, both medians:
 Writes one JSON object per (model, variant) to --json-out and prints a table.
 
   python3 scripts/bench_torch_gpu.py --models alexnet,resnet50 --batch 256 --json-out torch.jsonl
+      [--variants eager_nchw,eager_channels_last,compile_channels_last] [--no-compile]
 """
 import argparse
 import json
@@ -68,6 +69,8 @@ def main():
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--variants", default="eager_nchw,eager_channels_last,compile_channels_last",
+                        help="comma-separated subset to run")
     parser.add_argument("--json-out")
     args = parser.parse_args()
 
@@ -77,11 +80,20 @@ def main():
     torch.backends.cudnn.benchmark = True
     rows = []
     for name in [m for m in args.models.split(",") if m]:
-        base = export_torchvision.build_model(name).cuda().eval()
+        try:
+            base = export_torchvision.build_model(name).cuda().eval()
+        except Exception as error:  # no GPU, or out of memory
+            row = {"model": name, "batch": args.batch, "error": f"{type(error).__name__}: {error}"[:500]}
+            print(json.dumps(row), flush=True)
+            if args.json_out:
+                with open(args.json_out, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+            continue
         x_host = export_torchvision.make_input(args.batch)
         variants = [("eager_nchw", torch.contiguous_format, False), ("eager_channels_last", torch.channels_last, False)]
         if not args.no_compile:
             variants.append(("compile_channels_last", torch.channels_last, True))
+        variants = [v for v in variants if v[0] in args.variants.split(",")]
         for variant, memory_format, compiled in variants:
             model = base.to(memory_format=memory_format)
             fn = torch.compile(model) if compiled else model

@@ -16,9 +16,9 @@ else
   SRC=$GPUBENCH_TOP
 fi
 CUDNN_DIR=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib
-if [ -d "$CUDNN_DIR" ]; then export LD_LIBRARY_PATH="$CUDNN_DIR:$LD_LIBRARY_PATH"; fi
+if [ -d "$CUDNN_DIR" ]; then export LD_LIBRARY_PATH="$CUDNN_DIR:${LD_LIBRARY_PATH:-}"; fi
 CUBLAS_FILE=$(find /opt/torch/.venv /usr/local/cuda* -name 'libcublas.so.13*' 2>/dev/null | head -1)
-if [ -n "$CUBLAS_FILE" ]; then export LD_LIBRARY_PATH="$(dirname "$CUBLAS_FILE"):$LD_LIBRARY_PATH"; fi
+if [ -n "$CUBLAS_FILE" ]; then export LD_LIBRARY_PATH="$(dirname "$CUBLAS_FILE"):${LD_LIBRARY_PATH:-}"; fi
 PYTHON=${PYTHON:-python3}
 OUT=${OUT:-/tmp/ucudnn-out}
 mkdir -p "$OUT"

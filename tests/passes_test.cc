@@ -72,8 +72,11 @@ TEST(Passes, TinyCnnFoldsAndFusesAndStillMatches) {
   EXPECT_EQ(stats->activations_fused, 2);
   EXPECT_EQ(count_ops(rewritten, OpKind::kBatchNormalization), 0);
   EXPECT_EQ(count_ops(rewritten, OpKind::kRelu), 0);
-  for (const ir::Node& node : rewritten.nodes)
-    if (node.op == OpKind::kConv) EXPECT_EQ(node.attrs.get_string(kFusedActivationAttr), "Relu") << node.name;
+  for (const ir::Node& node : rewritten.nodes) {
+    if (node.op == OpKind::kConv) {
+      EXPECT_EQ(node.attrs.get_string(kFusedActivationAttr), "Relu") << node.name;
+    }
+  }
   EXPECT_EQ(rewritten.nodes.size(), original.nodes.size() - 3);
   const auto inputs = random_inputs(original);
   expect_close(run(original, inputs), run(rewritten, inputs));

@@ -21,7 +21,10 @@ class StoredBenchmarker final : public Benchmarker {
   Expected<KernelTimings> measure(const ir::Graph&, const ConvKernel& kernel,
                                   const std::vector<int64_t>& sizes) override {
     std::string list;
-    for (int64_t s : sizes) list += (list.empty() ? "" : ",") + std::to_string(s);
+    for (int64_t s : sizes) {
+      if (!list.empty()) list += ',';
+      list += std::to_string(s);
+    }
     return not_found("kernel '" + kernel.key.to_string() + "' (input " + shape_to_string(kernel.x_shape) +
                      ", weight " + shape_to_string(kernel.w_shape) + ", micro-batches " + list +
                      ") is not in the benchmark database '" + db_path_ + "', and device " +

@@ -39,13 +39,13 @@ Tensor Tensor::view(DType dtype, Shape shape, void* data) {
 
 Tensor Tensor::from_floats(Shape shape, std::span<const float> values) {
   Tensor t = std::move(allocate(DType::kFloat32, std::move(shape))).value();
-  std::memcpy(t.data_, values.data(), std::min(values.size_bytes(), t.nbytes()));
+  if (!values.empty()) std::memcpy(t.data_, values.data(), std::min(values.size_bytes(), t.nbytes()));
   return t;
 }
 
 Tensor Tensor::from_int64s(Shape shape, std::span<const int64_t> values) {
   Tensor t = std::move(allocate(DType::kInt64, std::move(shape))).value();
-  std::memcpy(t.data_, values.data(), std::min(values.size_bytes(), t.nbytes()));
+  if (!values.empty()) std::memcpy(t.data_, values.data(), std::min(values.size_bytes(), t.nbytes()));
   return t;
 }
 

@@ -9,7 +9,6 @@
 #include <fstream>
 
 #include "api/planning.h"
-#include "onnx_import/onnx_import.h"
 #include "optimizer/report.h"
 #include "runtime/cpu/cpu_kernel.h"
 #include "tools/ucudnn/commands.h"
@@ -73,9 +72,7 @@ int cmd_report(int argc, char** argv) {
   cpu::set_num_threads(options.threads);  // the CPU benchmarker measures with these threads
 
   const std::string model_path = args.positional()[0];
-  onnx_import::ImportOptions import_options;
-  import_options.batch = options.batch;
-  auto graph = onnx_import::load_model(model_path, import_options);
+  auto graph = load_graph(model_path, options);
   if (!graph) return report_error(graph.status());
   auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db);
   if (!result) return report_error(result.status());
