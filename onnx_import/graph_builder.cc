@@ -90,8 +90,10 @@ class Builder {
         return unsupported(what + " is not a tensor (sequences, maps and optionals are not supported)");
       const int elem = in.type().tensor_type().elem_type();
       const DType dtype = dtype_from_onnx(elem);
-      if (dtype != DType::kFloat32 && dtype != DType::kInt64)
-        return unsupported(what + " has dtype " + onnx_dtype_name(elem) + "; ucudnn takes float32 and int64 inputs");
+      // Any dtype a Tensor can hold is accepted here; each op's shape rule says
+      // which dtypes it computes on (most: float32 only).
+      if (dtype == DType::kUndefined)
+        return unsupported(what + " has dtype " + onnx_dtype_name(elem) + ", which ucudnn cannot represent");
       UCUDNN_ASSIGN_OR_RETURN(Shape shape, resolve_input_shape(in, options_));
       ir::Value v;
       v.name = in.name();
