@@ -2,6 +2,8 @@
 // cuda_session.h). Mirrors CpuSession in session.cc.
 #include "api/cuda_session.h"
 
+#include "api/planning.h"
+#include "optimizer/bench/cudnn_benchmarker.h"
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/executor/plan_json.h"
 
@@ -26,16 +28,20 @@ class CudaSession final : public Session {
     if (!options.plan_path.empty()) {
       if (!options.policy.empty()) return invalid_argument("give either a plan or a policy, not both");
       UCUDNN_ASSIGN_OR_RETURN(plan, runtime::load_plan(options.plan_path));
+      // The GPU name as the cuDNN benchmarker records it in keys and plans.
+      const std::string gpu = optimizer::make_cudnn_benchmarker(*session->ctx_)->device_key().device_name;
       UCUDNN_RETURN_IF_ERROR(
-          runtime::check_plan_matches(plan, session->graph_, "cuda", "").with_context(options.plan_path));
+          runtime::check_plan_matches(plan, session->graph_, "cuda", gpu).with_context(options.plan_path));
     } else if (options.policy.empty() || options.policy == "undivided") {
       cuda::CudaPlanOptions plan_options;
       plan_options.workspace_limit = options.workspace_bytes;
       UCUDNN_ASSIGN_OR_RETURN(plan, cuda::make_cuda_plan(*session->ctx_, session->graph_, plan_options));
-    } else {
-      return unsupported("policy '" + options.policy +
-                         "' on the GPU needs the CUDA benchmarker, which does not exist yet; use 'undivided' or a "
-                         "saved plan");
+    } else {  // wr, wd: the μ-cuDNN optimizer over measured (or stored) cuDNN timings
+      UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannerOptions planner, planner_options(options));
+      UCUDNN_ASSIGN_OR_RETURN(optimizer::PlanResult result,
+                              plan_with_database(session->graph_, "cuda", planner, options.benchmark_db,
+                                                 options.strict_fp32));
+      plan = std::move(result.plan);
     }
     UCUDNN_ASSIGN_OR_RETURN(session->executor_,
                             cuda::CudaExecutor::create(*session->ctx_, session->graph_, std::move(plan)));
