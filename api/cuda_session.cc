@@ -11,12 +11,6 @@ namespace ucudnn {
 
 namespace {
 
-std::vector<TensorInfo> describe(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
-  std::vector<TensorInfo> infos;
-  for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});
-  return infos;
-}
-
 class CudaSession final : public Session {
  public:
   static Expected<std::unique_ptr<Session>> create(ir::Graph graph, const SessionOptions& options) {
@@ -45,8 +39,8 @@ class CudaSession final : public Session {
     }
     UCUDNN_ASSIGN_OR_RETURN(session->executor_,
                             cuda::CudaExecutor::create(*session->ctx_, session->graph_, std::move(plan)));
-    session->inputs_ = describe(session->graph_, session->graph_.inputs);
-    session->outputs_ = describe(session->graph_, session->graph_.outputs);
+    session->inputs_ = describe_values(session->graph_, session->graph_.inputs);
+    session->outputs_ = describe_values(session->graph_, session->graph_.outputs);
     return std::unique_ptr<Session>(std::move(session));
   }
 

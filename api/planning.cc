@@ -34,6 +34,12 @@ Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptio
   return graph;
 }
 
+std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
+  std::vector<TensorInfo> infos;
+  for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});
+  return infos;
+}
+
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options) {
   optimizer::PlannerOptions planner;
   UCUDNN_ASSIGN_OR_RETURN(planner.policy, optimizer::parse_policy(options.policy.empty() ? "undivided" : options.policy));

@@ -1,6 +1,7 @@
-// Planning with the benchmark database: the one place that pairs a backend's
-// benchmarker with the SQLite database and the planner. Used by Session::load
-// (--policy) and by the `ucudnn plan` / `ucudnn report` commands.
+// What sessions (CPU and CUDA) and the `plan` / `report` commands share: loading
+// a model into the graph that runs (import + inference passes), and planning it
+// with the benchmark database — the one place that pairs a backend's
+// benchmarker with the SQLite database and the planner.
 #pragma once
 
 #include <string>
@@ -14,6 +15,9 @@ namespace ucudnn {
 // Imports the model and runs the inference graph passes: the graph a Session
 // runs and a plan is made for (so plans from `ucudnn plan` fit `ucudnn run`).
 Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptions& options);
+
+// Name, dtype and shape of each value in `ids` (a session's inputs() / outputs()).
+std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids);
 
 // The planner settings named in `options` (policy, workspace, batch sizes, ...).
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options);

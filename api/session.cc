@@ -25,12 +25,6 @@ bool cuda_available() { return false; }  // built without the CUDA backend
 
 namespace {
 
-std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
-  std::vector<TensorInfo> infos;
-  for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});
-  return infos;
-}
-
 // The plan a session runs: a saved one, one made now by the optimizer, or the default.
 Expected<runtime::Plan> choose_plan(const ir::Graph& graph, const SessionOptions& options) {
   if (!options.plan_path.empty()) {

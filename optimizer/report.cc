@@ -65,20 +65,6 @@ std::string format_configuration(const Configuration& config, const KernelTiming
   return groups.empty() ? "(none)" : join(groups, " + ");
 }
 
-std::string format_size(size_t bytes) {
-  if (bytes == SIZE_MAX) return "unlimited";
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
 ReportData build_report(const PlanResult& result, const ir::Graph& graph, const std::string& model) {
   ReportData data;
   data.model = model;
@@ -148,7 +134,7 @@ std::string report_text(const ReportData& d) {
   if (!d.device.empty()) out << "device:   " << d.device << (d.device_name.empty() ? "" : " (" + d.device_name + ")") << "\n";
   std::snprintf(buf, sizeof buf, "policy:   %s, %s %s, batch %lld, micro-batch sizes %s, division threshold %.1f %%\n",
                 d.policy.c_str(), d.policy == "wd" ? "total budget" : "per-kernel limit",
-                format_size(d.workspace_limit).c_str(), static_cast<long long>(d.batch), d.batch_sizes.c_str(),
+                format_bytes(d.workspace_limit).c_str(), static_cast<long long>(d.batch), d.batch_sizes.c_str(),
                 d.division_threshold * 100);
   out << buf;
 
@@ -159,10 +145,10 @@ std::string report_text(const ReportData& d) {
       out << "  input, filter      " << shape_to_string(r.x_shape) << ", " << shape_to_string(r.w_shape) << "\n";
     out << "  configuration      " << r.configuration << "\n";
     out << "  predicted          " << format_ms(r.config.time_ms) << "\n";
-    out << "  workspace          " << format_size(r.config.workspace_bytes);
-    if (d.policy == "wd") out << " (slice " << format_size(r.workspace_size) << " at offset " << r.workspace_offset << ")";
+    out << "  workspace          " << format_bytes(r.config.workspace_bytes);
+    if (d.policy == "wd") out << " (slice " << format_bytes(r.workspace_size) << " at offset " << r.workspace_offset << ")";
     out << "\n";
-    out << "  undivided          " << format_ms(r.undivided_ms) << " (within " << format_size(r.limit_bytes) << ")\n";
+    out << "  undivided          " << format_ms(r.undivided_ms) << " (within " << format_bytes(r.limit_bytes) << ")\n";
     out << "  unlimited          " << format_ms(r.unlimited_ms) << "\n";
     out << "  speedup            " << format_ratio(r.speedup) << " vs undivided\n";
   }
@@ -178,7 +164,7 @@ std::string report_text(const ReportData& d) {
   const double vs_unlimited = d.total_unlimited_ms > 0 ? d.total_predicted_ms / d.total_unlimited_ms : 0;
   out << "  speedup            " << format_ratio(speedup) << " vs undivided; " << format_ratio(vs_unlimited)
       << " the unlimited time\n";
-  out << "  workspace pool     " << format_size(d.pool_bytes) << " for convolutions, " << format_size(d.plan_pool_bytes)
+  out << "  workspace pool     " << format_bytes(d.pool_bytes) << " for convolutions, " << format_bytes(d.plan_pool_bytes)
       << " in the plan\n";
   if (d.has_ilp) {
     std::snprintf(buf, sizeof buf, "ILP:      objective %.4f ms, gap %.2f %%, solve time %.3f s, status %s\n",

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "optimizer/planner.h"
+#include "runtime/core/bytes.h"
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::optimizer {
@@ -63,9 +64,6 @@ struct ReportData {
 // "64×IMPLICIT_PRECOMP_GEMM(1) + 32×FFT(4)"; algorithm names come from `timings`
 // ("algo N" when unnamed); a run of k identical parts prints as "k × (64×FFT(4))".
 std::string format_configuration(const Configuration& config, const KernelTimings& timings);
-
-// "512 B", "1.5 KiB", "64.0 MiB"; SIZE_MAX is "unlimited".
-std::string format_size(size_t bytes);
 
 // Gathers everything the renderers show. `graph` names the nodes (PlanResult::kernels
 // index into it); kernels beyond result.kernels are named from the policy only.

@@ -174,13 +174,13 @@ std::string pareto_svg(const KernelReport& r) {
     const Configuration& c = r.front[i];
     s << "<circle cx=\"" << num(x_of(static_cast<double>(c.workspace_bytes))) << "\" cy=\"" << num(y_of(c.time_ms))
       << "\" r=\"3.5\" fill=\"" << kChosenColor << "\"><title>"
-      << html_escape(r.front_configurations[i] + ": " + ms(c.time_ms) + ", " + format_size(c.workspace_bytes))
+      << html_escape(r.front_configurations[i] + ": " + ms(c.time_ms) + ", " + format_bytes(c.workspace_bytes))
       << "</title></circle>\n";
   }
   s << "<circle cx=\"" << num(x_of(static_cast<double>(r.config.workspace_bytes))) << "\" cy=\""
     << num(y_of(r.config.time_ms)) << "\" r=\"7\" fill=\"none\" stroke=\"" << kHighlightColor
     << "\" stroke-width=\"2.5\"><title>chosen: "
-    << html_escape(r.configuration + ": " + ms(r.config.time_ms) + ", " + format_size(r.config.workspace_bytes))
+    << html_escape(r.configuration + ": " + ms(r.config.time_ms) + ", " + format_bytes(r.config.workspace_bytes))
     << "</title></circle>\n";
   s << "</svg>";
   return s.str();
@@ -298,7 +298,7 @@ std::string report_html(const ReportData& d) {
   s << "<h2>Summary</h2>\n<table class=\"summary\">\n";
   if (!d.device.empty()) summary_row(s, "device", d.device + (d.device_name.empty() ? "" : " (" + d.device_name + ")"));
   summary_row(s, "policy", d.policy);
-  summary_row(s, d.policy == "wd" ? "total budget" : "per-kernel limit", format_size(d.workspace_limit));
+  summary_row(s, d.policy == "wd" ? "total budget" : "per-kernel limit", format_bytes(d.workspace_limit));
   summary_row(s, "batch", std::to_string(d.batch) + ", micro-batch sizes " + d.batch_sizes +
                               ", division threshold " + num(d.division_threshold * 100) + " %");
   summary_row(s, "kernels", std::to_string(d.kernels.size()) + " (" + std::to_string(d.conv_nodes) + " convolution nodes)");
@@ -311,7 +311,7 @@ std::string report_html(const ReportData& d) {
   summary_row(s, "speedup vs undivided", speedup > 0 ? num(speedup, "%.2f") + "×" : "n/a");
   summary_row(s, "predicted / unlimited",
               d.total_unlimited_ms > 0 ? num(d.total_predicted_ms / d.total_unlimited_ms, "%.2f") + "×" : "n/a");
-  summary_row(s, "workspace pool", format_size(d.pool_bytes) + " for convolutions, " + format_size(d.plan_pool_bytes) +
+  summary_row(s, "workspace pool", format_bytes(d.pool_bytes) + " for convolutions, " + format_bytes(d.plan_pool_bytes) +
                                        " in the plan");
   if (d.has_ilp)
     summary_row(s, "ILP (CBC)", "objective " + ms(d.ilp.objective_ms) + ", gap " + num(d.ilp.gap * 100, "%.2f") +
@@ -327,8 +327,8 @@ std::string report_html(const ReportData& d) {
     const KernelReport& r = d.kernels[k];
     std::string nodes;
     for (size_t i = 0; i < r.nodes.size(); ++i) nodes += (i ? ", " : "") + r.nodes[i];
-    std::string workspace = format_size(r.config.workspace_bytes);
-    if (d.policy == "wd") workspace += " (slice " + format_size(r.workspace_size) + " @ " + std::to_string(r.workspace_offset) + ")";
+    std::string workspace = format_bytes(r.config.workspace_bytes);
+    if (d.policy == "wd") workspace += " (slice " + format_bytes(r.workspace_size) + " @ " + std::to_string(r.workspace_offset) + ")";
     s << "<tr><td class=\"n\">" << k + 1 << "</td><td>" << html_escape(nodes) << "</td><td><code>"
       << html_escape(r.x_shape.empty() ? "" : shape_to_string(r.x_shape)) << "</code></td><td><code>"
       << html_escape(r.w_shape.empty() ? "" : shape_to_string(r.w_shape)) << "</code></td><td><code>"
@@ -349,7 +349,7 @@ std::string report_html(const ReportData& d) {
     if (!r.x_shape.empty())
       s << " <code>" << html_escape(shape_to_string(r.x_shape) + " * " + shape_to_string(r.w_shape)) << "</code>";
     s << "<br>chosen <code>" << html_escape(r.configuration) << "</code>, " << ms(r.config.time_ms) << ", "
-      << html_escape(format_size(r.config.workspace_bytes)) << "</figcaption>\n"
+      << html_escape(format_bytes(r.config.workspace_bytes)) << "</figcaption>\n"
       << pareto_svg(r) << "</figure>\n";
   }
   s << "</div>\n</body>\n</html>\n";

@@ -215,11 +215,11 @@ TEST(FormatConfiguration, NamesAlgorithmsAndGroupsRepeatedParts) {
 }
 
 TEST(FormatSize, Units) {
-  EXPECT_EQ(format_size(0), "0 B");
-  EXPECT_EQ(format_size(512), "512 B");
-  EXPECT_EQ(format_size(1536), "1.5 KiB");
-  EXPECT_EQ(format_size(64 * kMiB), "64.0 MiB");
-  EXPECT_EQ(format_size(SIZE_MAX), "unlimited");
+  EXPECT_EQ(format_bytes(0), "0 B");
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(1536), "1.5 KiB");
+  EXPECT_EQ(format_bytes(64 * kMiB), "64.0 MiB");
+  EXPECT_EQ(format_bytes(SIZE_MAX), "unlimited");
 }
 
 TEST(HtmlEscape, EscapesMarkupCharacters) {

@@ -89,14 +89,6 @@ Status CudaContext::synchronize(const std::string& context) const {
   return Status::ok();
 }
 
-std::string format_bytes(size_t bytes) {
-  char text[64];
-  if (bytes >= (size_t{1} << 30)) std::snprintf(text, sizeof(text), "%.1f GiB", bytes / double(1 << 30));
-  else if (bytes >= (size_t{1} << 20)) std::snprintf(text, sizeof(text), "%.1f MiB", bytes / double(1 << 20));
-  else std::snprintf(text, sizeof(text), "%zu bytes", bytes);
-  return text;
-}
-
 DeviceBuffer::~DeviceBuffer() {
   if (data_) cudaFree(data_);
 }

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <string>
 
+#include "runtime/core/bytes.h"
 #include "runtime/core/status.h"
 
 namespace ucudnn::cuda {
@@ -32,8 +33,5 @@ class DeviceBuffer {
   void* data_ = nullptr;
   size_t bytes_ = 0;
 };
-
-// "12.5 MiB"
-std::string format_bytes(size_t bytes);
 
 }  // namespace ucudnn::cuda

@@ -126,14 +126,8 @@ Status CpuExecutor::build() {
 }
 
 Expected<std::vector<Tensor>> CpuExecutor::run(const std::vector<Tensor>& inputs) {
-  if (inputs.size() != graph_.inputs.size())
-    return invalid_argument("expected " + std::to_string(graph_.inputs.size()) + " inputs, got " +
-                            std::to_string(inputs.size()));
+  UCUDNN_RETURN_IF_ERROR(check_run_inputs(graph_, inputs));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ir::Value& v = graph_.value(graph_.inputs[i]);
-    if (inputs[i].dtype() != v.dtype || inputs[i].shape() != v.shape)
-      return invalid_argument("input '" + v.name + "' must be " + dtype_name(v.dtype) + shape_to_string(v.shape) +
-                              ", got " + inputs[i].describe());
     Tensor& dst = views_[graph_.inputs[i]];
     if (dst.nbytes() > 0) std::memcpy(dst.raw(), inputs[i].raw(), dst.nbytes());
   }

@@ -38,6 +38,19 @@ std::string graph_fingerprint(const ir::Graph& graph) {
   return text;
 }
 
+Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  if (inputs.size() != graph.inputs.size())
+    return invalid_argument("expected " + std::to_string(graph.inputs.size()) + " inputs, got " +
+                            std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& v = graph.value(graph.inputs[i]);
+    if (inputs[i].dtype() != v.dtype || inputs[i].shape() != v.shape)
+      return invalid_argument("input '" + v.name + "' must be " + dtype_name(v.dtype) + shape_to_string(v.shape) +
+                              ", got " + inputs[i].describe());
+  }
+  return Status::ok();
+}
+
 void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
   const int32_t n_steps = static_cast<int32_t>(graph.nodes.size());
   const size_t n_values = graph.values.size();

@@ -49,6 +49,10 @@ std::string graph_fingerprint(const ir::Graph& graph);
 // micro-batch sizes positive and summing to `batch`.
 bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t batch);
 
+// Checks a run's inputs against the graph's: count, then each one's dtype and
+// shape, naming the input. Every executor calls it before touching memory.
+Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
+
 // Lays out the activation arena of `graph` by liveness (graph inputs and all node
 // outputs; constants stay out), filling value_offsets, arena_bytes and unplanned_bytes.
 void plan_activation_memory(const ir::Graph& graph, Plan* plan);

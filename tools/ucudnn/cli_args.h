@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/bytes.h"  // format_bytes, parse_byte_size
 #include "runtime/core/status.h"
 
 namespace ucudnn::cli {
@@ -32,9 +33,5 @@ class Args {
   std::multimap<std::string, std::string> values_;
 };
 
-// Parses "64MiB", "512MB", "1GiB", "1048576", "unlimited" (→ SIZE_MAX) into bytes.
-Expected<size_t> parse_byte_size(const std::string& text);
-// "64.0 MiB", "1.2 GiB", "512 B".
-std::string format_bytes(size_t bytes);
 
 }  // namespace ucudnn::cli
