@@ -1,6 +1,6 @@
 # Sourced by scripts/record-h200-db and scripts/bench_optimizer_gpu.sh: finds the
 # binaries and sources in a checkout (build/bin, override with UCUDNN_BUILD=DIR)
-# or in a device bundle (scripts/device-bundle + scripts/device-bundle-gpubench:
+# or in a device bundle (scripts/device-bundle:
 # bin/, tests/, lib/, src/, scripts/), sets LD_LIBRARY_PATH like scripts/device-run
 # (bundle libs, cuDNN 9.19 from PyTorch's environment, cuBLAS 13), and OUT.
 GPUBENCH_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

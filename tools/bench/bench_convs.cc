@@ -156,8 +156,8 @@ Expected<double> measure_plan(cuda::CudaContext& ctx, const ir::Graph& graph, co
       call.state = std::move(*state);
       if (call.state->workspace_bytes() > step.workspace_bytes)
         return internal_error(conv.describe() + ": algorithm " + std::to_string(m.algorithm) + " needs " +
-                              cuda::format_bytes(call.state->workspace_bytes()) + " but the plan's slice is " +
-                              cuda::format_bytes(step.workspace_bytes));
+                              format_bytes(call.state->workspace_bytes()) + " but the plan's slice is " +
+                              format_bytes(step.workspace_bytes));
       call.src = {{DType::kFloat32, xs, static_cast<std::byte*>(buffers.x.data()) + x_row * begin},
                   {DType::kFloat32, w_shape, buffers.w.data()}};
       call.dst = {{DType::kFloat32, ys, static_cast<std::byte*>(buffers.y.data()) + y_row * begin}};
@@ -279,7 +279,7 @@ int run(int argc, char** argv) {
     if (r.error.empty())
       std::printf("%-10s %-10s %12.3f %12.3f %9.3f %8d %11.2fx %11.2fx %s\n", r.policy.c_str(), r.budget.c_str(),
                   r.predicted_ms, r.measured_ms, r.measured_ms / r.predicted_ms, r.divided_steps, speedup,
-                  vs_unlimited, cuda::format_bytes(r.pool_bytes).c_str());
+                  vs_unlimited, format_bytes(r.pool_bytes).c_str());
     else
       std::printf("%-10s %-10s error: %s\n", r.policy.c_str(), r.budget.c_str(), r.error.c_str());
     nlohmann::json j = {{"model", flags->model},          {"batch", flags->batch},
