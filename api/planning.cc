@@ -45,6 +45,7 @@ Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& option
   UCUDNN_ASSIGN_OR_RETURN(planner.policy, optimizer::parse_policy(options.policy.empty() ? "undivided" : options.policy));
   UCUDNN_ASSIGN_OR_RETURN(planner.batch_sizes, optimizer::parse_batch_size_policy(options.batch_sizes));
   planner.workspace_bytes = options.workspace_bytes;
+  planner.share_workspace = options.share_workspace;
   planner.rebenchmark = options.rebenchmark;
   planner.progress = options.progress;
   return planner;

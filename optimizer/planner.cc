@@ -96,7 +96,7 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
     }
     const ir::Node& node = graph.nodes[kernel.nodes.front()];
     named.push_back({node.name + " " + shape_to_string(kernel.x_shape) + "*" + shape_to_string(kernel.w_shape),
-                     std::move(*timings)});
+                     std::move(*timings), static_cast<int>(kernel.nodes.size())});
     progress.update(static_cast<int>(i + 1));
   }
 
@@ -109,6 +109,7 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
   PolicyOptions policy_options;
   policy_options.batch_sizes = options.batch_sizes;
   policy_options.division_threshold = options.division_threshold;
+  policy_options.share_workspace = options.share_workspace;
   auto run_policy = [&]() -> Expected<PolicyResult> {
     switch (options.policy) {
       case Policy::kUndivided: return plan_undivided(named, batch, options.workspace_bytes);

@@ -29,6 +29,7 @@ struct PlannerOptions {
   size_t workspace_bytes = size_t{64} << 20;  // per kernel (undivided, wr) or in total (wd)
   BatchSizePolicy batch_sizes = BatchSizePolicy::kPowerOfTwo;
   double division_threshold = kDefaultDivisionThreshold;
+  bool share_workspace = false;  // wd: kernels that never overlap share bytes (policies.h)
   bool rebenchmark = false;   // ignore stored timings and measure again
   bool progress = true;       // progress bar on stderr (only when stderr is a terminal)
 };

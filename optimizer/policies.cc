@@ -29,11 +29,16 @@ KernelPlan make_plan(const NamedKernel& kernel, Configuration config, int64_t ba
   return plan;
 }
 
-void add_time_shared_totals(PolicyResult& result) {
+void set_time_shared_pool(PolicyResult& result) {
   for (const KernelPlan& plan : result.kernels) {
-    result.total_time_ms += plan.config.time_ms;
     result.pool_bytes = std::max(result.pool_bytes, plan.workspace_size);
   }
+}
+
+double weighted_total(const std::vector<NamedKernel>& kernels, const PolicyResult& result) {
+  double total = 0;
+  for (size_t k = 0; k < kernels.size(); ++k) total += kernels[k].calls * result.kernels[k].config.time_ms;
+  return total;
 }
 
 }  // namespace
@@ -46,7 +51,8 @@ Expected<PolicyResult> plan_undivided(const std::vector<NamedKernel>& kernels, i
                             undivided_configuration(kernel.timings, batch, per_kernel_limit, kernel.name));
     result.kernels.push_back(make_plan(kernel, std::move(config), batch, per_kernel_limit));
   }
-  add_time_shared_totals(result);
+  set_time_shared_pool(result);
+  result.total_time_ms = weighted_total(kernels, result);
   return result;
 }
 
@@ -60,7 +66,8 @@ Expected<PolicyResult> plan_wr(const std::vector<NamedKernel>& kernels, int64_t 
                                                   options.division_threshold, kernel.name));
     result.kernels.push_back(make_plan(kernel, std::move(config), batch, per_kernel_limit));
   }
-  add_time_shared_totals(result);
+  set_time_shared_pool(result);
+  result.total_time_ms = weighted_total(kernels, result);
   return result;
 }
 
@@ -96,29 +103,38 @@ Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t 
     }
     std::vector<IlpOption> ilp_options;
     for (const Configuration& config : kept) {
-      ilp_options.push_back({config.time_ms, align_up(config.workspace_bytes)});
+      ilp_options.push_back({kernel.calls * config.time_ms, align_up(config.workspace_bytes)});
     }
     problem.kernels.push_back(std::move(ilp_options));
     problem.kernel_names.push_back(kernel.name);
     fronts.push_back(std::move(kept));
   }
-  Expected<IlpSolution> solution = options.exhaustive_ilp ? solve_ilp_exhaustive(problem)
-                                                          : solve_ilp(problem, options.ilp_time_limit_s);
+  auto solve = [&](const IlpProblem& p) {
+    return options.exhaustive_ilp ? solve_ilp_exhaustive(p) : solve_ilp(p, options.ilp_time_limit_s);
+  };
+  PolicyResult result;
+  if (options.share_workspace) {
+    // What the paper's model would reach at this budget, for the report; it may be
+    // infeasible where sharing is not.
+    Expected<IlpSolution> unshared = solve(problem);
+    if (unshared) result.unshared_time_ms = unshared->objective_ms;
+    for (size_t k = 0; k < kernels.size(); ++k) problem.concurrent_sets.push_back({static_cast<int>(k)});
+  }
+  Expected<IlpSolution> solution = solve(problem);
   if (!solution) return solution.status().with_context("policy wd, total budget " + std::to_string(total_budget) + " bytes");
 
-  PolicyResult result;
   size_t offset = 0;
   for (size_t k = 0; k < kernels.size(); ++k) {
     const int choice = solution->choice[k];
     const size_t slice = problem.kernels[k][choice].workspace_bytes;
     KernelPlan plan = make_plan(kernels[k], fronts[k][choice], batch, slice);
-    plan.workspace_offset = offset;
+    plan.workspace_offset = options.share_workspace ? 0 : offset;
     plan.workspace_size = slice;
     offset += slice;
-    result.total_time_ms += plan.config.time_ms;
+    result.pool_bytes = options.share_workspace ? std::max(result.pool_bytes, slice) : offset;
     result.kernels.push_back(std::move(plan));
   }
-  result.pool_bytes = offset;
+  result.total_time_ms = weighted_total(kernels, result);
   result.ilp = std::move(solution).value();
   return result;
 }

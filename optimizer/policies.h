@@ -26,6 +26,7 @@ inline constexpr size_t kWorkspaceAlignment = 256;
 struct NamedKernel {
   std::string name;
   KernelTimings timings;
+  int calls = 1;  // call sites with this key (ResNet-50 repeats shapes): times count once per call
 };
 
 struct KernelPlan {
@@ -40,8 +41,11 @@ struct KernelPlan {
 struct PolicyResult {
   std::vector<KernelPlan> kernels;
   size_t pool_bytes = 0;
-  double total_time_ms = 0.0;
-  IlpSolution ilp;  // wd only
+  double total_time_ms = 0.0;  // Σ over kernels of calls × configuration time
+  IlpSolution ilp;             // wd only
+  // wd with share_workspace: the total time the paper's model (every kernel its
+  // own slice, Σ slices ≤ M) would give at the same budget — what sharing buys.
+  double unshared_time_ms = -1.0;
 };
 
 struct PolicyOptions {
@@ -49,6 +53,11 @@ struct PolicyOptions {
   double division_threshold = kDefaultDivisionThreshold;
   double ilp_time_limit_s = 30.0;
   bool exhaustive_ilp = false;  // tests: use solve_ilp_exhaustive instead of CBC
+  // wd only. false: μ-cuDNN's model — every kernel owns a slice, Σ slices ≤ M, so
+  // kernels could run concurrently. true: kernels that never run at the same time
+  // share bytes; with one stream no two kernels overlap, so each kernel alone
+  // must fit M and all slices start at offset 0.
+  bool share_workspace = false;
 };
 
 // kInfeasible naming the kernel and the smallest limit when one kernel has no fitting algorithm.

@@ -107,7 +107,9 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
       for (const Configuration& c : row.front) row.front_configurations.push_back(format_configuration(c, timings));
     }
     data.batch = row.batch;
-    data.total_unlimited_ms += std::max(0.0, row.unlimited_ms);
+    // Totals count every call site: a kernel shared by 6 nodes runs 6 times.
+    const double calls = static_cast<double>(row.nodes.size());
+    data.total_unlimited_ms += calls * std::max(0.0, row.unlimited_ms);
     if (row.undivided_ms < 0) ++data.kernels_without_undivided;
     data.kernels.push_back(std::move(row));
   }
@@ -115,12 +117,14 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
   data.total_predicted_ms = result.policy.total_time_ms;
   if (data.kernels_without_undivided == 0) {
     data.total_undivided_ms = 0;
-    for (const KernelReport& row : data.kernels) data.total_undivided_ms += row.undivided_ms;
+    for (const KernelReport& row : data.kernels)
+      data.total_undivided_ms += static_cast<double>(row.nodes.size()) * row.undivided_ms;
   }
   data.pool_bytes = result.policy.pool_bytes;
   data.plan_pool_bytes = result.plan.workspace_pool_bytes;
   data.has_ilp = result.options.policy == Policy::kWd && !data.kernels.empty();
   data.ilp = result.policy.ilp;
+  data.unshared_ms = result.policy.unshared_time_ms;
   data.optimize_seconds = result.optimize_seconds;
   data.kernels_benchmarked = result.kernels_benchmarked;
   data.kernels_reused = result.kernels_reused;
@@ -160,6 +164,9 @@ std::string report_text(const ReportData& d) {
     out << " (" << d.kernels_without_undivided << " kernels have no undivided algorithm within their limit)";
   out << "\n";
   out << "  unlimited          " << format_ms(d.total_unlimited_ms) << "\n";
+  if (d.unshared_ms >= 0)
+    out << "  without sharing    " << format_ms(d.unshared_ms)
+        << " (every kernel its own slice, as in μ-cuDNN; --share-workspace buys the difference)\n";
   const double speedup = d.total_undivided_ms > 0 && d.total_predicted_ms > 0 ? d.total_undivided_ms / d.total_predicted_ms : 0;
   const double vs_unlimited = d.total_unlimited_ms > 0 ? d.total_predicted_ms / d.total_unlimited_ms : 0;
   out << "  speedup            " << format_ratio(speedup) << " vs undivided; " << format_ratio(vs_unlimited)
@@ -212,6 +219,7 @@ nlohmann::json report_json(const ReportData& d) {
   }
   j["kernels"] = kernels;
   j["totals"] = {{"predicted_ms", d.total_predicted_ms},
+                 {"unshared_ms", d.unshared_ms >= 0 ? nlohmann::json(d.unshared_ms) : nlohmann::json()},
                  {"undivided_ms", optional_ms(d.total_undivided_ms)},
                  {"unlimited_ms", d.total_unlimited_ms},
                  {"kernels_without_undivided", d.kernels_without_undivided},

@@ -57,6 +57,7 @@ struct ReportData {
   size_t plan_pool_bytes = 0;      // the Plan's pool (all steps)
   bool has_ilp = false;            // policy wd
   IlpSolution ilp;
+  double unshared_ms = -1;         // wd --share-workspace: the unshared model's total; -1 otherwise
   double optimize_seconds = 0;
   int kernels_benchmarked = 0, kernels_reused = 0;
 };

@@ -165,5 +165,51 @@ TEST(Policies, UndividedAndWrReportInfeasibleKernel) {
   EXPECT_NE(wd.status().message().find("1024 bytes"), std::string::npos) << wd.status().message();
 }
 
+// Sharing: with one stream no two kernels overlap, so each kernel alone must fit
+// the budget; on AlexNet forward at 64 MiB that reaches wr's time, where the
+// paper's model (Σ slices ≤ M) cannot.
+TEST(Policies, WdSharedWorkspaceEqualsWrAndBeatsUnshared) {
+  const ProbeData data = load("h200_cudnn919_conv_probe.csv");
+  const auto kernels = alexnet(data, {"fwd"});
+  PolicyOptions shared;
+  shared.share_workspace = true;
+  auto wd_shared = plan_wd(kernels, 256, 64 * kMiB, shared);
+  auto wd = plan_wd(kernels, 256, 64 * kMiB);
+  auto wr = plan_wr(kernels, 256, 64 * kMiB);
+  ASSERT_TRUE(wd_shared.has_value() && wd.has_value() && wr.has_value());
+  EXPECT_NEAR(wd_shared->unshared_time_ms, wd->total_time_ms, 1e-9);
+  EXPECT_LT(wd_shared->total_time_ms, wd->total_time_ms);
+  EXPECT_LE(wd_shared->total_time_ms, wr->total_time_ms * 1.0001);  // wr also applies the 2 % threshold
+  EXPECT_LE(wd_shared->pool_bytes, 64 * kMiB);
+  for (const KernelPlan& k : wd_shared->kernels) {
+    EXPECT_EQ(k.workspace_offset, 0u);
+    EXPECT_LE(k.workspace_size, wd_shared->pool_bytes);
+  }
+}
+
+// A kernel called three times weighs three times in the ILP and in the totals.
+TEST(Policies, CallSitesWeighTimes) {
+  auto table = [](double fast, double slow) {
+    KernelTimings t;
+    t.by_batch[4] = {{0, "fast", fast, 1000, true}, {1, "slow", slow, 0, true}};
+    t.by_batch[2] = {{1, "slow", slow / 2, 0, true}};
+    t.by_batch[1] = {{1, "slow", slow / 4, 0, true}};
+    return t;
+  };
+  // Budget for one fast kernel only. Alone, B gains 5 ms and A 6 ms from it;
+  // but A's 6 ms are per call and B runs 3 times (15 ms): the ILP must give it to B.
+  std::vector<NamedKernel> kernels = {{"A", table(1.0, 7.0), 1}, {"B", table(1.0, 6.0), 3}};
+  PolicyOptions options;
+  options.batch_sizes = BatchSizePolicy::kUndivided;
+  auto wd = plan_wd(kernels, 4, 1024, options);
+  ASSERT_TRUE(wd.has_value()) << wd.status().to_string();
+  EXPECT_EQ(wd->kernels[0].config.parts[0].algorithm, 1);
+  EXPECT_EQ(wd->kernels[1].config.parts[0].algorithm, 0);
+  EXPECT_NEAR(wd->total_time_ms, 7.0 + 3 * 1.0, 1e-9);
+  auto undivided = plan_undivided(kernels, 4, 1024);
+  ASSERT_TRUE(undivided.has_value());
+  EXPECT_NEAR(undivided->total_time_ms, 1.0 + 3 * 1.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace ucudnn::optimizer

@@ -39,6 +39,7 @@ struct SessionOptions {
   std::string policy;                // or plan now: "undivided", "wr" or "wd"
   size_t workspace_bytes = size_t{64} << 20;  // per kernel (undivided, wr) or total (wd)
   std::string batch_sizes = "powerOfTwo";     // micro-batch sizes: "all", "powerOfTwo", "undivided"
+  bool share_workspace = false;      // wd: kernels that never run at the same time share bytes
   std::string benchmark_db;          // "" = ~/.cache/ucudnn/benchmarks.sqlite
   bool rebenchmark = false;          // measure again instead of reusing stored timings
   bool progress = true;              // progress bar on stderr while benchmarking (terminals only)

@@ -5,7 +5,7 @@ namespace ucudnn::cli {
 
 const std::set<std::string> kSessionValueFlags = {"device", "batch",       "threads", "plan",
                                                   "policy", "workspace",   "batch-sizes", "db"};
-const std::set<std::string> kSessionBoolFlags = {"rebenchmark", "quiet"};
+const std::set<std::string> kSessionBoolFlags = {"rebenchmark", "quiet", "share-workspace"};
 
 const char* const kSessionFlagsHelp =
     "  --device auto|cpu|cuda   where to run (auto: the GPU when present)\n"
@@ -15,6 +15,7 @@ const char* const kSessionFlagsHelp =
     "  --policy P               plan convolutions now: undivided | wr | wd\n"
     "  --workspace SIZE         workspace limit: per kernel (undivided, wr) or total (wd); default 64MiB\n"
     "  --batch-sizes S          micro-batch sizes the optimizer may use: all | powerOfTwo | undivided\n"
+    "  --share-workspace        wd: convolutions that never run at the same time share workspace bytes\n"
     "  --db PATH                benchmark database (default ~/.cache/ucudnn/benchmarks.sqlite)\n"
     "  --rebenchmark            measure again instead of reusing stored timings\n"
     "  --quiet                  no progress bar\n";
@@ -40,6 +41,7 @@ Status session_options_from_flags(const Args& args, SessionOptions* options) {
   }
   options->batch_sizes = args.get("batch-sizes", "powerOfTwo");
   options->benchmark_db = args.get("db");
+  options->share_workspace = args.has("share-workspace");
   options->rebenchmark = args.has("rebenchmark");
   options->progress = !args.has("quiet");
   if (!options->plan_path.empty() && !options->policy.empty())

@@ -12,7 +12,7 @@ namespace ucudnn::cli {
 
 // --device --batch --threads --plan --policy --workspace --batch-sizes --db
 extern const std::set<std::string> kSessionValueFlags;
-// --rebenchmark --quiet
+// --rebenchmark --quiet --share-workspace
 extern const std::set<std::string> kSessionBoolFlags;
 // Help text for those flags, for each command's usage.
 extern const char* const kSessionFlagsHelp;
