@@ -308,6 +308,7 @@ std::string report_html(const ReportData& d) {
                                                                            " kernels have no undivided algorithm within their limit)"
                                                                      : ""));
   summary_row(s, "unlimited total", ms(d.total_unlimited_ms));
+  if (d.unshared_ms >= 0) summary_row(s, "without sharing", ms(d.unshared_ms) + " (every kernel its own slice, as in μ-cuDNN)");
   summary_row(s, "speedup vs undivided", speedup > 0 ? num(speedup, "%.2f") + "×" : "n/a");
   summary_row(s, "predicted / unlimited",
               d.total_unlimited_ms > 0 ? num(d.total_predicted_ms / d.total_unlimited_ms, "%.2f") + "×" : "n/a");
