@@ -25,7 +25,8 @@ class Tensor {
   static Expected<Tensor> allocate(DType dtype, Shape shape);
   // A non-owning view of `data` (which must hold numel * dtype_size bytes).
   static Tensor view(DType dtype, Shape shape, void* data);
-  // A new owning float32 / int64 tensor holding a copy of `values`.
+  // A new owning float32 / int64 tensor holding a copy of `values`. For small
+  // tensors (scalars, shapes, test data): an allocation failure here terminates.
   static Tensor from_floats(Shape shape, std::span<const float> values);
   static Tensor from_int64s(Shape shape, std::span<const int64_t> values);
 

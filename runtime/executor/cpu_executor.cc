@@ -1,6 +1,7 @@
 // CpuExecutor: plan checks, one-time allocation, and the run loop.
 #include "runtime/executor/cpu_executor.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "runtime/cpu/cpu_kernel.h"
@@ -125,28 +126,65 @@ Status CpuExecutor::build() {
   return Status::ok();
 }
 
-Expected<std::vector<Tensor>> CpuExecutor::run(const std::vector<Tensor>& inputs) {
+Status CpuExecutor::copy_inputs_in(const std::vector<Tensor>& inputs) {
   UCUDNN_RETURN_IF_ERROR(check_run_inputs(graph_, inputs));
   for (size_t i = 0; i < inputs.size(); ++i) {
     Tensor& dst = views_[graph_.inputs[i]];
     if (dst.nbytes() > 0) std::memcpy(dst.raw(), inputs[i].raw(), dst.nbytes());
   }
+  return Status::ok();
+}
 
-  for (const Step& step : steps_) {
-    const cpu::CpuKernel& kernel = cpu::cpu_kernel(step.node->op);
-    for (const Call& call : step.calls) {
-      cpu::KernelArgs args{*step.node, call.src, call.dst, call.workspace, call.workspace_bytes, call.algorithm};
-      Status status = kernel.run(args);
-      if (!status.is_ok()) return status.with_context(step.node->describe());
-    }
+Status CpuExecutor::run_step(const Step& step) {
+  const cpu::CpuKernel& kernel = cpu::cpu_kernel(step.node->op);
+  for (const Call& call : step.calls) {
+    cpu::KernelArgs args{*step.node, call.src, call.dst, call.workspace, call.workspace_bytes, call.algorithm};
+    Status status = kernel.run(args);
+    if (!status.is_ok()) return status.with_context(step.node->describe());
   }
+  return Status::ok();
+}
 
+Expected<std::vector<Tensor>> CpuExecutor::copy_outputs_out() {
   std::vector<Tensor> outputs;
   for (ir::ValueId id : graph_.outputs) {
     UCUDNN_ASSIGN_OR_RETURN(Tensor out, views_[id].clone());
     outputs.push_back(std::move(out));
   }
   return outputs;
+}
+
+Expected<std::vector<Tensor>> CpuExecutor::run(const std::vector<Tensor>& inputs) {
+  UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
+  for (const Step& step : steps_) UCUDNN_RETURN_IF_ERROR(run_step(step));
+  return copy_outputs_out();
+}
+
+Expected<std::vector<StepTiming>> CpuExecutor::profile(const std::vector<Tensor>& inputs) {
+  using Clock = std::chrono::steady_clock;
+  auto elapsed_ms = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+  std::vector<StepTiming> timings;
+  timings.reserve(steps_.size() + 2);
+
+  Clock::time_point start = Clock::now();
+  UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
+  timings.push_back({-1, kCopyInputsName, OpKind::kCount, static_cast<int>(inputs.size()), elapsed_ms(start)});
+
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Step& step = steps_[s];
+    start = Clock::now();
+    UCUDNN_RETURN_IF_ERROR(run_step(step));
+    timings.push_back({plan_.steps[s].node, step.node->name, step.node->op, static_cast<int>(step.calls.size()),
+                       elapsed_ms(start)});
+  }
+
+  start = Clock::now();
+  UCUDNN_RETURN_IF_ERROR(copy_outputs_out().status());
+  timings.push_back(
+      {-1, kCopyOutputsName, OpKind::kCount, static_cast<int>(graph_.outputs.size()), elapsed_ms(start)});
+  return timings;
 }
 
 }  // namespace ucudnn::runtime

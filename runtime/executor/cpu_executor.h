@@ -3,7 +3,8 @@
 // At creation it checks the plan against the graph, allocates the activation
 // arena and the workspace pool once, and builds every tensor view (including
 // the per-micro-batch slices of divided convolutions). `run` then only copies
-// the inputs in, calls kernels in order and copies the outputs out.
+// the inputs in, calls kernels in order and copies the outputs out; `profile`
+// does the same once, timing each part (runtime/executor/profile.h).
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
 #include "runtime/executor/plan.h"
+#include "runtime/executor/profile.h"
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::runtime {
@@ -31,6 +33,9 @@ class CpuExecutor {
 
   // Inputs in the order of graph.inputs, with exactly their dtype and shape.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+  // Runs once like `run`, returning the wall time of each step plus the input
+  // and output copies (steady_clock); the outputs are dropped.
+  Expected<std::vector<StepTiming>> profile(const std::vector<Tensor>& inputs);
 
   const Plan& plan() const { return plan_; }
 
@@ -49,6 +54,10 @@ class CpuExecutor {
 
   CpuExecutor(const ir::Graph& graph, Plan plan) : graph_(graph), plan_(std::move(plan)) {}
   Status build();
+  // The three parts of a run; `run` and `profile` call them in this order.
+  Status copy_inputs_in(const std::vector<Tensor>& inputs);
+  Status run_step(const Step& step);
+  Expected<std::vector<Tensor>> copy_outputs_out();
 
   const ir::Graph& graph_;
   Plan plan_;

@@ -125,7 +125,7 @@ std::string check_data_set(Session& session, const ModelIo& io, const std::vecto
   return "";
 }
 
-CaseResult run_case_unguarded(const fs::path& dir, int threads, const Tolerance& tolerance) {
+CaseResult run_case_unguarded(const fs::path& dir, const SessionOptions& base, const Tolerance& tolerance) {
   const fs::path model_path = dir / "model.onnx";
   auto io = read_model_io(model_path);
   if (!io) return result_from(io.status(), "reading model I/O names");
@@ -142,8 +142,8 @@ CaseResult run_case_unguarded(const fs::path& dir, int threads, const Tolerance&
       Status status = !inputs ? inputs.status() : expected.status();
       // A .pb we cannot read (float16, strings, sequences) usually means an op we do not
       // support either; let the load say so when it can.
-      SessionOptions plain;
-      plain.threads = threads;
+      SessionOptions plain = base;
+      plain.input_shapes.clear();
       auto probe = Session::load(model_path.string(), plain);
       if (!probe && probe.status().code() == StatusCode::kUnsupported) return result_from(probe.status(), "load");
       return result_from(status, set_name);
@@ -156,8 +156,7 @@ CaseResult run_case_unguarded(const fs::path& dir, int threads, const Tolerance&
     std::map<std::string, Shape> shapes;
     for (size_t i = 0; i < inputs->size(); ++i) shapes[io->inputs[i]] = (*inputs)[i].shape();
     if (!session || shapes != session_shapes) {
-      SessionOptions options;
-      options.threads = threads;
+      SessionOptions options = base;
       options.input_shapes = shapes;
       auto loaded = Session::load(model_path.string(), options);
       if (!loaded) return result_from(loaded.status(), "load");
@@ -213,9 +212,9 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, const Toleran
   return message;
 }
 
-CaseResult run_case(const fs::path& dir, int threads, const Tolerance& tolerance) {
+CaseResult run_case(const fs::path& dir, const SessionOptions& base, const Tolerance& tolerance) {
   try {
-    return run_case_unguarded(dir, threads, tolerance);
+    return run_case_unguarded(dir, base, tolerance);
   } catch (const std::exception& e) {
     return failed(std::string("exception: ") + e.what());
   } catch (...) {

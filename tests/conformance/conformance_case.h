@@ -5,13 +5,15 @@
 // each data set the model is loaded with the inputs' shapes (by the model's
 // input names, in order), run, and every output compared with the expected one:
 // dtype and shape must match; floats within |got − want| ≤ atol + rtol·|want|
-// (NaN equals NaN), integers and bools exactly.
+// (NaN equals NaN), integers and bools exactly. Sessions are made from the
+// caller's SessionOptions (device, math, threads) plus the data set's shapes.
 #pragma once
 
 #include <filesystem>
 #include <string>
 
 #include "runtime/core/tensor.h"
+#include "ucudnn/ucudnn.h"
 
 namespace ucudnn::conformance {
 
@@ -27,9 +29,11 @@ struct CaseResult {
   std::string message;
 };
 
-// Runs the case in `dir`. Never throws; every problem becomes a kFailed result,
-// and a kUnsupported Status from reading, loading or running becomes kUnsupported.
-CaseResult run_case(const std::filesystem::path& dir, int threads, const Tolerance& tolerance);
+// Runs the case in `dir` with sessions made from `base` (its input_shapes are
+// replaced by the data set's). Never throws; every problem becomes a kFailed
+// result, and a kUnsupported Status from reading, loading or running becomes
+// kUnsupported.
+CaseResult run_case(const std::filesystem::path& dir, const SessionOptions& base, const Tolerance& tolerance);
 
 // Compares `got` with `want`; returns "" when they match, else a one-line reason.
 std::string compare_tensors(const Tensor& got, const Tensor& want, const Tolerance& tolerance);

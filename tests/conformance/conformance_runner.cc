@@ -12,6 +12,14 @@
 // Prints failures with their first error line and "N passed, M failed, K skipped";
 // exits 1 on any failure. The skip list (tests/conformance/skipped.txt) has lines
 // `test_name  # reason`; update_skipped.sh regenerates it from --dump-unsupported.
+//
+// With --device cuda the sessions run on the GPU and the skip list is the union
+// of skipped.txt (what ucudnn does not support anywhere) and skipped_cuda.txt
+// (what only the CUDA backend rejects; `update_skipped.sh RUNNER --device cuda`
+// regenerates it on the device machine). Without a usable GPU the runner says so
+// and exits 77 (CTest's skip code). Note [CUDA and fork]: the parent process never
+// touches CUDA (a CUDA context does not survive fork()); the GPU check runs in a
+// child of its own, and each case's child makes its own context.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,9 +46,14 @@ namespace {
 const char* kUsage =
     "usage: conformance_runner [options] [ROOT...]\n"
     "  --filter SUBSTR      only cases whose name contains SUBSTR (repeatable: any matches)\n"
-    "  --skip-file PATH     skip list (default: $UCUDNN_SOURCE_DIR or the source tree's\n"
-    "                       tests/conformance/skipped.txt)\n"
+    "  --skip-file PATH     skip list (repeatable: the union is used; default: under\n"
+    "                       $UCUDNN_SOURCE_DIR or the source tree, tests/conformance/skipped.txt,\n"
+    "                       plus tests/conformance/skipped_cuda.txt with --device cuda)\n"
     "  --no-skip-file       no skip list: every unsupported case fails\n"
+    "  --device cpu|cuda    where the sessions run (default cpu); cuda without a usable GPU\n"
+    "                       prints why and exits 77\n"
+    "  --math tf32|fp32     GPU math (default tf32, cuDNN/cuBLAS may use TF32 tensor cores);\n"
+    "                       fp32 is strict FP32. The CPU is always strict FP32\n"
     "  --list-unexpected    print only 'name  # reason' for unsupported cases missing from\n"
     "                       the skip list (ready to paste into it)\n"
     "  --dump-unsupported   print 'name<TAB>message' (all on one line) for every unsupported\n"
@@ -50,14 +63,18 @@ const char* kUsage =
     "  --timeout S          seconds per case before it counts as hung (default 120)\n"
     "  --no-fork            run cases in this process (for debuggers; a crash ends the run)\n"
     "  --verbose            print every case's outcome as it finishes\n"
-    "  --rtol X --atol X    tolerances (default 1e-3, 1e-7)\n";
+    "  --rtol X --atol X    tolerances (default 1e-3, 1e-7; with --device cuda and tf32 math\n"
+    "                       1e-2, 1e-3, since TF32 keeps 10 mantissa bits)\n";
 
 struct Options {
   std::vector<std::string> roots;
   bool default_roots = false;  // no ROOT given: the whole libonnx-testdata set
   std::vector<std::string> filters;
-  std::string skip_file;
+  std::vector<std::string> skip_files;  // empty after parsing only with --no-skip-file
   bool use_skip_file = true;
+  ucudnn::Device device = ucudnn::Device::kCpu;
+  bool strict_fp32 = false;
+  bool tolerance_given = false;  // --rtol or --atol: no device-dependent default
   bool list_unexpected = false;
   bool dump_unsupported = false;
   bool strict = false;
@@ -73,14 +90,23 @@ struct Case {
   fs::path dir;
 };
 
-std::string default_skip_file() {
-  if (const char* source = std::getenv("UCUDNN_SOURCE_DIR")) return std::string(source) + "/tests/conformance/skipped.txt";
+// `name` (skipped.txt, skipped_cuda.txt) in the source tree's tests/conformance.
+std::string default_skip_file(const std::string& name) {
+  if (const char* source = std::getenv("UCUDNN_SOURCE_DIR"))
+    return std::string(source) + "/tests/conformance/" + name;
 #ifdef UCUDNN_SOURCE_DIR
-  return std::string(UCUDNN_SOURCE_DIR) + "/tests/conformance/skipped.txt";
+  return std::string(UCUDNN_SOURCE_DIR) + "/tests/conformance/" + name;
 #else
-  return "tests/conformance/skipped.txt";
+  return "tests/conformance/" + name;
 #endif
 }
+
+// Default tolerances on the GPU with TF32 allowed: TF32 rounds the inputs of
+// each product to 10 mantissa bits (relative error up to ~5e-4 per operand), and
+// long reductions (convolutions, Gemm) add such errors up, so the FP32 defaults
+// would fail on rounding alone; --math fp32 keeps the FP32 defaults.
+constexpr double kTf32Rtol = 1e-2;
+constexpr double kTf32Atol = 1e-3;
 
 bool parse_args(int argc, char** argv, Options* options) {
   auto need_value = [&](int& i) -> const char* {
@@ -101,7 +127,23 @@ bool parse_args(int argc, char** argv, Options* options) {
       options->filters.push_back(value);
     } else if (arg == "--skip-file") {
       if (!(value = need_value(i))) return false;
-      options->skip_file = value;
+      options->skip_files.push_back(value);
+    } else if (arg == "--device") {
+      if (!(value = need_value(i))) return false;
+      const std::string device = value;
+      if (device != "cpu" && device != "cuda") {
+        std::cerr << "conformance_runner: --device must be cpu or cuda, got '" << device << "'\n";
+        return false;
+      }
+      options->device = device == "cuda" ? ucudnn::Device::kCuda : ucudnn::Device::kCpu;
+    } else if (arg == "--math") {
+      if (!(value = need_value(i))) return false;
+      const std::string math = value;
+      if (math != "tf32" && math != "fp32") {
+        std::cerr << "conformance_runner: --math must be tf32 or fp32, got '" << math << "'\n";
+        return false;
+      }
+      options->strict_fp32 = math == "fp32";
     } else if (arg == "--no-skip-file") {
       options->use_skip_file = false;
     } else if (arg == "--list-unexpected") {
@@ -126,6 +168,7 @@ bool parse_args(int argc, char** argv, Options* options) {
       else if (arg == "--timeout") options->timeout_s = std::max(1, static_cast<int>(number));
       else if (arg == "--rtol") options->tolerance.rtol = number;
       else options->tolerance.atol = number;
+      if (arg == "--rtol" || arg == "--atol") options->tolerance_given = true;
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "conformance_runner: unknown option " << arg << "\n" << kUsage;
       return false;
@@ -137,7 +180,14 @@ bool parse_args(int argc, char** argv, Options* options) {
   if (options->default_roots)
     for (const char* sub : {"node", "pytorch-converted", "simple"})
       options->roots.push_back(std::string("/usr/share/libonnx-testdata/data/") + sub);
-  if (options->skip_file.empty()) options->skip_file = default_skip_file();
+  if (!options->use_skip_file) {
+    options->skip_files.clear();
+  } else if (options->skip_files.empty()) {
+    options->skip_files.push_back(default_skip_file("skipped.txt"));
+    if (options->device == ucudnn::Device::kCuda) options->skip_files.push_back(default_skip_file("skipped_cuda.txt"));
+  }
+  if (options->device == ucudnn::Device::kCuda && !options->strict_fp32 && !options->tolerance_given)
+    options->tolerance = {kTf32Rtol, kTf32Atol};
   return true;
 }
 
@@ -161,6 +211,27 @@ bool read_skip_list(const std::string& path, std::map<std::string, std::string>*
     if (!line.empty()) (*skips)[line] = trim(reason);
   }
   return true;
+}
+
+ucudnn::SessionOptions session_options(const Options& options) {
+  ucudnn::SessionOptions session;
+  session.device = options.device;
+  session.strict_fp32 = options.strict_fp32;
+  session.threads = options.threads;
+  return session;
+}
+
+// Whether a usable GPU is present, asked in a child process (Note [CUDA and fork]).
+bool gpu_present_in_child() {
+  std::cout.flush();
+  std::cerr.flush();
+  pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) _exit(ucudnn::cuda_available() ? 0 : 1);
+  int wait_status = 0;
+  while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
 }
 
 bool collect_cases(const Options& options, std::vector<Case>* cases) {
@@ -210,7 +281,7 @@ CaseResult run_forked(const Case& c, const Options& options) {
   if (pid == 0) {
     close(fds[0]);
     alarm(static_cast<unsigned>(options.timeout_s));
-    CaseResult result = ucudnn::conformance::run_case(c.dir, options.threads, options.tolerance);
+    CaseResult result = ucudnn::conformance::run_case(c.dir, session_options(options), options.tolerance);
     write_all(fds[1], std::to_string(static_cast<int>(result.kind)) + result.message);
     close(fds[1]);
     _exit(0);
@@ -270,10 +341,22 @@ int main(int argc, char** argv) {
   Options options;
   if (!parse_args(argc, argv, &options)) return 2;
   std::map<std::string, std::string> skips;
-  if (options.use_skip_file && !read_skip_list(options.skip_file, &skips)) {
-    std::cerr << "conformance_runner: cannot read skip list '" << options.skip_file
-              << "' (use --skip-file PATH or --no-skip-file)\n";
-    return 2;
+  for (const std::string& skip_file : options.skip_files) {
+    if (!read_skip_list(skip_file, &skips)) {
+      std::cerr << "conformance_runner: cannot read skip list '" << skip_file
+                << "' (use --skip-file PATH or --no-skip-file)\n";
+      return 2;
+    }
+  }
+  if (options.device == ucudnn::Device::kCuda) {
+    const bool gpu = options.fork_cases ? gpu_present_in_child() : ucudnn::cuda_available();
+    if (!gpu) {
+      std::cerr << "conformance_runner: --device cuda, but this build has no CUDA backend or no usable GPU "
+                   "is present; skipping\n";
+      return 77;
+    }
+    std::cerr << "conformance_runner: on the GPU, " << (options.strict_fp32 ? "strict FP32" : "TF32 allowed")
+              << ", rtol " << options.tolerance.rtol << ", atol " << options.tolerance.atol << "\n";
   }
   std::vector<Case> cases;
   if (!collect_cases(options, &cases)) return 2;
@@ -286,7 +369,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> failures, unexpected, listed_but_pass;
   for (const Case& c : cases) {
     CaseResult result = options.fork_cases ? run_forked(c, options)
-                                           : ucudnn::conformance::run_case(c.dir, options.threads, options.tolerance);
+                                           : ucudnn::conformance::run_case(c.dir, session_options(options),
+                                                                           options.tolerance);
     const bool listed = skips.count(c.name) > 0;
     std::string outcome;
     switch (result.kind) {
@@ -330,7 +414,9 @@ int main(int argc, char** argv) {
       for (const std::string& f : failures) std::cout << "  " << f << "\n";
     }
     if (!listed_but_pass.empty()) {
-      std::cout << "Listed in " << options.skip_file << " but passing now (remove them):\n";
+      std::string lists;
+      for (const std::string& skip_file : options.skip_files) lists += (lists.empty() ? "" : " or ") + skip_file;
+      std::cout << "Listed in " << lists << " but passing now (remove them):\n";
       for (const std::string& name : listed_but_pass) std::cout << "  " << name << "\n";
     }
     if (!missing.empty()) {

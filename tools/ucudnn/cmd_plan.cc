@@ -42,7 +42,8 @@ int cmd_plan(int argc, char** argv) {
   cpu::set_num_threads(options.threads);  // the CPU benchmarker measures with these threads
   auto graph = load_graph(args.positional()[0], options);
   if (!graph) return report_error(graph.status());
-  auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db);
+  auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db,
+                                   options.strict_fp32);
   if (!result) return report_error(result.status());
   if (Status s = runtime::save_plan(args.get("output"), result->plan, *graph); !s.is_ok()) return report_error(s);
 

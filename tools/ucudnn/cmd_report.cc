@@ -74,7 +74,8 @@ int cmd_report(int argc, char** argv) {
   const std::string model_path = args.positional()[0];
   auto graph = load_graph(model_path, options);
   if (!graph) return report_error(graph.status());
-  auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db);
+  auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db,
+                                   options.strict_fp32);
   if (!result) return report_error(result.status());
 
   const optimizer::ReportData data = optimizer::build_report(*result, *graph, model_path);

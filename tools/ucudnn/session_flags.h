@@ -10,7 +10,7 @@
 
 namespace ucudnn::cli {
 
-// --device --batch --threads --plan --policy --workspace --batch-sizes --db
+// --device --math --batch --threads --plan --policy --workspace --batch-sizes --db
 extern const std::set<std::string> kSessionValueFlags;
 // --rebenchmark --quiet --share-workspace
 extern const std::set<std::string> kSessionBoolFlags;
