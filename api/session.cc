@@ -56,6 +56,12 @@ class CpuSession final : public Session {
   const std::vector<TensorInfo>& inputs() const override { return inputs_; }
   const std::vector<TensorInfo>& outputs() const override { return outputs_; }
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override { return executor_->run(inputs); }
+  Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) override {
+    UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executor_->profile(inputs));
+    std::vector<StepProfile> steps;
+    for (const runtime::StepTiming& t : timings) steps.push_back({t.name, runtime::step_op_name(t), t.ms});
+    return steps;
+  }
   MemoryStats memory() const override {
     const runtime::Plan& plan = executor_->plan();
     return {plan.arena_bytes, plan.unplanned_bytes, weight_bytes_, plan.workspace_pool_bytes};

@@ -76,5 +76,43 @@ TEST(CpuExecutor, RejectsPlanThatDoesNotMatch) {
   EXPECT_NE(refused.status().message().find("only convolutions"), std::string::npos);
 }
 
+TEST(CpuExecutor, ProfileTimesEveryStepAndTheCopies) {
+  ir::Graph g = relu_chain(3, {2, 3});
+  auto executor = CpuExecutor::create(g, *make_cpu_plan(g));
+  ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+  std::vector<float> six(6, -1.0f);
+  auto timings = (*executor)->profile({Tensor::from_floats({2, 3}, six)});
+  ASSERT_TRUE(timings.has_value()) << timings.status().to_string();
+  ASSERT_EQ(timings->size(), 3u + 2u);  // one per step, plus the input and output copies
+
+  const StepTiming& in = timings->front();
+  EXPECT_EQ(in.node, -1);
+  EXPECT_EQ(in.name, kCopyInputsName);
+  EXPECT_STREQ(step_op_name(in), "copy");
+  EXPECT_EQ(in.calls, 1);
+  const StepTiming& out = timings->back();
+  EXPECT_EQ(out.node, -1);
+  EXPECT_EQ(out.name, kCopyOutputsName);
+  EXPECT_EQ(out.calls, 1);
+  for (int i = 0; i < 3; ++i) {
+    const StepTiming& t = (*timings)[static_cast<size_t>(i) + 1];
+    EXPECT_EQ(t.node, i);
+    EXPECT_EQ(t.name, "relu" + std::to_string(i));
+    EXPECT_EQ(t.op, OpKind::kRelu);
+    EXPECT_STREQ(step_op_name(t), "Relu");
+    EXPECT_EQ(t.calls, 1);
+  }
+  for (const StepTiming& t : *timings) EXPECT_GE(t.ms, 0.0) << t.name;
+
+  // The run it times is a real one: bad inputs are refused the same way.
+  auto refused = (*executor)->profile({});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  // And the executor still runs correctly afterwards.
+  auto outputs = (*executor)->run({Tensor::from_floats({2, 3}, six)});
+  ASSERT_TRUE(outputs.has_value());
+  EXPECT_EQ((*outputs)[0].data<float>()[0], 0.0f);
+}
+
 }  // namespace
 }  // namespace ucudnn::runtime

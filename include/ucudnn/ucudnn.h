@@ -60,6 +60,14 @@ struct MemoryStats {
   size_t peak_bytes() const { return arena_bytes + weight_bytes + workspace_bytes; }
 };
 
+// One part of a profiled run: a graph node (after the graph passes), or one of
+// the copies "copy inputs in" / "copy outputs out" whose op is "copy".
+struct StepProfile {
+  std::string node;
+  std::string op;  // the ONNX op_type ("Conv"), or "copy"
+  double ms = 0;   // CPU: wall time; CUDA: device time between events on the stream
+};
+
 class Session {
  public:
   virtual ~Session() = default;
@@ -72,6 +80,9 @@ class Session {
   // Runs the model. `inputs` are in the order of inputs(); each must match its
   // dtype and shape (a clear error otherwise). Outputs come in the order of outputs().
   virtual Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) = 0;
+  // Runs once like run() (same input rules), timing every step in run order,
+  // with the input copies first and the output copies last; the outputs are dropped.
+  virtual Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) = 0;
   virtual MemoryStats memory() const = 0;
 };
 

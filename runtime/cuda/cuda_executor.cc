@@ -179,7 +179,11 @@ Status CudaExecutor::build() {
   return Status::ok();
 }
 
-Expected<std::vector<Tensor>> CudaExecutor::run(const std::vector<Tensor>& inputs) {
+CudaExecutor::~CudaExecutor() {
+  for (cudaEvent_t event : events_) cudaEventDestroy(event);  // errors at teardown have nowhere to go
+}
+
+Status CudaExecutor::copy_inputs_in(const std::vector<Tensor>& inputs) {
   UCUDNN_RETURN_IF_ERROR(runtime::check_run_inputs(graph_, inputs));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::Value& v = graph_.value(graph_.inputs[i]);
@@ -189,14 +193,18 @@ Expected<std::vector<Tensor>> CudaExecutor::run(const std::vector<Tensor>& input
                                         ctx_.stream()),
                         "copying input '" + v.name + "' to the GPU");
   }
+  return Status::ok();
+}
 
-  for (const Step& step : steps_) {
-    for (const Call& call : step.calls) {
-      Status status = call.state->run(RunArgs{ctx_, call.src, call.dst, call.workspace, call.workspace_bytes});
-      if (!status.is_ok()) return status.with_context(call.state->context);
-    }
+Status CudaExecutor::run_step(const Step& step) {
+  for (const Call& call : step.calls) {
+    Status status = call.state->run(RunArgs{ctx_, call.src, call.dst, call.workspace, call.workspace_bytes});
+    if (!status.is_ok()) return status.with_context(call.state->context);
   }
+  return Status::ok();
+}
 
+Expected<std::vector<Tensor>> CudaExecutor::copy_outputs_out() {
   std::vector<Tensor> outputs;
   for (ir::ValueId id : graph_.outputs) {
     const DeviceTensor& src = values_[id];
@@ -206,8 +214,60 @@ Expected<std::vector<Tensor>> CudaExecutor::run(const std::vector<Tensor>& input
                         "copying output '" + graph_.value(id).name + "' from the GPU");
     outputs.push_back(std::move(out));
   }
+  return outputs;
+}
+
+Expected<std::vector<Tensor>> CudaExecutor::run(const std::vector<Tensor>& inputs) {
+  UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
+  for (const Step& step : steps_) UCUDNN_RETURN_IF_ERROR(run_step(step));
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, copy_outputs_out());
   UCUDNN_RETURN_IF_ERROR(ctx_.synchronize("running model '" + graph_.name + "'"));
   return outputs;
+}
+
+Expected<std::vector<runtime::StepTiming>> CudaExecutor::profile(const std::vector<Tensor>& inputs) {
+  // Boundary events: [0] before the input copies, [1 + s] after part s, for
+  // the parts: input copies, each step, output copies.
+  const size_t parts = steps_.size() + 2;
+  while (events_.size() < parts + 1) {
+    cudaEvent_t event = nullptr;
+    UCUDNN_CUDA_CHECK(cudaEventCreate(&event), "creating profiling events for model '" + graph_.name + "'");
+    events_.push_back(event);
+  }
+  auto record = [&](size_t boundary) -> Status {
+    UCUDNN_CUDA_CHECK(cudaEventRecord(events_[boundary], ctx_.stream()), "recording a profiling event");
+    return Status::ok();
+  };
+
+  UCUDNN_RETURN_IF_ERROR(record(0));
+  UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
+  UCUDNN_RETURN_IF_ERROR(record(1));
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    UCUDNN_RETURN_IF_ERROR(run_step(steps_[s]));
+    UCUDNN_RETURN_IF_ERROR(record(s + 2));
+  }
+  UCUDNN_RETURN_IF_ERROR(copy_outputs_out().status());
+  UCUDNN_RETURN_IF_ERROR(record(parts));
+  UCUDNN_RETURN_IF_ERROR(ctx_.synchronize("profiling model '" + graph_.name + "'"));
+
+  std::vector<runtime::StepTiming> timings;
+  timings.reserve(parts);
+  for (size_t part = 0; part < parts; ++part) {
+    float ms = 0;
+    UCUDNN_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[part], events_[part + 1]), "reading a profiling event");
+    runtime::StepTiming t;
+    if (part == 0) {
+      t = {-1, runtime::kCopyInputsName, OpKind::kCount, static_cast<int>(inputs.size()), 0.0};
+    } else if (part == parts - 1) {
+      t = {-1, runtime::kCopyOutputsName, OpKind::kCount, static_cast<int>(graph_.outputs.size()), 0.0};
+    } else {
+      const Step& step = steps_[part - 1];
+      t = {plan_.steps[part - 1].node, step.node->name, step.node->op, static_cast<int>(step.calls.size()), 0.0};
+    }
+    t.ms = ms;
+    timings.push_back(std::move(t));
+  }
+  return timings;
 }
 
 }  // namespace ucudnn::cuda

@@ -8,7 +8,9 @@
 // input 0 / output 0 are pointer offsets into the same arena tensors and whose
 // descriptors are built for that micro-batch size. `run` copies inputs in,
 // queues every call on the one stream (no host sync between micro-batches or
-// steps), copies outputs out and synchronises once.
+// steps), copies outputs out and synchronises once. `profile` does the same
+// with a CUDA event recorded between the parts (events made on the first
+// profile call, never in `run`) and reads the device times after the one sync.
 //
 // make_cuda_plan builds the `undivided` plan: each Conv gets the fastest
 // algorithm cudnnFindConvolutionForwardAlgorithmEx reports at the full batch
@@ -24,6 +26,7 @@
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/device_memory.h"
 #include "runtime/executor/plan.h"
+#include "runtime/executor/profile.h"
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::cuda {
@@ -58,6 +61,13 @@ class CudaExecutor {
 
   // Host inputs in the order of graph.inputs, exactly their dtype and shape; host outputs.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+  // Runs once like `run`, returning the device time of each step and of the
+  // input and output copies (CUDA events on the context's stream); outputs dropped.
+  Expected<std::vector<runtime::StepTiming>> profile(const std::vector<Tensor>& inputs);
+
+  ~CudaExecutor();  // destroys the profiling events, if any
+  CudaExecutor(const CudaExecutor&) = delete;
+  CudaExecutor& operator=(const CudaExecutor&) = delete;
 
   const runtime::Plan& plan() const { return plan_; }
   size_t weight_bytes() const { return weights_.bytes(); }
@@ -80,6 +90,10 @@ class CudaExecutor {
       : ctx_(ctx), graph_(graph), plan_(std::move(plan)) {}
   Status build();
   Status prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call);
+  // The three parts of a run, queued on the stream; `run` and `profile` call them in order.
+  Status copy_inputs_in(const std::vector<Tensor>& inputs);
+  Status run_step(const Step& step);
+  Expected<std::vector<Tensor>> copy_outputs_out();
 
   CudaContext& ctx_;
   const ir::Graph& graph_;
@@ -87,6 +101,7 @@ class CudaExecutor {
   DeviceBuffer weights_, arena_, workspace_;
   std::vector<DeviceTensor> values_;  // per graph value: its device tensor
   std::vector<Step> steps_;
+  std::vector<cudaEvent_t> events_;  // profiling: steps + 3 boundaries, made on the first profile()
 };
 
 }  // namespace ucudnn::cuda

@@ -93,6 +93,23 @@ expect_error corrupt_db 1 "corrupt.sqlite" -- "$ucudnn" plan "$model" --batch 2 
 echo keep > "$work/keep.json"
 expect_error plan_fails_keeps_file 1 "InvalidModel" -- "$ucudnn" plan "$work/truncated.onnx" -o "$work/keep.json"
 [[ "$(cat "$work/keep.json")" == keep ]] || fail "a failed plan overwrote its output file"
+# --profile: a by-op table naming Conv, and profile.by_op / profile.slowest in --json.
+expect_ok run_profile "$ucudnn" run "$model" --batch 2 --iterations 1 --warmup 0 --profile
+grep -qE "^  Conv +[0-9]+ +[0-9.]+ +[0-9.]+$" "$work/run_profile.out" || fail "run --profile prints no Conv row in the by-op table"
+grep -q "slowest nodes" "$work/run_profile.out" || fail "run --profile prints no slowest nodes"
+expect_ok run_profile_json "$ucudnn" run "$model" --batch 2 --iterations 1 --warmup 0 --profile --json
+python3 - "$work/run_profile_json.out" <<'PY' || fail "run --profile --json lacks profile.by_op / profile.slowest"
+import json, sys
+p = json.load(open(sys.argv[1]))["profile"]
+ops = {row["op"]: row for row in p["by_op"]}
+assert "Conv" in ops and "copy" in ops, ops
+assert all(row["ms"] >= 0 and row["count"] >= 1 for row in p["by_op"])
+assert abs(sum(row["ms"] for row in p["by_op"]) - p["total_ms"]) < 1e-6 * max(1.0, p["total_ms"])
+assert 0 < len(p["slowest"]) <= 10 and all(s["op"] != "copy" for s in p["slowest"])
+assert [s["ms"] for s in p["slowest"]] == sorted((s["ms"] for s in p["slowest"]), reverse=True)
+PY
+expect_ok run_no_profile_json "$ucudnn" run "$model" --iterations 1 --json
+grep -q '"profile"' "$work/run_no_profile_json.out" && fail "run --json without --profile has a profile"
 
 if [[ $failures -ne 0 ]]; then echo "$failures CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

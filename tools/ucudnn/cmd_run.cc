@@ -1,6 +1,7 @@
 // `ucudnn run MODEL`: load a model, feed inputs (files or seeded random), run it
 // --warmup + --iterations times, print a summary (or one JSON object with
-// --json) and optionally write every output as DIR/<name>.pb.
+// --json) and optionally write every output as DIR/<name>.pb. With --profile,
+// one more run timed per step: totals by op type and the slowest nodes.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -24,12 +25,14 @@ namespace {
 
 constexpr const char* kRunUsage =
     "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--iterations N] [--warmup N]\n"
-    "                  [--seed N] [--json] [session flags]\n"
+    "                  [--seed N] [--json] [--profile] [session flags]\n"
     "  --input NAME=FILE        an ONNX TensorProto (.pb) or NumPy (.npy) file; inputs without one\n"
     "                           are random (seeded), their symbolic dims set to --batch\n"
     "  --output-dir DIR         write every output as DIR/<name>.pb\n"
     "  --iterations N, --warmup N  timed runs (default 10) after untimed ones (default 2)\n"
-    "  --json                   one JSON object on stdout instead of the summary\n";
+    "  --json                   one JSON object on stdout instead of the summary\n"
+    "  --profile                after the timed runs, one run timed per step: time by op type\n"
+    "                           (count, total ms, % of the run) and the 10 slowest nodes\n";
 
 // NAME=FILE pairs from --input.
 Expected<std::map<std::string, Tensor>> read_input_files(const std::vector<std::string>& specs) {
@@ -95,6 +98,62 @@ double percentile_median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// --profile: time per op type, slowest first (the copies count as op "copy").
+struct OpTotal {
+  std::string op;
+  int count = 0;
+  double ms = 0;
+};
+
+std::vector<OpTotal> totals_by_op(const std::vector<StepProfile>& steps) {
+  std::map<std::string, OpTotal> by_op;
+  for (const StepProfile& step : steps) {
+    OpTotal& total = by_op[step.op];
+    total.op = step.op;
+    total.count += 1;
+    total.ms += step.ms;
+  }
+  std::vector<OpTotal> totals;
+  for (const auto& [op, total] : by_op) totals.push_back(total);
+  std::stable_sort(totals.begin(), totals.end(), [](const OpTotal& a, const OpTotal& b) { return a.ms > b.ms; });
+  return totals;
+}
+
+// The `count` slowest graph nodes (copies left out), slowest first.
+std::vector<StepProfile> slowest_nodes(const std::vector<StepProfile>& steps, size_t count) {
+  std::vector<StepProfile> nodes;
+  for (const StepProfile& step : steps)
+    if (step.op != "copy") nodes.push_back(step);
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [](const StepProfile& a, const StepProfile& b) { return a.ms > b.ms; });
+  if (nodes.size() > count) nodes.resize(count);
+  return nodes;
+}
+
+double percent_of(double part, double total) { return total > 0 ? 100.0 * part / total : 0.0; }
+
+nlohmann::json profile_json(const std::vector<StepProfile>& steps, double total_ms) {
+  nlohmann::json by_op = nlohmann::json::array();
+  for (const OpTotal& t : totals_by_op(steps))
+    by_op.push_back({{"op", t.op}, {"count", t.count}, {"ms", t.ms}, {"percent", percent_of(t.ms, total_ms)}});
+  nlohmann::json slowest = nlohmann::json::array();
+  for (const StepProfile& s : slowest_nodes(steps, 10))
+    slowest.push_back({{"node", s.node}, {"op", s.op}, {"ms", s.ms}});
+  return {{"total_ms", total_ms}, {"by_op", by_op}, {"slowest", slowest}};
+}
+
+void print_profile(const std::vector<StepProfile>& steps, double total_ms, const char* device) {
+  std::printf("profile:  one run, %.3f ms in all (%s)\n", total_ms,
+              std::string(device) == "cuda" ? "device time, CUDA events" : "wall time");
+  std::printf("  %-22s %6s %12s %7s\n", "op", "count", "total ms", "%");
+  for (const OpTotal& t : totals_by_op(steps))
+    std::printf("  %-22s %6d %12.3f %7.1f\n", t.op.c_str(), t.count, t.ms, percent_of(t.ms, total_ms));
+  std::printf("slowest nodes:\n");
+  std::printf("  %-32s %-22s %12s\n", "node", "op", "ms");
+  for (const StepProfile& s : slowest_nodes(steps, 10))
+    std::printf("  %-32s %-22s %12.3f\n", s.node.c_str(), s.op.c_str(), s.ms);
+}
+
 }  // namespace
 
 int report_error(const Status& status, bool usage_error) {
@@ -105,7 +164,7 @@ int report_error(const Status& status, bool usage_error) {
 int cmd_run(int argc, char** argv) {
   auto parsed = Args::parse(argc, argv,
                             flag_union({"input", "output-dir", "iterations", "warmup", "seed"}, kSessionValueFlags),
-                            flag_union({"json", "help"}, kSessionBoolFlags));
+                            flag_union({"json", "profile", "help"}, kSessionBoolFlags));
   if (!parsed) return report_error(parsed.status(), true);
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -159,6 +218,15 @@ int cmd_run(int argc, char** argv) {
     outputs = std::move(*result);
   }
 
+  std::vector<StepProfile> profile;
+  double profile_total_ms = 0;
+  if (args.has("profile")) {
+    auto profiled = (*session)->profile(inputs);
+    if (!profiled) return report_error(profiled.status().with_context("--profile"));
+    profile = std::move(*profiled);
+    for (const StepProfile& step : profile) profile_total_ms += step.ms;
+  }
+
   if (args.has("output-dir")) {
     const std::string dir = args.get("output-dir");
     std::error_code ec;
@@ -207,6 +275,7 @@ int cmd_run(int argc, char** argv) {
                       {"mean", s.mean}});
     }
     j["outputs"] = outs;
+    if (args.has("profile")) j["profile"] = profile_json(profile, profile_total_ms);
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -226,6 +295,7 @@ int cmd_run(int argc, char** argv) {
               format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.unplanned_bytes).c_str(),
               format_bytes(memory.weight_bytes).c_str(), format_bytes(memory.workspace_bytes).c_str(),
               format_bytes(peak_rss).c_str());
+  if (args.has("profile")) print_profile(profile, profile_total_ms, device_name(options.device));
   return 0;
 }
 
