@@ -55,7 +55,7 @@ trap 'rm -f "$dump" "$out.tmp"' EXIT
 status=0
 "$runner" --no-skip-file --dump-unsupported "$@" > "$dump" || status=$?
 if [ "$status" -ne 0 ] && [ "$status" -ne 1 ]; then
-  echo "update_skipped.sh: the runner exited with $status (77: no usable GPU for --device cuda); nothing written" >&2
+  echo "update_skipped.sh: the runner exited with $status (77: no usable GPU for --device cuda), nothing written" >&2
   exit "$status"
 fi
 
