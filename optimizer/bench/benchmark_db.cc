@@ -1,6 +1,9 @@
 // SQLite implementation of BenchmarkDb (schema and concurrency in benchmark_db.h).
 #include "optimizer/bench/benchmark_db.h"
 
+#include <chrono>
+#include <thread>
+
 #include <sqlite3.h>
 
 #include <cstdlib>
@@ -62,12 +65,25 @@ Status db_error(sqlite3* db, const std::string& path, const std::string& what, i
   return io_error(message);
 }
 
+// Note [busy without the busy handler]: SQLite returns SQLITE_BUSY at once,
+// without calling the busy handler, where waiting could deadlock — e.g. two
+// connections switching a new file to WAL, or upgrading read locks to BEGIN
+// IMMEDIATE together. Those statements are safe to simply try again, so exec
+// retries them until kBusyTimeoutMs has passed.
 Status exec(sqlite3* db, const std::string& path, const char* sql) {
-  char* raw_error = nullptr;
-  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &raw_error);
-  sqlite3_free(raw_error);
-  if (rc != SQLITE_OK) return db_error(db, path, std::string("'") + sql + "'", rc);
-  return Status::ok();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (int attempt = 0;; ++attempt) {
+    char* raw_error = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &raw_error);
+    sqlite3_free(raw_error);
+    if (rc == SQLITE_OK) return Status::ok();
+    const int primary = rc & 0xff;
+    if ((primary == SQLITE_BUSY || primary == SQLITE_LOCKED) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1 + attempt % 20));
+      continue;
+    }
+    return db_error(db, path, std::string("'") + sql + "'", rc);
+  }
 }
 
 // Creates the schema in an empty file, or checks the one that is there.
@@ -203,9 +219,8 @@ Expected<std::optional<KernelTimings>> BenchmarkDb::lookup(const std::string& ke
 }
 
 Status BenchmarkDb::store(const std::string& kernel_key, const KernelTimings& timings) {
-  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    return error("starting a transaction to store kernel '" + kernel_key + "'");
-  }
+  UCUDNN_RETURN_IF_ERROR(exec(db_, path_, "BEGIN IMMEDIATE")
+                             .with_context("starting a transaction to store kernel '" + kernel_key + "'"));
   auto body = [&]() -> Status {
     Statement remove(db_, "DELETE FROM measurements WHERE kernel_key = ?1");
     if (remove.prepare_code() != SQLITE_OK) return error("preparing the delete");
