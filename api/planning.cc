@@ -40,6 +40,12 @@ std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vecto
   return infos;
 }
 
+std::vector<StepProfile> to_step_profiles(const std::vector<runtime::StepTiming>& timings) {
+  std::vector<StepProfile> steps;
+  for (const runtime::StepTiming& t : timings) steps.push_back({t.name, runtime::step_op_name(t), t.ms});
+  return steps;
+}
+
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options) {
   optimizer::PlannerOptions planner;
   UCUDNN_ASSIGN_OR_RETURN(planner.policy, optimizer::parse_policy(options.policy.empty() ? "undivided" : options.policy));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "optimizer/planner.h"
+#include "runtime/executor/profile.h"
 #include "runtime/ir/graph.h"
 #include "ucudnn/ucudnn.h"
 
@@ -18,6 +19,9 @@ Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptio
 
 // Name, dtype and shape of each value in `ids` (a session's inputs() / outputs()).
 std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids);
+
+// An executor's step timings in the public API's form.
+std::vector<StepProfile> to_step_profiles(const std::vector<runtime::StepTiming>& timings);
 
 // The planner settings named in `options` (policy, workspace, batch sizes, ...).
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options);

@@ -58,9 +58,7 @@ class CpuSession final : public Session {
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override { return executor_->run(inputs); }
   Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) override {
     UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executor_->profile(inputs));
-    std::vector<StepProfile> steps;
-    for (const runtime::StepTiming& t : timings) steps.push_back({t.name, runtime::step_op_name(t), t.ms});
-    return steps;
+    return to_step_profiles(timings);
   }
   MemoryStats memory() const override {
     const runtime::Plan& plan = executor_->plan();
