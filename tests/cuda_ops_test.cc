@@ -201,6 +201,11 @@ std::vector<Case> cases() {
       {"matmul_batched", OpKind::kMatMul, {runtime({3, 4, 5}), runtime({3, 5, 6})}, [](ir::Attributes&) {}, 1, 18, true},
       {"add", OpKind::kAdd, {runtime(x4), runtime(x4)}},
       {"add_broadcast", OpKind::kAdd, {runtime(x4), weight({3, 1, 1})}},
+      // Relu fused into Add by optimizer/passes (residual joins): max(a + b, 0) in one kernel.
+      {"add_fused_relu", OpKind::kAdd, {runtime(x4), runtime(x4)},
+       [](ir::Attributes& a) { a.set("activation", std::string("Relu")); }},
+      {"add_fused_relu_broadcast", OpKind::kAdd, {runtime(x4), weight({3, 1, 1})},
+       [](ir::Attributes& a) { a.set("activation", std::string("Relu")); }},
       {"sub_broadcast", OpKind::kSub, {runtime({1, 6}), runtime({2, 3, 5, 1})}},
       {"mul", OpKind::kMul, {runtime(x4), weight({6})}},
       {"div", OpKind::kDiv, {runtime(x4), runtime(x4, 0.5f, 2.0f)}},

@@ -85,7 +85,15 @@ TEST(Passes, TinyCnnFoldsAndFusesAndStillMatches) {
 TEST(Passes, ResidualBlockMatches) {
   ir::Graph original = load("tiny_residual", 2);
   ir::Graph rewritten = load("tiny_residual", 2);
-  ASSERT_TRUE(run_inference_passes(rewritten).has_value());
+  auto stats = run_inference_passes(rewritten);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->activations_fused, 2);  // Conv → Relu and the residual Add → Relu
+  EXPECT_EQ(count_ops(rewritten, OpKind::kRelu), 0);
+  for (const ir::Node& node : rewritten.nodes) {
+    if (node.op == OpKind::kAdd) {
+      EXPECT_EQ(node.attrs.get_string(kFusedActivationAttr), "Relu");
+    }
+  }
   const auto inputs = random_inputs(original);
   expect_close(run(original, inputs), run(rewritten, inputs));
 }

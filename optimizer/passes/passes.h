@@ -4,6 +4,7 @@
 //                          with rescaled weights and a bias
 //   fuse_conv_activation   Conv → Relu becomes one Conv with attribute "activation" = "Relu"
 //                          (kernels apply it to their output; cuDNN fuses it)
+//   fuse_add_activation    Add → Relu likewise (one elementwise pass instead of two)
 // Each pass is a pure function of the graph: results stay within floating-point
 // tolerance of the unmodified graph (tests/passes_test.cc checks both the
 // structure and the numbers).
@@ -26,8 +27,9 @@ struct PassStats {
 Status remove_identities(ir::Graph& graph, PassStats* stats);
 Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
+Status fuse_add_activation(ir::Graph& graph, PassStats* stats);
 
-// All three, in that order; then prunes and validates the graph.
+// All four, in that order; then prunes and validates the graph.
 Expected<PassStats> run_inference_passes(ir::Graph& graph);
 
 }  // namespace ucudnn::optimizer

@@ -84,6 +84,11 @@ Expected<std::unique_ptr<KernelState>> prepare_binary(const PrepareArgs& a, Bina
     return a.unsupported_error("only float32 operands");
   auto s = std::make_unique<BinaryState>();
   s->op = op;
+  if (a.node.attrs.has("activation")) {  // a Relu fused by optimizer/passes
+    if (op != BinaryOp::kAdd || a.node.attrs.get_string("activation") != "Relu")
+      return a.unsupported_error("fused activation '" + a.node.attrs.get_string("activation") + "'");
+    s->op = BinaryOp::kAddRelu;
+  }
   const Shape& out = a.dst_shapes[0];
   s->contiguous = a.src_shapes[0] == out && a.src_shapes[1] == out;
   if (!set_broadcast_layout(out, a.src_shapes[0], 0, &s->layout) ||

@@ -57,6 +57,7 @@ __device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
     case BinaryOp::kMul: return a * b;
     case BinaryOp::kDiv: return a / b;
     case BinaryOp::kPRelu: return a >= 0.0f ? a : a * b;
+    case BinaryOp::kAddRelu: return fmaxf(a + b, 0.0f);
   }
   return a;
 }
@@ -199,6 +200,7 @@ cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* ds
     UCUDNN_BINARY_CASE(kMul)
     UCUDNN_BINARY_CASE(kDiv)
     UCUDNN_BINARY_CASE(kPRelu)
+    UCUDNN_BINARY_CASE(kAddRelu)
 #undef UCUDNN_BINARY_CASE
   }
   return cudaGetLastError();

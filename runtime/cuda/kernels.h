@@ -30,7 +30,7 @@ enum class UnaryOp { kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwis
 cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
                          cudaStream_t stream);
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPRelu };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPRelu, kAddRelu /* Add with a fused Relu */ };
 // dst[i] = a[...] op b[...]; `layout` maps output index i to both operands'
 // elements (strides[0] for a, strides[1] for b). `contiguous`: both are dense
 // with the output's shape (no index arithmetic).
