@@ -9,9 +9,10 @@
 
 namespace ucudnn {
 
-// Creates the CUDA context, plans (a saved plan, or the undivided policy with
-// cuDNN's algorithm search within options.workspace_bytes per layer), uploads
-// the weights and prepares every kernel. Inputs and outputs are host tensors.
+// Creates the CUDA context, plans (a saved plan; the undivided policy with
+// cuDNN's algorithm search within options.workspace_bytes per layer; or wr/wd
+// from the benchmark database), uploads the weights and prepares every kernel.
+// Inputs and outputs are host tensors.
 Expected<std::unique_ptr<Session>> create_cuda_session(ir::Graph graph, const SessionOptions& options);
 
 }  // namespace ucudnn

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "onnx_import/internal.h"
+#include "runtime/core/file_io.h"
 
 namespace ucudnn::onnx_import {
 
@@ -214,33 +215,7 @@ Status write_tensor_pb(const std::string& path, const std::string& name, const T
   if (!proto.SerializeToString(&bytes))
     return internal_error("cannot serialize tensor '" + name + "' (" + tensor.describe() + ")");
 
-  std::string tmp = path + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return io_error("cannot create a temporary file next to '" + path + "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return io_error("writing '" + tmp + "' failed: " + why);
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (::close(fd) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return io_error("writing '" + tmp + "' failed: " + why);
-  }
-  ::chmod(tmp.c_str(), 0644);  // mkstemp creates 0600; tensors are ordinary files
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return io_error("cannot rename '" + tmp + "' to '" + path + "': " + why);
-  }
-  return Status::ok();
+  return write_file_atomically(path, bytes);
 }
 
 }  // namespace ucudnn::onnx_import

@@ -1,6 +1,8 @@
 // Plan <-> JSON with nlohmann::json, and the checks that a loaded plan fits.
 #include "runtime/executor/plan_json.h"
 
+#include "runtime/core/file_io.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -76,17 +78,7 @@ Expected<Plan> plan_from_json(const std::string& text) {
 }
 
 Status save_plan(const std::string& path, const Plan& plan, const ir::Graph& graph) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return io_error("cannot write '" + tmp + "'");
-    out << plan_to_json(plan, graph) << "\n";
-    if (!out.flush()) return io_error("cannot write '" + tmp + "'");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return io_error("cannot move '" + tmp + "' to '" + path + "': " + ec.message());
-  return Status::ok();
+  return write_file_atomically(path, plan_to_json(plan, graph) + "\n");
 }
 
 Expected<Plan> load_plan(const std::string& path) {

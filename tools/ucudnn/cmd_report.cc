@@ -11,6 +11,7 @@
 #include "api/planning.h"
 #include "optimizer/report.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/core/file_io.h"
 #include "tools/ucudnn/commands.h"
 #include "tools/ucudnn/session_flags.h"
 
@@ -23,30 +24,6 @@ constexpr const char* kReportUsage =
     "  --json                   print the report as one JSON object instead of text\n"
     "  --html FILE              also write a self-contained HTML page with plots\n";
 
-// Writes `text` to a temporary file beside `path` and renames it over `path`,
-// so a reader never sees a half-written page.
-Status write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return io_error("cannot write '" + temporary + "' (for --html " + path + ")");
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      return io_error("writing '" + temporary + "' failed (for --html " + path + ")");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    return io_error("cannot rename '" + temporary + "' to '" + path + "': " + ec.message());
-  }
-  return Status::ok();
-}
 
 }  // namespace
 
