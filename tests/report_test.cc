@@ -263,6 +263,29 @@ TEST(Report, KernelWithoutUndividedAlgorithm) {
   EXPECT_NE(html.find("n/a"), std::string::npos);
 }
 
+// wd with --share-workspace: the report states what the unshared model would give.
+TEST(Report, SharedWorkspaceShowsTheUnsharedTotal) {
+  const Fixture f = alexnet_fixture();
+  ASSERT_EQ(f.named.size(), 5u);
+  PolicyOptions options;
+  options.share_workspace = true;
+  auto policy = plan_wd(f.named, f.batch, 64 * (size_t{1} << 20), options);
+  ASSERT_TRUE(policy.has_value()) << policy.status().to_string();
+  ASSERT_GT(policy->unshared_time_ms, policy->total_time_ms);
+  const ReportData data =
+      build_report(wrap(f, Policy::kWd, 64 * (size_t{1} << 20), std::move(policy).value()), f.graph, "alexnet");
+  EXPECT_NE(report_text(data).find("without sharing"), std::string::npos);
+  EXPECT_NEAR(report_json(data)["totals"]["unshared_ms"].get<double>(), data.unshared_ms, 1e-12);
+  EXPECT_NE(report_html(data).find("without sharing"), std::string::npos);
+  // Without sharing the field is null.
+  auto unshared = plan_wd(f.named, f.batch, 64 * (size_t{1} << 20));
+  ASSERT_TRUE(unshared.has_value());
+  const ReportData plain =
+      build_report(wrap(f, Policy::kWd, 64 * (size_t{1} << 20), std::move(unshared).value()), f.graph, "alexnet");
+  EXPECT_TRUE(report_json(plain)["totals"]["unshared_ms"].is_null());
+  EXPECT_EQ(report_text(plain).find("without sharing"), std::string::npos);
+}
+
 TEST(Report, NoConvolutions) {
   PlanResult result;
   ir::Graph graph;

@@ -156,11 +156,6 @@ void print_profile(const std::vector<StepProfile>& steps, double total_ms, const
 
 }  // namespace
 
-int report_error(const Status& status, bool usage_error) {
-  std::fprintf(stderr, "ucudnn: error: %s\n", status.to_string().c_str());
-  return usage_error ? 2 : 1;
-}
-
 int cmd_run(int argc, char** argv) {
   auto parsed = Args::parse(argc, argv,
                             flag_union({"input", "output-dir", "iterations", "warmup", "seed"}, kSessionValueFlags),

@@ -7,6 +7,24 @@
 
 #include "tools/ucudnn/commands.h"
 
+namespace ucudnn::cli {
+
+int report_error(const Status& status, bool usage_error) {
+  // One line, as scripts expect: a multi-line message (e.g. every unsupported
+  // node of a model, one per line) is joined with "; ".
+  std::string text = status.to_string();
+  for (size_t pos; (pos = text.find('\n')) != std::string::npos;) {
+    size_t end = pos + 1;
+    while (end < text.size() && text[end] == ' ') ++end;
+    const bool after_colon = pos > 0 && text[pos - 1] == ':';
+    text.replace(pos, end - pos, after_colon ? " " : "; ");
+  }
+  std::fprintf(stderr, "ucudnn: error: %s\n", text.c_str());
+  return usage_error ? 2 : 1;
+}
+
+}  // namespace ucudnn::cli
+
 namespace {
 
 void print_usage(FILE* out) {
