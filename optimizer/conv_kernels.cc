@@ -26,12 +26,15 @@ Expected<std::vector<ConvKernel>> collect_conv_kernels(const ir::Graph& graph, c
     key.s = p.kernel_w;
     key.pad_h = p.pad_top;
     key.pad_w = p.pad_left;
-    // Asymmetric padding changes the output size: fold it into the key through the
-    // stride fields' neighbours is not possible, so such convs get a distinct layout tag.
-    const int64_t symmetric_h = (p.in_h + 2 * p.pad_top - p.dilation_h * (p.kernel_h - 1) - 1) / p.stride_h + 1;
-    const int64_t symmetric_w = (p.in_w + 2 * p.pad_left - p.dilation_w * (p.kernel_w - 1) - 1) / p.stride_w + 1;
-    if (symmetric_h != p.out_h || symmetric_w != p.out_w)
-      key.layout += ";out=" + std::to_string(p.out_h) + "x" + std::to_string(p.out_w);
+    // ConvProblem keeps only the begin pads; when symmetric padding would not give
+    // its output size, record the (smallest) end pad that does.
+    auto end_pad = [](int64_t in, int64_t begin, int64_t kernel, int64_t stride, int64_t dilation, int64_t out) {
+      const int64_t span = dilation * (kernel - 1) + 1;
+      if ((in + 2 * begin - span) / stride + 1 == out) return begin;
+      return (out - 1) * stride + span - in - begin;
+    };
+    key.pad_h_end = end_pad(p.in_h, p.pad_top, p.kernel_h, p.stride_h, p.dilation_h, p.out_h);
+    key.pad_w_end = end_pad(p.in_w, p.pad_left, p.kernel_w, p.stride_w, p.dilation_w, p.out_w);
     key.stride_h = p.stride_h;
     key.stride_w = p.stride_w;
     key.dilation_h = p.dilation_h;

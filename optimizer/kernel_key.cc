@@ -45,7 +45,12 @@ std::string ConvKernelKey::to_string() const {
       << ";cudnn=" << cudnn_version << ";drv=" << driver_version << ";dtype=" << escape(dtype)
       << ";math=" << escape(math_type) << ";layout=" << escape(layout) << ";n=" << n << ";c=" << c
       << ";h=" << h << ";w=" << w << ";k=" << k << ";r=" << r << ";s=" << s
-      << ";pad=" << pad_h << "," << pad_w << ";stride=" << stride_h << "," << stride_w
+      << ";pad=" << pad_h << "," << pad_w;
+  // Asymmetric padding (e.g. SAME_UPPER) adds the end pads; symmetric keys keep
+  // the two-number form recorded databases use.
+  const int64_t h_end = pad_h_end < 0 ? pad_h : pad_h_end, w_end = pad_w_end < 0 ? pad_w : pad_w_end;
+  if (h_end != pad_h || w_end != pad_w) out << "," << h_end << "," << w_end;
+  out << ";stride=" << stride_h << "," << stride_w
       << ";dil=" << dilation_h << "," << dilation_w << ";g=" << groups
       << ";dir=" << conv_direction_name(direction);
   return out.str();

@@ -36,7 +36,8 @@ struct ConvKernelKey {
   // Convolution parameters (N is the mini-batch; micro-batches live in the DB rows).
   int64_t n = 0, c = 0, h = 0, w = 0;  // input
   int64_t k = 0, r = 0, s = 0;         // filter: output channels, height, width
-  int64_t pad_h = 0, pad_w = 0;
+  int64_t pad_h = 0, pad_w = 0;           // top, left
+  int64_t pad_h_end = -1, pad_w_end = -1;  // bottom, right; -1 = equal to top, left (symmetric)
   int64_t stride_h = 1, stride_w = 1;
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;

@@ -61,6 +61,7 @@ TEST(KernelKey, EveryFieldChangesStringEqualityAndHash) {
       [](ConvKernelKey& k) { k.s = 3; },
       [](ConvKernelKey& k) { k.pad_h = 1; },
       [](ConvKernelKey& k) { k.pad_w = 1; },
+      [](ConvKernelKey& k) { k.pad_h_end = 3; },  // asymmetric: bottom 3 against top 2
       [](ConvKernelKey& k) { k.stride_h = 2; },
       [](ConvKernelKey& k) { k.stride_w = 2; },
       [](ConvKernelKey& k) { k.dilation_h = 2; },
