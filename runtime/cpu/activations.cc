@@ -84,6 +84,19 @@ Status run_clip(const KernelArgs& args) {
 
 }  // namespace
 
+Status apply_fused_activation(const ir::Node& node, Tensor& dst) {
+  if (!node.attrs.has("activation")) return Status::ok();
+  const std::string& activation = node.attrs.get_string("activation");
+  if (activation != "Relu" || dst.dtype() != DType::kFloat32)
+    return unsupported(node.describe() + ": fused activation '" + activation + "' on " + dst.describe() +
+                       " has no CPU kernel");
+  float* out = dst.data<float>();
+  const int64_t n = dst.numel();
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) out[i] = std::max(out[i], 0.0f);
+  return Status::ok();
+}
+
 const CpuKernel& cpu_kernel_Relu() {
   static const CpuKernel k{.run = [](const KernelArgs& a) {
     return map_elements(a, [](float x) { return std::max(x, 0.0f); });

@@ -98,19 +98,6 @@ Status run_typed(OpKind op, const Tensor& a, const Tensor& b, Tensor& c) {
   return Status::ok();
 }
 
-// A Relu fused into an Add by optimizer/passes (attribute "activation").
-Status apply_fused_activation(const KernelArgs& args, Tensor& c) {
-  if (args.node.op != OpKind::kAdd || c.dtype() != DType::kFloat32 ||
-      args.node.attrs.get_string("activation") != "Relu")
-    return unsupported(args.node.describe() + ": fused activation '" + args.node.attrs.get_string("activation") +
-                       "' has no CPU kernel here");
-  float* out = c.data<float>();
-  const int64_t n = c.numel();
-#pragma omp parallel for schedule(static) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i) out[i] = out[i] > 0.0f ? out[i] : 0.0f;
-  return Status::ok();
-}
-
 Status run_binary(const KernelArgs& args) {
   const Tensor& a = *args.src[0];
   const Tensor& b = *args.src[1];
@@ -119,7 +106,7 @@ Status run_binary(const KernelArgs& args) {
   switch (a.dtype()) {
     case DType::kFloat32:
       UCUDNN_RETURN_IF_ERROR(run_typed<float>(op, a, b, c));
-      return args.node.attrs.has("activation") ? apply_fused_activation(args, c) : Status::ok();
+      return apply_fused_activation(args.node, c);  // Add → Relu fused by optimizer/passes
     case DType::kInt64:
       if (op == OpKind::kDiv && has_zero<int64_t>(b))
         return invalid_argument(args.node.describe() + ": integer division by zero (divisor " + b.describe() + ")");

@@ -45,17 +45,7 @@ Status run_conv(const KernelArgs& args) {
                             std::to_string(needed) + " workspace bytes, got " + std::to_string(args.workspace_bytes));
   run_conv_algorithm(problem, algorithm, x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr,
                      y.data<float>(), static_cast<float*>(args.workspace));
-  // A Relu fused into this Conv by optimizer/passes (attribute "activation").
-  if (args.node.attrs.has("activation")) {
-    if (args.node.attrs.get_string("activation") != "Relu")
-      return unsupported(args.node.describe() + ": fused activation '" + args.node.attrs.get_string("activation") +
-                         "' has no CPU kernel");
-    float* out = y.data<float>();
-    const int64_t n = y.numel();
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; ++i) out[i] = out[i] > 0.0f ? out[i] : 0.0f;
-  }
-  return Status::ok();
+  return apply_fused_activation(args.node, y);
 }
 
 }  // namespace

@@ -33,6 +33,11 @@ struct CpuKernel {
 
 const CpuKernel& cpu_kernel(OpKind kind);
 
+// Applies the activation optimizer/passes fused into `node` (attribute
+// "activation", e.g. Conv or Add followed by Relu) to `dst` in place; nothing
+// when the node has none. Unsupported for an activation or dtype it lacks.
+Status apply_fused_activation(const ir::Node& node, Tensor& dst);
+
 // Number of threads kernels use (OpenMP); set_num_threads(0) means all cores.
 void set_num_threads(int n);
 int num_threads();
