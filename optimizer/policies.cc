@@ -29,46 +29,43 @@ KernelPlan make_plan(const NamedKernel& kernel, Configuration config, int64_t ba
   return plan;
 }
 
-void set_time_shared_pool(PolicyResult& result) {
-  for (const KernelPlan& plan : result.kernels) {
-    result.pool_bytes = std::max(result.pool_bytes, plan.workspace_size);
-  }
-}
-
 double weighted_total(const std::vector<NamedKernel>& kernels, const PolicyResult& result) {
   double total = 0;
   for (size_t k = 0; k < kernels.size(); ++k) total += kernels[k].calls * result.kernels[k].config.time_ms;
   return total;
 }
 
+// undivided and wr: each kernel chooses alone within the per-kernel limit, and
+// all of them time-share one pool as large as the largest choice.
+template <typename Choose>
+Expected<PolicyResult> plan_time_shared(const std::vector<NamedKernel>& kernels, int64_t batch,
+                                        size_t per_kernel_limit, Choose choose) {
+  PolicyResult result;
+  for (const NamedKernel& kernel : kernels) {
+    UCUDNN_ASSIGN_OR_RETURN(Configuration config, choose(kernel));
+    result.pool_bytes = std::max(result.pool_bytes, config.workspace_bytes);
+    result.kernels.push_back(make_plan(kernel, std::move(config), batch, per_kernel_limit));
+  }
+  result.total_time_ms = weighted_total(kernels, result);
+  return result;
+}
+
 }  // namespace
 
 Expected<PolicyResult> plan_undivided(const std::vector<NamedKernel>& kernels, int64_t batch,
                                       size_t per_kernel_limit) {
-  PolicyResult result;
-  for (const NamedKernel& kernel : kernels) {
-    UCUDNN_ASSIGN_OR_RETURN(Configuration config,
-                            undivided_configuration(kernel.timings, batch, per_kernel_limit, kernel.name));
-    result.kernels.push_back(make_plan(kernel, std::move(config), batch, per_kernel_limit));
-  }
-  set_time_shared_pool(result);
-  result.total_time_ms = weighted_total(kernels, result);
-  return result;
+  return plan_time_shared(kernels, batch, per_kernel_limit, [&](const NamedKernel& kernel) {
+    return undivided_configuration(kernel.timings, batch, per_kernel_limit, kernel.name);
+  });
 }
 
 Expected<PolicyResult> plan_wr(const std::vector<NamedKernel>& kernels, int64_t batch,
                                size_t per_kernel_limit, const PolicyOptions& options) {
   const std::vector<int64_t> sizes = micro_batch_sizes(options.batch_sizes, batch);
-  PolicyResult result;
-  for (const NamedKernel& kernel : kernels) {
-    UCUDNN_ASSIGN_OR_RETURN(Configuration config,
-                            choose_with_threshold(kernel.timings, batch, per_kernel_limit, sizes,
-                                                  options.division_threshold, kernel.name));
-    result.kernels.push_back(make_plan(kernel, std::move(config), batch, per_kernel_limit));
-  }
-  set_time_shared_pool(result);
-  result.total_time_ms = weighted_total(kernels, result);
-  return result;
+  return plan_time_shared(kernels, batch, per_kernel_limit, [&](const NamedKernel& kernel) {
+    return choose_with_threshold(kernel.timings, batch, per_kernel_limit, sizes, options.division_threshold,
+                                 kernel.name);
+  });
 }
 
 Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t batch,
