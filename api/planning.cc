@@ -4,6 +4,7 @@
 #include "onnx_import/onnx_import.h"
 #include "optimizer/bench/benchmark_db.h"
 #include "optimizer/passes/passes.h"
+#include "runtime/executor/plan_json.h"
 #include "optimizer/bench/benchmarker.h"
 #include "optimizer/bench/stored_benchmarker.h"
 #include "runtime/executor/cpu_executor.h"
@@ -44,6 +45,15 @@ std::vector<StepProfile> to_step_profiles(const std::vector<runtime::StepTiming>
   std::vector<StepProfile> steps;
   for (const runtime::StepTiming& t : timings) steps.push_back({t.name, runtime::step_op_name(t), t.ms});
   return steps;
+}
+
+Expected<runtime::Plan> load_matching_plan(const SessionOptions& options, const ir::Graph& graph,
+                                           const std::string& device, const std::string& device_name) {
+  if (!options.policy.empty()) return invalid_argument("give either a plan or a policy, not both");
+  UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::load_plan(options.plan_path));
+  UCUDNN_RETURN_IF_ERROR(
+      runtime::check_plan_matches(plan, graph, device, device_name).with_context(options.plan_path));
+  return plan;
 }
 
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options) {

@@ -23,6 +23,11 @@ std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vecto
 // An executor's step timings in the public API's form.
 std::vector<StepProfile> to_step_profiles(const std::vector<runtime::StepTiming>& timings);
 
+// The saved plan named by options.plan_path, refused (with the path in the
+// message) when it was made for another graph, device or GPU.
+Expected<runtime::Plan> load_matching_plan(const SessionOptions& options, const ir::Graph& graph,
+                                           const std::string& device, const std::string& device_name);
+
 // The planner settings named in `options` (policy, workspace, batch sizes, ...).
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options);
 

@@ -2,9 +2,9 @@
 // executor together behind the public API (include/ucudnn/ucudnn.h).
 #include <memory>
 
+#include "api/executor_session.h"
 #include "api/planning.h"
 #include "onnx_import/onnx_import.h"
-#include "runtime/executor/plan_json.h"
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/cpu_executor.h"
 #include "ucudnn/ucudnn.h"
@@ -27,12 +27,7 @@ namespace {
 
 // The plan a session runs: a saved one, one made now by the optimizer, or the default.
 Expected<runtime::Plan> choose_plan(const ir::Graph& graph, const SessionOptions& options) {
-  if (!options.plan_path.empty()) {
-    if (!options.policy.empty()) return invalid_argument("give either a plan or a policy, not both");
-    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::load_plan(options.plan_path));
-    UCUDNN_RETURN_IF_ERROR(runtime::check_plan_matches(plan, graph, "cpu", "").with_context(options.plan_path));
-    return plan;
-  }
+  if (!options.plan_path.empty()) return load_matching_plan(options, graph, "cpu", "");
   if (options.policy.empty()) return runtime::make_cpu_plan(graph);
   UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannerOptions planner, planner_options(options));
   UCUDNN_ASSIGN_OR_RETURN(optimizer::PlanResult result,
@@ -40,38 +35,18 @@ Expected<runtime::Plan> choose_plan(const ir::Graph& graph, const SessionOptions
   return std::move(result.plan);
 }
 
-class CpuSession final : public Session {
+class CpuSession final : public ExecutorSession<runtime::CpuExecutor> {
  public:
   static Expected<std::unique_ptr<Session>> create(ir::Graph graph, const SessionOptions& options) {
     std::unique_ptr<CpuSession> session(new CpuSession(std::move(graph)));
     UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, choose_plan(session->graph_, options));
-    UCUDNN_ASSIGN_OR_RETURN(session->executor_, runtime::CpuExecutor::create(session->graph_, std::move(plan)));
-    session->inputs_ = describe_values(session->graph_, session->graph_.inputs);
-    session->outputs_ = describe_values(session->graph_, session->graph_.outputs);
-    for (const ir::Value& v : session->graph_.values)
-      if (v.constant) session->weight_bytes_ += v.constant->nbytes();
+    UCUDNN_ASSIGN_OR_RETURN(auto executor, runtime::CpuExecutor::create(session->graph_, std::move(plan)));
+    session->attach(std::move(executor));
     return std::unique_ptr<Session>(std::move(session));
   }
 
-  const std::vector<TensorInfo>& inputs() const override { return inputs_; }
-  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
-  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override { return executor_->run(inputs); }
-  Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) override {
-    UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executor_->profile(inputs));
-    return to_step_profiles(timings);
-  }
-  MemoryStats memory() const override {
-    const runtime::Plan& plan = executor_->plan();
-    return {plan.arena_bytes, plan.unplanned_bytes, weight_bytes_, plan.workspace_pool_bytes};
-  }
-
  private:
-  explicit CpuSession(ir::Graph graph) : graph_(std::move(graph)) {}
-
-  ir::Graph graph_;
-  std::unique_ptr<runtime::CpuExecutor> executor_;
-  std::vector<TensorInfo> inputs_, outputs_;
-  size_t weight_bytes_ = 0;
+  explicit CpuSession(ir::Graph graph) : ExecutorSession(std::move(graph)) {}
 };
 
 }  // namespace

@@ -48,6 +48,13 @@ Expected<Plan> make_cpu_plan(const ir::Graph& graph) {
   return plan;
 }
 
+size_t CpuExecutor::weight_bytes() const {
+  size_t bytes = 0;
+  for (const ir::Value& v : graph_.values)
+    if (v.constant) bytes += v.constant->nbytes();
+  return bytes;
+}
+
 Expected<std::unique_ptr<CpuExecutor>> CpuExecutor::create(const ir::Graph& graph, Plan plan) {
   std::unique_ptr<CpuExecutor> executor(new CpuExecutor(graph, std::move(plan)));
   UCUDNN_RETURN_IF_ERROR(executor->build());

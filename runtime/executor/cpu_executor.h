@@ -38,6 +38,8 @@ class CpuExecutor {
   Expected<std::vector<StepTiming>> profile(const std::vector<Tensor>& inputs);
 
   const Plan& plan() const { return plan_; }
+  // Bytes of the graph's constants (initializers and folded values) it reads.
+  size_t weight_bytes() const;
 
  private:
   struct Call {  // one kernel invocation: a whole step, or one micro-batch of it
