@@ -32,6 +32,15 @@ int64_t normalize_axis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
+  AxisSplit split;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (d < axis) split.outer *= shape[d];
+    if (d > axis) split.inner *= shape[d];
+  }
+  return split;
+}
+
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out) {
   const size_t rank = std::max(a.size(), b.size());
   Shape result(rank);

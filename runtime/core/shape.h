@@ -17,6 +17,12 @@ std::string shape_to_string(const Shape& shape);
 std::vector<int64_t> shape_strides(const Shape& shape);
 // Normalizes a possibly negative axis into [0, rank); returns -1 when out of range.
 int64_t normalize_axis(int64_t axis, int64_t rank);
+// Product of the dims before `axis` (outer) and after it (inner): a tensor seen
+// as [outer, shape[axis], inner]. `axis` must be normalized.
+struct AxisSplit {
+  int64_t outer = 1, inner = 1;
+};
+AxisSplit split_at_axis(const Shape& shape, int64_t axis);
 // Numpy-style broadcast of two shapes; false when incompatible.
 bool broadcast_shapes(const Shape& a, const Shape& b, Shape* out);
 

@@ -70,11 +70,7 @@ Status run_concat(const KernelArgs& args) {
   Tensor& dst = *args.dst[0];
   const int64_t axis = normalize_axis(args.node.attrs.get_int("axis"), dst.rank());
   const size_t elem = dtype_size(dst.dtype());
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dst.rank(); ++d) {
-    if (d < axis) outer *= dst.dim(d);
-    if (d > axis) inner *= dst.dim(d);
-  }
+  const auto [outer, inner] = split_at_axis(dst.shape(), axis);
   const size_t dst_row = static_cast<size_t>(dst.dim(axis) * inner) * elem;
   char* out = static_cast<char*>(dst.raw());
   size_t column = 0;
@@ -94,11 +90,7 @@ Status run_split(const KernelArgs& args) {
   const Tensor& src = *args.src[0];
   const int64_t axis = normalize_axis(args.node.attrs.get_int("axis"), src.rank());
   const size_t elem = dtype_size(src.dtype());
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < src.rank(); ++d) {
-    if (d < axis) outer *= src.dim(d);
-    if (d > axis) inner *= src.dim(d);
-  }
+  const auto [outer, inner] = split_at_axis(src.shape(), axis);
   const size_t src_row = static_cast<size_t>(src.dim(axis) * inner) * elem;
   const char* in = static_cast<const char*>(src.raw());
   size_t column = 0;
@@ -236,11 +228,7 @@ Status run_gather(const KernelArgs& args) {
                               data.describe() + ")");
     if (i < 0) i += dim;
   }
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < data.rank(); ++d) {
-    if (d < axis) outer *= data.dim(d);
-    if (d > axis) inner *= data.dim(d);
-  }
+  const auto [outer, inner] = split_at_axis(data.shape(), axis);
   const size_t block = static_cast<size_t>(inner) * dtype_size(data.dtype());
   const int64_t count = static_cast<int64_t>(indices.size());
   const char* in = static_cast<const char*>(data.raw());

@@ -116,11 +116,9 @@ StateOr prepare_rows(const PrepareArgs& a, bool split) {
   auto s = std::make_unique<RowsState>();
   s->split = split;
   const size_t elem = dtype_size(split ? a.src_dtype(0) : a.src_dtype(0));
-  size_t inner = elem;
-  for (size_t d = 0; d < big.size(); ++d) {
-    if (static_cast<int64_t>(d) < axis) s->outer *= static_cast<size_t>(big[d]);
-    if (static_cast<int64_t>(d) > axis) inner *= static_cast<size_t>(big[d]);
-  }
+  const AxisSplit around_axis = split_at_axis(big, axis);
+  s->outer = static_cast<size_t>(around_axis.outer);
+  const size_t inner = elem * static_cast<size_t>(around_axis.inner);
   s->row_bytes = inner * static_cast<size_t>(big[axis]);
   const std::vector<Shape>& parts = split ? a.dst_shapes : a.src_shapes;
   for (const Shape& p : parts) s->part_bytes.push_back(inner * static_cast<size_t>(p.empty() ? 0 : p[axis]));
@@ -254,10 +252,9 @@ StateOr prepare_gather(const PrepareArgs& a) {
   s->indices32 = index_type == DType::kInt32;
   s->axis_dim = data[axis];
   s->count = shape_numel(a.src_shapes[1]);
-  for (int64_t d = 0; d < static_cast<int64_t>(data.size()); ++d) {
-    if (d < axis) s->outer *= data[d];
-    if (d > axis) s->inner *= data[d];
-  }
+  const AxisSplit around_axis = split_at_axis(data, axis);
+  s->outer = around_axis.outer;
+  s->inner = around_axis.inner;
   if (const Tensor* indices = a.constant(1)) {  // constant indices: check the range now
     UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> values, indices->to_int64_vector());
     for (int64_t i : values)
