@@ -20,6 +20,7 @@
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/executor/cpu_executor.h"
 #include "runtime/ops/op_descriptor.h"
+#include "tests/test_paths.h"
 
 namespace ucudnn {
 namespace {
@@ -30,10 +31,7 @@ bool have_gpu() { return cuda::device_count() > 0; }
 #define REQUIRE_GPU() \
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine"
 
-std::string source_dir() {
-  const char* dir = std::getenv("UCUDNN_SOURCE_DIR");
-  return dir ? dir : UCUDNN_TEST_SOURCE_DIR;
-}
+using ucudnn_test::source_dir;
 
 std::string fresh_db(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("ucudnn_cudnn_bench_" + std::to_string(::getpid()));

@@ -8,13 +8,13 @@
 #include "onnx_import/onnx_import.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/executor/cpu_executor.h"
+#include "tests/test_paths.h"
 
 namespace ucudnn::optimizer {
 namespace {
 
 std::string model_path(const std::string& name) {
-  const char* dir = std::getenv("UCUDNN_SOURCE_DIR");
-  return std::string(dir ? dir : UCUDNN_TEST_SOURCE_DIR) + "/models/tiny/" + name + "/model.onnx";
+  return ucudnn_test::source_dir() + "/models/tiny/" + name + "/model.onnx";
 }
 
 ir::Graph load(const std::string& name, int64_t batch) {

@@ -18,16 +18,14 @@
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/executor/cpu_executor.h"
 #include "runtime/executor/plan_json.h"
+#include "tests/test_paths.h"
 
 namespace ucudnn::optimizer {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string source_dir() {
-  const char* dir = std::getenv("UCUDNN_SOURCE_DIR");
-  return dir ? dir : UCUDNN_TEST_SOURCE_DIR;
-}
+using ucudnn_test::source_dir;
 bool update_golden() { return std::getenv("UCUDNN_UPDATE_GOLDEN") != nullptr; }
 
 ir::Graph tiny_cnn(int64_t batch) {

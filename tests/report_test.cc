@@ -13,6 +13,7 @@
 
 #include "optimizer/probe_csv.h"
 #include "optimizer/report.h"
+#include "tests/test_paths.h"
 
 namespace ucudnn::optimizer {
 namespace {
@@ -20,9 +21,7 @@ namespace {
 constexpr size_t kMiB = size_t{1} << 20;
 
 std::string data_path(const std::string& name) {
-  const char* source = std::getenv("UCUDNN_SOURCE_DIR");
-  std::filesystem::path root = source ? source : UCUDNN_TEST_SOURCE_DIR;
-  return (root / "tests" / "data" / name).string();
+  return ucudnn_test::source_dir() + "/tests/data/" + name;
 }
 
 size_t count(const std::string& text, const std::string& needle) {

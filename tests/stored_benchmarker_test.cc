@@ -14,6 +14,7 @@
 #include "api/planning.h"
 #include "optimizer/bench/benchmark_db.h"
 #include "optimizer/bench/stored_benchmarker.h"
+#include "tests/test_paths.h"
 
 namespace ucudnn {
 namespace {
@@ -24,10 +25,7 @@ using optimizer::BenchmarkDb;
 using optimizer::ConvKernelKey;
 using optimizer::KernelTimings;
 
-std::string source_dir() {
-  const char* dir = std::getenv("UCUDNN_SOURCE_DIR");
-  return dir ? dir : UCUDNN_TEST_SOURCE_DIR;
-}
+using ucudnn_test::source_dir;
 
 std::string fresh_db(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("ucudnn_stored_" + std::to_string(::getpid()));
