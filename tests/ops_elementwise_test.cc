@@ -85,19 +85,6 @@ void set_value(Tensor& t, int64_t i, double v) {
   }
 }
 
-double value_at(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kFloat32: return t.data<float>()[i];
-    case DType::kFloat64: return t.data<double>()[i];
-    case DType::kInt32: return t.data<int32_t>()[i];
-    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::kInt8: return t.data<int8_t>()[i];
-    case DType::kUInt8: return t.data<uint8_t>()[i];
-    case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
-    default: return NAN;
-  }
-}
-
 Tensor make_input(const InputSpec& spec, std::mt19937& rng) {
   Tensor t = std::move(Tensor::allocate(spec.dtype, spec.shape)).value();
   std::uniform_real_distribution<double> real(-3.0, 3.0);
@@ -297,11 +284,12 @@ TEST_P(ElementwiseOp, MatchesReference) {
       if (g.dtype() == DType::kInt64) {
         ASSERT_EQ(g.data<int64_t>()[i], w.data<int64_t>()[i]) << "output " << o << " element " << i;
       } else if (g.dtype() == DType::kFloat32 || g.dtype() == DType::kFloat64) {
-        const double a = value_at(g, i), e = value_at(w, i);
+        const double a = reference::element_as_double(g, i), e = reference::element_as_double(w, i);
         ASSERT_LE(std::fabs(a - e), 1e-5 * std::max(1.0, std::fabs(e)))
             << "output " << o << " element " << i << ": got " << a << ", reference " << e;
       } else {
-        ASSERT_EQ(value_at(g, i), value_at(w, i)) << "output " << o << " element " << i;
+        ASSERT_EQ(reference::element_as_double(g, i), reference::element_as_double(w, i))
+            << "output " << o << " element " << i;
       }
     }
   }

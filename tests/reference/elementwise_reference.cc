@@ -29,18 +29,7 @@ int64_t ravel(const Index& index, const Shape& shape) {
 
 Tensor make(DType dtype, const Shape& shape) { return std::move(Tensor::allocate(dtype, shape)).value(); }
 
-double get(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kFloat32: return t.data<float>()[i];
-    case DType::kFloat64: return t.data<double>()[i];
-    case DType::kInt32: return t.data<int32_t>()[i];
-    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::kInt8: return t.data<int8_t>()[i];
-    case DType::kUInt8: return t.data<uint8_t>()[i];
-    case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
-    default: return NAN;
-  }
-}
+double get(const Tensor& t, int64_t i) { return element_as_double(t, i); }
 
 int64_t get_int(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
@@ -477,6 +466,19 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     default: return unsupported(std::string("no elementwise reference for ") + op_name(node.op));
   }
   return out;
+}
+
+double element_as_double(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat32: return t.data<float>()[i];
+    case DType::kFloat64: return t.data<double>()[i];
+    case DType::kInt32: return t.data<int32_t>()[i];
+    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kInt8: return t.data<int8_t>()[i];
+    case DType::kUInt8: return t.data<uint8_t>()[i];
+    case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
+    default: return NAN;
+  }
 }
 
 }  // namespace ucudnn::reference

@@ -23,4 +23,7 @@ namespace ucudnn::reference {
 // LogSoftmax; other ops return Unsupported.
 Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& inputs);
 
+// Element i of `t` (any dtype a Tensor holds) as a double; NaN for other dtypes.
+double element_as_double(const Tensor& t, int64_t i);
+
 }  // namespace ucudnn::reference
