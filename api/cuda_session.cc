@@ -2,42 +2,78 @@
 // cuda_session.h). Mirrors CpuSession in session.cc.
 #include "api/cuda_session.h"
 
+#include <optional>
+
 #include "api/executor_session.h"
 #include "api/planning.h"
 #include "optimizer/bench/cudnn_benchmarker.h"
 #include "runtime/cuda/cuda_executor.h"
+#include "runtime/executor/plan_json.h"
 
 namespace ucudnn {
 
 namespace {
 
+// The graph and plan a CUDA session runs, in the layout options.layout names
+// (kAuto: both planned, the faster-predicted kept; a saved plan fixes its own).
+struct GraphAndPlan {
+  ir::Graph graph;
+  runtime::Plan plan;
+};
+
+Expected<GraphAndPlan> load_and_plan(cuda::CudaContext& ctx, const std::string& model_path,
+                                     const SessionOptions& options) {
+  if (!options.plan_path.empty()) {
+    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan saved, runtime::load_plan(options.plan_path));
+    const Layout layout = saved.layout == "nhwc" ? Layout::kNhwc : Layout::kNchw;
+    if (options.layout != Layout::kAuto && options.layout != layout)
+      return invalid_argument("the plan '" + options.plan_path + "' runs layout " + saved.layout + ", not " +
+                              layout_name(options.layout) + "; drop --layout or make the plan with --layout " +
+                              layout_name(options.layout));
+    UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options, layout));
+    UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(graph));
+    // The GPU name as the cuDNN benchmarker records it in keys and plans.
+    const std::string gpu = optimizer::make_cudnn_benchmarker(ctx)->device_key().device_name;
+    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, load_matching_plan(options, graph, "cuda", gpu));
+    return GraphAndPlan{std::move(graph), std::move(plan)};
+  }
+  if (!options.policy.empty() && options.policy != "undivided") {
+    // wr, wd: the μ-cuDNN optimizer over measured (or stored) cuDNN timings.
+    UCUDNN_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(model_path, "cuda", options));
+    UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(planned.graph));
+    return GraphAndPlan{std::move(planned.graph), std::move(planned.result.plan)};
+  }
+  // undivided: cuDNN's own algorithm search per layer, in each candidate layout.
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<Layout> layouts, candidate_layouts(options, "cuda"));
+  std::optional<GraphAndPlan> best;
+  for (Layout layout : layouts) {
+    UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options, layout));
+    UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(graph));
+    cuda::CudaPlanOptions plan_options;
+    plan_options.workspace_limit = options.workspace_bytes;
+    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, cuda::make_cuda_plan(ctx, graph, plan_options));
+    if (!best || plan.predicted_conv_ms < best->plan.predicted_conv_ms)
+      best = GraphAndPlan{std::move(graph), std::move(plan)};
+  }
+  return std::move(*best);
+}
+
 class CudaSession final : public ExecutorSession<cuda::CudaExecutor> {
  public:
-  static Expected<std::unique_ptr<Session>> create(ir::Graph graph, const SessionOptions& options) {
-    std::unique_ptr<CudaSession> session(new CudaSession(std::move(graph)));
-    UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(session->graph_));
+  static Expected<std::unique_ptr<Session>> create(const std::string& model_path, const SessionOptions& options) {
     const cuda::MathMode math = options.strict_fp32 ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32;
-    UCUDNN_ASSIGN_OR_RETURN(session->ctx_, cuda::CudaContext::create(0, math));
-    runtime::Plan plan;
-    if (!options.plan_path.empty()) {
-      // The GPU name as the cuDNN benchmarker records it in keys and plans.
-      const std::string gpu = optimizer::make_cudnn_benchmarker(*session->ctx_)->device_key().device_name;
-      UCUDNN_ASSIGN_OR_RETURN(plan, load_matching_plan(options, session->graph_, "cuda", gpu));
-    } else if (options.policy.empty() || options.policy == "undivided") {
-      cuda::CudaPlanOptions plan_options;
-      plan_options.workspace_limit = options.workspace_bytes;
-      UCUDNN_ASSIGN_OR_RETURN(plan, cuda::make_cuda_plan(*session->ctx_, session->graph_, plan_options));
-    } else {  // wr, wd: the μ-cuDNN optimizer over measured (or stored) cuDNN timings
-      UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannerOptions planner, planner_options(options));
-      UCUDNN_ASSIGN_OR_RETURN(optimizer::PlanResult result,
-                              plan_with_database(session->graph_, "cuda", planner, options.benchmark_db,
-                                                 options.strict_fp32));
-      plan = std::move(result.plan);
-    }
+    UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaContext> ctx, cuda::CudaContext::create(0, math));
+    UCUDNN_ASSIGN_OR_RETURN(GraphAndPlan loaded, load_and_plan(*ctx, model_path, options));
+    std::unique_ptr<CudaSession> session(new CudaSession(std::move(loaded.graph)));
+    session->ctx_ = std::move(ctx);
     UCUDNN_ASSIGN_OR_RETURN(auto executor,
-                            cuda::CudaExecutor::create(*session->ctx_, session->graph_, std::move(plan)));
+                            cuda::CudaExecutor::create(*session->ctx_, session->graph_, std::move(loaded.plan)));
     session->attach(std::move(executor));
     return std::unique_ptr<Session>(std::move(session));
+  }
+
+  Status run_on_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) override {
+    return executor_->run_bound(inputs, outputs);
   }
 
   // The executor uses the context: release it first (the base's members would
@@ -52,8 +88,8 @@ class CudaSession final : public ExecutorSession<cuda::CudaExecutor> {
 
 }  // namespace
 
-Expected<std::unique_ptr<Session>> create_cuda_session(ir::Graph graph, const SessionOptions& options) {
-  return CudaSession::create(std::move(graph), options);
+Expected<std::unique_ptr<Session>> create_cuda_session(const std::string& model_path, const SessionOptions& options) {
+  return CudaSession::create(model_path, options);
 }
 
 }  // namespace ucudnn

@@ -1,10 +1,14 @@
 // plan_with_database (see planning.h).
 #include "api/planning.h"
 
+#include <cstdio>
+#include <optional>
+
 #include "onnx_import/onnx_import.h"
 #include "optimizer/bench/benchmark_db.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/executor/plan_json.h"
+#include "runtime/ir/layout.h"
 #include "optimizer/bench/benchmarker.h"
 #include "optimizer/bench/stored_benchmarker.h"
 #include "runtime/executor/cpu_executor.h"
@@ -25,14 +29,25 @@ size_t cpu_workspace_of(const ir::Graph& graph, const ir::Node& node) {
 size_t cuda_workspace_of(const ir::Graph&, const ir::Node&) { return 0; }
 }  // namespace
 
-Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptions& options) {
+Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptions& options, Layout layout) {
+  if (layout == Layout::kAuto) return internal_error("load_graph needs a resolved layout (nchw or nhwc)");
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;
   import_options.batch = options.batch;
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
   UCUDNN_ASSIGN_OR_RETURN(optimizer::PassStats passes, optimizer::run_inference_passes(graph));
-  (void)passes;
+  if (layout == Layout::kNhwc) UCUDNN_RETURN_IF_ERROR(optimizer::convert_to_channels_last(graph, &passes));
   return graph;
+}
+
+Expected<std::vector<Layout>> candidate_layouts(const SessionOptions& options, const std::string& device) {
+  if (device != "cuda") {
+    if (options.layout == Layout::kNhwc)
+      return invalid_argument("--layout nhwc is a GPU layout; the CPU backend runs NCHW (use --layout nchw or auto)");
+    return std::vector<Layout>{Layout::kNchw};
+  }
+  if (options.layout == Layout::kAuto) return std::vector<Layout>{Layout::kNchw, Layout::kNhwc};
+  return std::vector<Layout>{options.layout};
 }
 
 std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
@@ -51,6 +66,9 @@ Expected<runtime::Plan> load_matching_plan(const SessionOptions& options, const 
                                            const std::string& device, const std::string& device_name) {
   if (!options.policy.empty()) return invalid_argument("give either a plan or a policy, not both");
   UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::load_plan(options.plan_path));
+  if (plan.layout != ir::graph_layout_name(graph))
+    return invalid_argument(options.plan_path + ": the plan runs layout " + plan.layout + ", this session " +
+                            ir::graph_layout_name(graph) + "; make the plan again for this --device and --layout");
   UCUDNN_RETURN_IF_ERROR(
       runtime::check_plan_matches(plan, graph, device, device_name).with_context(options.plan_path));
   return plan;
@@ -65,6 +83,34 @@ Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& option
   planner.rebenchmark = options.rebenchmark;
   planner.progress = options.progress;
   return planner;
+}
+
+Expected<PlannedModel> plan_model(const std::string& model_path, const std::string& device,
+                                  const SessionOptions& options) {
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<Layout> layouts, candidate_layouts(options, device));
+  UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannerOptions planner, planner_options(options));
+  std::optional<PlannedModel> best;
+  Status first_error;
+  std::string note;
+  for (Layout layout : layouts) {
+    UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options, layout));
+    auto result = plan_with_database(graph, device, planner, options.benchmark_db, options.strict_fp32);
+    if (!result) {
+      // Only a layout missing from the database is passed over; other errors stop.
+      if (layouts.size() == 1 || result.status().code() != StatusCode::kNotFound) return result.status();
+      if (first_error.is_ok()) first_error = result.status();
+      note += std::string(note.empty() ? "" : ", ") + layout_name(layout) + " not in the database";
+      continue;
+    }
+    char line[96];
+    std::snprintf(line, sizeof line, "%s %.3f ms", layout_name(layout), result->policy.total_time_ms);
+    note += (note.empty() ? "" : ", ") + std::string(line);
+    if (!best || result->policy.total_time_ms < best->result.policy.total_time_ms)
+      best = PlannedModel{std::move(graph), std::move(*result), layout, ""};
+  }
+  if (!best) return first_error;
+  if (layouts.size() > 1) best->layout_note = "predicted convolution time: " + note;
+  return std::move(*best);
 }
 
 Expected<optimizer::PlanResult> plan_with_database(const ir::Graph& graph, const std::string& device,

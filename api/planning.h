@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "optimizer/planner.h"
 #include "runtime/executor/profile.h"
@@ -13,9 +14,14 @@
 
 namespace ucudnn {
 
-// Imports the model and runs the inference graph passes: the graph a Session
-// runs and a plan is made for (so plans from `ucudnn plan` fit `ucudnn run`).
-Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptions& options);
+// Imports the model and runs the inference graph passes, and for Layout::kNhwc
+// the channels-last pass: the graph a Session runs and a plan is made for (so
+// plans from `ucudnn plan` fit `ucudnn run`). `layout` is kNchw or kNhwc.
+Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptions& options, Layout layout);
+
+// The layouts a session on `device` ("cpu", "cuda") tries for options.layout:
+// one, or for kAuto on the GPU both (NCHW first). NHWC on the CPU is an error.
+Expected<std::vector<Layout>> candidate_layouts(const SessionOptions& options, const std::string& device);
 
 // Name, dtype and shape of each value in `ids` (a session's inputs() / outputs()).
 std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids);
@@ -37,6 +43,19 @@ Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& option
 // `strict_fp32`); without a GPU (or in a build without CUDA) it plans from the
 // database alone, for the one GPU recorded there with that math type, and fails
 // naming the first kernel the database lacks.
+// A model loaded and planned with the database in the layout options.layout
+// names; for Layout::kAuto on "cuda", in both layouts, keeping the one whose
+// convolutions are predicted faster (a layout that cannot be planned, e.g. not
+// in the database of a machine without a GPU, is passed over).
+struct PlannedModel {
+  ir::Graph graph;
+  optimizer::PlanResult result;
+  Layout layout = Layout::kNchw;
+  std::string layout_note;  // for kAuto: what each layout was predicted to take
+};
+Expected<PlannedModel> plan_model(const std::string& model_path, const std::string& device,
+                                  const SessionOptions& options);
+
 Expected<optimizer::PlanResult> plan_with_database(const ir::Graph& graph, const std::string& device,
                                                    const optimizer::PlannerOptions& options,
                                                    const std::string& db_path, bool strict_fp32 = false);

@@ -17,6 +17,15 @@ namespace ucudnn {
 
 const char* device_name(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
 
+const char* layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::kNchw: return "nchw";
+    case Layout::kNhwc: return "nhwc";
+    case Layout::kAuto: break;
+  }
+  return "auto";
+}
+
 #ifdef UCUDNN_HAVE_CUDA
 bool cuda_available() { return cuda::device_count() > 0; }
 #else
@@ -25,29 +34,59 @@ bool cuda_available() { return false; }  // built without the CUDA backend
 
 namespace {
 
-// The plan a session runs: a saved one, one made now by the optimizer, or the default.
-Expected<runtime::Plan> choose_plan(const ir::Graph& graph, const SessionOptions& options) {
-  if (!options.plan_path.empty()) return load_matching_plan(options, graph, "cpu", "");
-  if (options.policy.empty()) return runtime::make_cpu_plan(graph);
-  UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannerOptions planner, planner_options(options));
-  UCUDNN_ASSIGN_OR_RETURN(optimizer::PlanResult result,
-                          plan_with_database(graph, "cpu", planner, options.benchmark_db));
-  return std::move(result.plan);
+// The graph and plan a CPU session runs: a saved plan, one made now by the
+// optimizer, or the default. The CPU runs NCHW only.
+struct GraphAndPlan {
+  ir::Graph graph;
+  runtime::Plan plan;
+};
+
+Expected<GraphAndPlan> load_and_plan(const std::string& model_path, const SessionOptions& options) {
+  UCUDNN_RETURN_IF_ERROR(candidate_layouts(options, "cpu").status());
+  if (!options.policy.empty()) {
+    UCUDNN_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(model_path, "cpu", options));
+    return GraphAndPlan{std::move(planned.graph), std::move(planned.result.plan)};
+  }
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options, Layout::kNchw));
+  if (!options.plan_path.empty()) {
+    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, load_matching_plan(options, graph, "cpu", ""));
+    return GraphAndPlan{std::move(graph), std::move(plan)};
+  }
+  UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::make_cpu_plan(graph));
+  return GraphAndPlan{std::move(graph), std::move(plan)};
 }
 
 class CpuSession final : public ExecutorSession<runtime::CpuExecutor> {
  public:
-  static Expected<std::unique_ptr<Session>> create(ir::Graph graph, const SessionOptions& options) {
-    std::unique_ptr<CpuSession> session(new CpuSession(std::move(graph)));
-    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, choose_plan(session->graph_, options));
-    UCUDNN_ASSIGN_OR_RETURN(auto executor, runtime::CpuExecutor::create(session->graph_, std::move(plan)));
+  static Expected<std::unique_ptr<Session>> create(const std::string& model_path, const SessionOptions& options) {
+    UCUDNN_ASSIGN_OR_RETURN(GraphAndPlan loaded, load_and_plan(model_path, options));
+    std::unique_ptr<CpuSession> session(new CpuSession(std::move(loaded.graph)));
+    UCUDNN_ASSIGN_OR_RETURN(auto executor, runtime::CpuExecutor::create(session->graph_, std::move(loaded.plan)));
     session->attach(std::move(executor));
     return std::unique_ptr<Session>(std::move(session));
+  }
+
+  Status run_on_device(const std::vector<const void*>&, const std::vector<void*>&) override {
+    return unsupported("run_on_device needs a CUDA session (--device cuda, SessionOptions::device = "
+                       "Device::kCuda); this session runs on the CPU");
   }
 
  private:
   explicit CpuSession(ir::Graph graph) : ExecutorSession(std::move(graph)) {}
 };
+
+// run_on_device's GpuTensors against the model's inputs() or outputs().
+Status check_gpu_tensors(const char* kind, const std::vector<TensorInfo>& infos,
+                         const std::vector<GpuTensor>& tensors) {
+  if (tensors.size() != infos.size())
+    return invalid_argument("expected " + std::to_string(infos.size()) + " " + kind + " GPU tensors, got " +
+                            std::to_string(tensors.size()));
+  for (size_t i = 0; i < infos.size(); ++i)
+    if (tensors[i].dtype() != infos[i].dtype || tensors[i].shape() != infos[i].shape)
+      return invalid_argument(std::string(kind) + " '" + infos[i].name + "' must be " + dtype_name(infos[i].dtype) +
+                              shape_to_string(infos[i].shape) + ", got " + tensors[i].describe());
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -63,11 +102,20 @@ Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, 
 #endif
   cpu::set_num_threads(options.threads);
 
-  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options));
 #ifdef UCUDNN_HAVE_CUDA
-  if (options.device == Device::kCuda) return create_cuda_session(std::move(graph), options);
+  if (options.device == Device::kCuda) return create_cuda_session(model_path, options);
 #endif
-  return CpuSession::create(std::move(graph), options);
+  return CpuSession::create(model_path, options);
+}
+
+Status Session::run_on_device(const std::vector<GpuTensor>& in, std::vector<GpuTensor>& out) {
+  UCUDNN_RETURN_IF_ERROR(check_gpu_tensors("input", inputs(), in));
+  UCUDNN_RETURN_IF_ERROR(check_gpu_tensors("output", outputs(), out));
+  std::vector<const void*> in_data;
+  std::vector<void*> out_data;
+  for (const GpuTensor& t : in) in_data.push_back(t.data());
+  for (const GpuTensor& t : out) out_data.push_back(t.data());
+  return run_on_device(in_data, out_data);
 }
 
 }  // namespace ucudnn

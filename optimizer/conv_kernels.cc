@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "runtime/cpu/conv_algorithms.h"
+#include "runtime/ir/layout.h"
 
 namespace ucudnn::optimizer {
 
@@ -15,8 +16,12 @@ Expected<std::vector<ConvKernel>> collect_conv_kernels(const ir::Graph& graph, c
     if (node.op != OpKind::kConv) continue;
     const Shape& x = graph.value(node.inputs[0]).shape;
     const Shape& w = graph.value(node.inputs[1]).shape;
-    UCUDNN_ASSIGN_OR_RETURN(cpu::ConvProblem p, cpu::conv_problem(node, x, w));
+    // The key's parameters are NCHW's; a channels-last node's shapes are NHWC (Note [channels-last]).
+    const bool nhwc = ir::is_channels_last(node);
+    UCUDNN_ASSIGN_OR_RETURN(cpu::ConvProblem p, cpu::conv_problem(node, nhwc ? ir::nhwc_to_nchw(x) : x,
+                                                                  nhwc ? ir::nhwc_to_nchw(w) : w));
     ConvKernelKey key = device_key;
+    key.layout = nhwc ? "nhwc" : "nchw";
     key.n = p.batch;
     key.c = p.in_channels;
     key.h = p.in_h;

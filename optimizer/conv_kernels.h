@@ -12,9 +12,9 @@
 namespace ucudnn::optimizer {
 
 struct ConvKernel {
-  ConvKernelKey key;                 // device part filled by the benchmarker
+  ConvKernelKey key;                 // device part from the benchmarker; layout from the node
   std::vector<ir::NodeId> nodes;     // the Conv nodes with this key (first one is representative)
-  Shape x_shape, w_shape;            // input and weight shapes at the full batch
+  Shape x_shape, w_shape;            // input and weight shapes at the full batch (NHWC/KRSC when channels-last)
   int64_t batch() const { return x_shape.empty() ? 0 : x_shape[0]; }
 };
 

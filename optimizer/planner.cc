@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "runtime/ir/layout.h"
+
 namespace ucudnn::optimizer {
 
 namespace {
@@ -128,6 +130,8 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
   plan.device_name = device_key.device_name;
   plan.model_fingerprint = runtime::graph_fingerprint(graph);
   plan.policy = policy_name(options.policy);
+  plan.layout = ir::graph_layout_name(graph);
+  plan.predicted_conv_ms = result.policy.total_time_ms;
   plan.workspace_pool_bytes = result.policy.pool_bytes;
   plan.steps.resize(graph.nodes.size());
   for (size_t n = 0; n < graph.nodes.size(); ++n) {

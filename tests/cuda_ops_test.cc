@@ -2,18 +2,22 @@
 // the same random inputs on both (one-node graphs through CpuExecutor and
 // CudaExecutor), in strict FP32 and with TF32 allowed; a divided convolution
 // (micro-batches 3 + 5) equals the undivided one on the GPU; the undivided
-// plan picks an algorithm within the workspace limit. GPU tests skip, saying
+// plan picks an algorithm within the workspace limit; running on bound device
+// buffers (CudaExecutor::run_bound, Session::run_on_device) gives bitwise the
+// outputs of a host run, micro-batches included. GPU tests skip, saying
 // so, where no GPU is present; the CPU half of every case still runs here so a
 // malformed case fails in CI too.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/executor/cpu_executor.h"
 #include "runtime/ops/op_descriptor.h"
+#include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
 
 namespace ucudnn::cuda {
@@ -352,6 +356,186 @@ TEST(CudaExecutor, UnsupportedPoolPaddingIsAClearError) {
   ASSERT_FALSE(executor.has_value());
   EXPECT_EQ(executor.status().code(), StatusCode::kUnsupported);
   EXPECT_NE(executor.status().message().find("asymmetric_pool"), std::string::npos) << executor.status().message();
+}
+
+// Same dtype, shape and bytes: bound and host runs use the same kernels on the same data.
+void expect_bitwise_equal(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].dtype(), want[o].dtype()) << what << " output " << o;
+    ASSERT_EQ(got[o].shape(), want[o].shape()) << what << " output " << o;
+    EXPECT_EQ(std::memcmp(got[o].raw(), want[o].raw(), want[o].nbytes()), 0) << what << " output " << o;
+  }
+}
+
+struct DeviceIo {
+  std::vector<GpuTensor> inputs, outputs;
+  std::vector<const void*> input_data;
+  std::vector<void*> output_data;
+};
+
+// Uploads `feeds` and allocates one buffer per graph output.
+DeviceIo device_io(const ir::Graph& g, const std::vector<Tensor>& feeds) {
+  DeviceIo io;
+  for (const Tensor& t : feeds) {
+    auto up = GpuTensor::upload(t);
+    EXPECT_TRUE(up.has_value()) << up.status().to_string();
+    if (!up) return io;
+    io.input_data.push_back(up->data());
+    io.inputs.push_back(std::move(*up));
+  }
+  for (ir::ValueId id : g.outputs) {
+    auto out = GpuTensor::allocate(g.value(id).dtype, g.value(id).shape);
+    EXPECT_TRUE(out.has_value()) << out.status().to_string();
+    if (!out) return io;
+    io.output_data.push_back(out->data());
+    io.outputs.push_back(std::move(*out));
+  }
+  return io;
+}
+
+std::vector<Tensor> download_all(const std::vector<GpuTensor>& tensors) {
+  std::vector<Tensor> host;
+  for (const GpuTensor& t : tensors) {
+    auto down = t.download();
+    EXPECT_TRUE(down.has_value()) << down.status().to_string();
+    host.push_back(down ? *down : Tensor());
+  }
+  return host;
+}
+
+// Micro-batches 3 + 5: the bound input and output are read and written through
+// offsets into the caller's buffers; a run() afterwards is back on the arena.
+TEST(CudaExecutor, RunBoundEqualsRunWithMicroBatches) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
+  auto ctx = CudaContext::create(0, MathMode::kFp32);
+  ASSERT_TRUE(ctx.has_value()) << ctx.status().to_string();
+  auto built = build(micro_batch_conv(), 5);
+  ASSERT_TRUE(built.has_value());
+  const ir::Graph& g = built->graph;
+  runtime::Plan plan = default_cuda_plan(g);
+  plan.steps[0].micro_batches = {{3, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM},
+                                 {5, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM}};
+  plan.steps[0].workspace_bytes = plan.workspace_pool_bytes = 64 << 20;
+  auto executor = CudaExecutor::create(**ctx, g, plan);
+  ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+  auto expected = (*executor)->run(built->feeds);
+  ASSERT_TRUE(expected.has_value()) << expected.status().to_string();
+
+  DeviceIo io = device_io(g, built->feeds);
+  ASSERT_EQ(io.outputs.size(), 1u);
+  Status status = (*executor)->run_bound(io.input_data, io.output_data);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  expect_bitwise_equal(download_all(io.outputs), *expected, "run_bound, micro-batches 3 + 5");
+
+  auto again = (*executor)->run(built->feeds);
+  ASSERT_TRUE(again.has_value()) << again.status().to_string();
+  expect_bitwise_equal(*again, *expected, "run after run_bound");
+}
+
+// Outputs no node writes in place: one listed twice, and a graph input passed through.
+TEST(CudaExecutor, RunBoundCopiesOutputsItCannotBind) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
+  auto ctx = CudaContext::create(0, MathMode::kFp32);
+  ASSERT_TRUE(ctx.has_value()) << ctx.status().to_string();
+  auto built = build({"relu", OpKind::kRelu, {runtime({2, 3, 4, 5})}}, 9);
+  ASSERT_TRUE(built.has_value()) << built.status().to_string();
+  ir::Graph& g = built->graph;
+  g.outputs = {g.outputs[0], g.outputs[0], g.inputs[0]};
+  auto executor = CudaExecutor::create(**ctx, g, default_cuda_plan(g));
+  ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+  auto expected = (*executor)->run(built->feeds);
+  ASSERT_TRUE(expected.has_value()) << expected.status().to_string();
+  ASSERT_EQ(expected->size(), 3u);
+
+  DeviceIo io = device_io(g, built->feeds);
+  ASSERT_EQ(io.outputs.size(), 3u);
+  Status status = (*executor)->run_bound(io.input_data, io.output_data);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  expect_bitwise_equal(download_all(io.outputs), *expected, "duplicate and pass-through outputs");
+}
+
+TEST(CudaExecutor, RunBoundRejectsBadBuffers) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
+  auto ctx = CudaContext::create();
+  ASSERT_TRUE(ctx.has_value()) << ctx.status().to_string();
+  auto built = build({"relu", OpKind::kRelu, {runtime({2, 3})}}, 1);
+  ASSERT_TRUE(built.has_value()) << built.status().to_string();
+  auto executor = CudaExecutor::create(**ctx, built->graph, default_cuda_plan(built->graph));
+  ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+  DeviceIo io = device_io(built->graph, built->feeds);
+  ASSERT_EQ(io.outputs.size(), 1u);
+
+  auto expect_error = [&](const std::vector<const void*>& in, const std::vector<void*>& out, const std::string& text) {
+    Status status = (*executor)->run_bound(in, out);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
+    EXPECT_NE(status.message().find(text), std::string::npos) << status.message();
+  };
+  expect_error({}, io.output_data, "expected 1 input buffers");
+  expect_error(io.input_data, {io.output_data[0], io.output_data[0]}, "expected 1 output buffers");
+  expect_error({nullptr}, io.output_data, "input 'in0' (float32[2, 3]) is null");
+  float host[6] = {};
+  expect_error(io.input_data, {host}, "output 'out0' (float32[2, 3]) points to host memory");
+  // Nothing above reached the GPU: the executor still runs.
+  Status status = (*executor)->run_bound(io.input_data, io.output_data);
+  EXPECT_TRUE(status.is_ok()) << status.to_string();
+}
+
+// The public API end to end on the tiny CNN: run_on_device on uploaded inputs
+// gives bitwise run()'s outputs, whichever layout the session chose.
+TEST(CudaSession, RunOnDeviceEqualsRun) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
+  SessionOptions options;
+  options.device = Device::kCuda;
+  options.batch = 3;
+  auto session = Session::load(ucudnn_test::source_dir() + "/models/tiny/tiny_cnn/model.onnx", options);
+  ASSERT_TRUE(session.has_value()) << session.status().to_string();
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<Tensor> inputs;
+  std::vector<GpuTensor> device_inputs, device_outputs;
+  for (const TensorInfo& info : (*session)->inputs()) {
+    ASSERT_EQ(info.dtype, DType::kFloat32) << info.name;
+    auto t = Tensor::allocate(info.dtype, info.shape);
+    ASSERT_TRUE(t.has_value());
+    for (int64_t i = 0; i < t->numel(); ++i) t->data<float>()[i] = dist(rng);
+    auto up = GpuTensor::upload(*t);
+    ASSERT_TRUE(up.has_value()) << up.status().to_string();
+    inputs.push_back(std::move(*t));
+    device_inputs.push_back(std::move(*up));
+  }
+  for (const TensorInfo& info : (*session)->outputs()) {
+    auto out = GpuTensor::allocate(info.dtype, info.shape);
+    ASSERT_TRUE(out.has_value()) << out.status().to_string();
+    device_outputs.push_back(std::move(*out));
+  }
+  auto expected = (*session)->run(inputs);
+  ASSERT_TRUE(expected.has_value()) << expected.status().to_string();
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    Status status = (*session)->run_on_device(device_inputs, device_outputs);
+    ASSERT_TRUE(status.is_ok()) << status.to_string();
+    expect_bitwise_equal(download_all(device_outputs), *expected, "run_on_device, repeat " + std::to_string(repeat));
+  }
+
+  // A GpuTensor of another shape is named, not run.
+  std::vector<GpuTensor> wrong;
+  auto small = GpuTensor::allocate(DType::kFloat32, {1});
+  ASSERT_TRUE(small.has_value());
+  wrong.push_back(std::move(*small));
+  Status status = (*session)->run_on_device(wrong, device_outputs);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
+  EXPECT_NE(status.message().find("float32[1] on the GPU"), std::string::npos) << status.message();
+}
+
+// Runs without a GPU too.
+TEST(CpuSession, RunOnDeviceIsUnsupported) {
+  SessionOptions options;
+  options.device = Device::kCpu;
+  auto session = Session::load(ucudnn_test::source_dir() + "/models/tiny/tiny_cnn/model.onnx", options);
+  ASSERT_TRUE(session.has_value()) << session.status().to_string();
+  Status status = (*session)->run_on_device(std::vector<const void*>{nullptr}, std::vector<void*>{nullptr});
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported);
+  EXPECT_NE(status.message().find("needs a CUDA session"), std::string::npos) << status.message();
 }
 
 TEST(CudaSession, NoGpuIsAClearError) {

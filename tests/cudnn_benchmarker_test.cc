@@ -222,7 +222,7 @@ TEST(CudnnPlanning, PlansForCudaRunOnTheExecutorAndMatchTheCpu) {
   REQUIRE_GPU();
   SessionOptions session;
   session.batch = 8;
-  auto graph = load_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", session);
+  auto graph = load_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", session, Layout::kNchw);
   ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
   const std::string db = fresh_db("plan");
   struct Case {

@@ -8,6 +8,7 @@
 #include "onnx_import/onnx_import.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/executor/cpu_executor.h"
+#include "runtime/ir/layout.h"
 #include "tests/test_paths.h"
 
 namespace ucudnn::optimizer {
@@ -122,6 +123,114 @@ TEST(Passes, DoNotApplyWhenConvOutputIsShared) {
   EXPECT_EQ(stats->activations_fused, 0);
   EXPECT_EQ(stats->identities_removed, 0);
   EXPECT_EQ(g.nodes.size(), 3u);
+}
+
+// ---- convert_to_channels_last (Note [channels-last], runtime/ir/layout.h) ----
+// The CPU backend runs NCHW only, so these check structure here; the CUDA
+// tests (tests/cuda_ops_test.cc) check that NHWC sessions compute the same.
+
+ir::Graph channels_last(const std::string& name, PassStats* stats) {
+  ir::Graph g = load(name, 2);
+  EXPECT_TRUE(run_inference_passes(g).has_value());
+  EXPECT_TRUE(convert_to_channels_last(g, stats).is_ok());
+  return g;
+}
+
+int count_channels_last(const ir::Graph& g) {
+  int n = 0;
+  for (const ir::Node& node : g.nodes) n += ir::is_channels_last(node);
+  return n;
+}
+
+TEST(ChannelsLast, TinyCnnTransposesOnlyTheInput) {
+  ir::Graph nchw = load("tiny_cnn", 2);
+  ASSERT_TRUE(run_inference_passes(nchw).has_value());
+  PassStats stats;
+  ir::Graph g = channels_last("tiny_cnn", &stats);
+  // Conv, MaxPool, Conv, GlobalAveragePool run NHWC; Flatten reads the [N, 1, 1, C]
+  // pooled value as it is, so the input's Transpose is the only one.
+  EXPECT_EQ(stats.channels_last_nodes, 4);
+  EXPECT_EQ(stats.layout_transposes, 1);
+  EXPECT_EQ(count_channels_last(g), 4);
+  EXPECT_EQ(count_ops(g, OpKind::kTranspose), 1);
+  EXPECT_EQ(g.nodes.front().op, OpKind::kTranspose);
+  EXPECT_EQ(g.nodes.front().attrs.get_ints("perm"), ir::kNchwToNhwcPerm);
+  EXPECT_STREQ(ir::graph_layout_name(g), "nhwc");
+  EXPECT_STREQ(ir::graph_layout_name(nchw), "nchw");
+  // The model's interface is unchanged.
+  ASSERT_EQ(g.inputs.size(), 1u);
+  EXPECT_EQ(g.value(g.inputs[0]).name, nchw.value(nchw.inputs[0]).name);
+  EXPECT_EQ(g.value(g.inputs[0]).shape, nchw.value(nchw.inputs[0]).shape);
+  ASSERT_EQ(g.outputs.size(), 1u);
+  EXPECT_EQ(g.value(g.outputs[0]).name, nchw.value(nchw.outputs[0]).name);
+  EXPECT_EQ(g.value(g.outputs[0]).shape, nchw.value(nchw.outputs[0]).shape);
+
+  // The first Conv's weight is the NCHW one, transposed to [K, R, S, C].
+  const ir::Node* conv_nchw = nullptr;
+  const ir::Node* conv_nhwc = nullptr;
+  for (const ir::Node& node : nchw.nodes)
+    if (node.op == OpKind::kConv && !conv_nchw) conv_nchw = &node;
+  for (const ir::Node& node : g.nodes)
+    if (node.op == OpKind::kConv && !conv_nhwc) conv_nhwc = &node;
+  ASSERT_TRUE(conv_nchw && conv_nhwc);
+  const Tensor& w = *nchw.value(conv_nchw->inputs[1]).constant;
+  const Tensor& w_t = *g.value(conv_nhwc->inputs[1]).constant;
+  const Shape& ws = w.shape();  // [K, C, R, S]
+  ASSERT_EQ(w_t.shape(), ir::nchw_to_nhwc(ws));
+  for (int64_t k = 0; k < ws[0]; ++k)
+    for (int64_t c = 0; c < ws[1]; ++c)
+      for (int64_t r = 0; r < ws[2]; ++r)
+        for (int64_t s = 0; s < ws[3]; ++s)
+          ASSERT_EQ(w.data<float>()[((k * ws[1] + c) * ws[2] + r) * ws[3] + s],
+                    w_t.data<float>()[((k * ws[2] + r) * ws[3] + s) * ws[1] + c]);
+  // Activations between the convolutions carry NHWC shapes.
+  const Shape& x = nchw.value(conv_nchw->inputs[0]).shape;
+  EXPECT_EQ(g.value(conv_nhwc->inputs[0]).shape, ir::nchw_to_nhwc(x));
+}
+
+TEST(ChannelsLast, ResidualAddRunsNhwcAndTheOutputIsTransposedBack) {
+  PassStats stats;
+  ir::Graph g = channels_last("tiny_residual", &stats);
+  EXPECT_EQ(count_ops(g, OpKind::kTranspose), 2);  // the input in, the output out
+  for (const ir::Node& node : g.nodes) {
+    if (node.op != OpKind::kAdd) continue;
+    EXPECT_EQ(g.value(node.outputs[0]).shape, ir::nchw_to_nhwc(g.value(g.outputs[0]).shape));
+  }
+  EXPECT_EQ(g.nodes.back().op, OpKind::kTranspose);
+  EXPECT_EQ(g.nodes.back().attrs.get_ints("perm"), ir::kNhwcToNchwPerm);
+  EXPECT_EQ(g.nodes.back().outputs[0], g.outputs[0]);
+}
+
+TEST(ChannelsLast, ConcatAxisFollowsTheChannels) {
+  PassStats stats;
+  ir::Graph g = channels_last("tiny_branches", &stats);
+  int concats = 0;
+  for (const ir::Node& node : g.nodes) {
+    if (node.op != OpKind::kConcat) continue;
+    ++concats;
+    EXPECT_EQ(node.attrs.get_int("axis"), 3);  // NCHW's axis 1
+    for (ir::ValueId id : node.inputs) EXPECT_EQ(g.value(id).shape.size(), 4u);
+  }
+  EXPECT_EQ(concats, 1);
+  // The AveragePool runs NHWC; its output (H, W > 1) goes back to NCHW before Flatten.
+  EXPECT_EQ(count_ops(g, OpKind::kTranspose), 2);
+  for (const ir::Node& node : g.nodes) {
+    if (node.op != OpKind::kFlatten) continue;
+    const ir::NodeId producer = g.value(node.inputs[0]).producer;
+    ASSERT_GE(producer, 0);
+    EXPECT_EQ(g.nodes[producer].op, OpKind::kTranspose);
+    EXPECT_EQ(g.nodes[producer].attrs.get_ints("perm"), ir::kNhwcToNchwPerm);
+  }
+}
+
+TEST(ChannelsLast, CpuRefusesChannelsLastNodesClearly) {
+  PassStats stats;
+  ir::Graph g = channels_last("tiny_cnn", &stats);
+  auto plan = runtime::make_cpu_plan(g);
+  ASSERT_TRUE(plan.has_value());
+  auto executor = runtime::CpuExecutor::create(g, *plan);
+  ASSERT_FALSE(executor.has_value());
+  EXPECT_NE(executor.status().message().find("CUDA layout"), std::string::npos) << executor.status().to_string();
 }
 
 }  // namespace

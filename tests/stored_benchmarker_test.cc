@@ -50,7 +50,7 @@ ConvKernelKey gpu_key(const std::string& name, const std::string& math) {
 ir::Graph tiny_cnn(int64_t batch) {
   SessionOptions options;
   options.batch = batch;
-  auto graph = load_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", options);
+  auto graph = load_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", options, Layout::kNchw);
   EXPECT_TRUE(graph.has_value()) << graph.status().to_string();
   return std::move(*graph);
 }

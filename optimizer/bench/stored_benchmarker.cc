@@ -1,6 +1,8 @@
 // The stored-timings benchmarker (see stored_benchmarker.h).
 #include "optimizer/bench/stored_benchmarker.h"
 
+#include <algorithm>
+
 namespace ucudnn::optimizer {
 
 namespace {
@@ -46,7 +48,12 @@ Expected<ConvKernelKey> stored_gpu_device_key(BenchmarkDb& db, const std::string
   for (const ConvKernelKey& key : keys) {
     if (key.sm_count <= 0) continue;  // CPU rows
     gpus.push_back(key);
-    if (key.math_type == math_type && key.layout == "nchw") matching.push_back(key);
+    // One device may be stored in both layouts; the kernels' keys carry their own layout.
+    const bool known = std::any_of(matching.begin(), matching.end(), [&](const ConvKernelKey& m) {
+      return m.device_name == key.device_name && m.sm_count == key.sm_count && m.cuda_version == key.cuda_version &&
+             m.cudnn_version == key.cudnn_version && m.driver_version == key.driver_version && m.dtype == key.dtype;
+    });
+    if (key.math_type == math_type && !known) matching.push_back(key);
   }
   if (matching.size() == 1) return matching.front();
   std::string found;

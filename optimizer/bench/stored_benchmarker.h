@@ -15,7 +15,7 @@
 
 namespace ucudnn::optimizer {
 
-// The one device of `db` whose math type is `math_type` (and layout "nchw") and
+// The one device of `db` whose math type is `math_type` (in either layout) and
 // whose SM count is non-zero (a GPU). NotFound when the database holds none, or
 // InvalidArgument listing them when it holds several.
 Expected<ConvKernelKey> stored_gpu_device_key(BenchmarkDb& db, const std::string& math_type);

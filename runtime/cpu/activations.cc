@@ -84,6 +84,11 @@ Status run_clip(const KernelArgs& args) {
 
 }  // namespace
 
+Status channels_last_unsupported(const ir::Node& node) {
+  return unsupported(node.describe() + ": channels-last (NHWC) data is a CUDA layout (--layout nhwc); the CPU backend "
+                     "runs NCHW");
+}
+
 Status apply_fused_activation(const ir::Node& node, Tensor& dst) {
   if (!node.attrs.has("activation")) return Status::ok();
   const std::string& activation = node.attrs.get_string("activation");

@@ -4,6 +4,7 @@
 
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ir/layout.h"
 
 namespace ucudnn::cpu {
 
@@ -19,6 +20,7 @@ size_t conv_workspace(const ir::Node& node, const std::vector<Shape>& src_shapes
 Status run_conv(const KernelArgs& args) {
   if (args.src.size() < 2 || args.src[0] == nullptr || args.src[1] == nullptr || args.dst.empty())
     return internal_error(args.node.describe() + ": Conv kernel called without X, W or Y");
+  if (ir::is_channels_last(args.node)) return channels_last_unsupported(args.node);
   const Tensor& x = *args.src[0];
   const Tensor& w = *args.src[1];
   const Tensor* bias = args.src.size() > 2 ? args.src[2] : nullptr;

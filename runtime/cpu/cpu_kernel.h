@@ -38,6 +38,10 @@ const CpuKernel& cpu_kernel(OpKind kind);
 // when the node has none. Unsupported for an activation or dtype it lacks.
 Status apply_fused_activation(const ir::Node& node, Tensor& dst);
 
+// The error for a node the channels-last pass marked (Note [channels-last],
+// runtime/ir/layout.h): that layout is the CUDA backend's; the CPU runs NCHW.
+Status channels_last_unsupported(const ir::Node& node);
+
 // Number of threads kernels use (OpenMP); set_num_threads(0) means all cores.
 void set_num_threads(int n);
 int num_threads();

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
 namespace ucudnn::cpu {
@@ -23,6 +24,7 @@ struct PoolProblem {
 Expected<PoolProblem> pool_problem(const KernelArgs& args) {
   const ir::Node& node = args.node;
   const Shape& x = args.src[0]->shape();
+  if (ir::is_channels_last(node)) return channels_last_unsupported(node);
   if (x.size() != 3 && x.size() != 4)
     return unsupported(node.describe() + ": CPU pooling handles 1-D and 2-D windows, got X " + shape_to_string(x));
   const bool ceil_mode = node.attrs.has("ceil_mode") && node.attrs.get_int("ceil_mode") != 0;
@@ -123,6 +125,7 @@ Status run_average_pool(const KernelArgs& args) {
 template <bool kMax>
 Status run_global_pool(const KernelArgs& args) {
   const Tensor& x = *args.src[0];
+  if (ir::is_channels_last(args.node)) return channels_last_unsupported(args.node);
   if (x.rank() < 3) return invalid_argument(args.node.describe() + ": X " + x.describe() + " must have rank >= 3");
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t size = planes == 0 ? 0 : x.numel() / planes;

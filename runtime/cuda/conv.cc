@@ -8,7 +8,9 @@
 // run: cudnnConvolutionForward, then the bias with cudnnAddTensor; with a Relu
 // fused by optimizer/passes (attribute "activation" = "Relu") and a bias, one
 // cudnnConvolutionBiasActivationForward call (Note [fused conv fallback]).
-// Assumptions: float32 NCHW, 1–3 spatial dims, symmetric padding (cuDNN has one
+// Channels-last nodes (Note [channels-last], runtime/ir/layout.h) get NHWC
+// descriptors for x, y and the filter (KRSC); cuDNN then picks NHWC kernels.
+// Assumptions: float32 NCHW or 2-D NHWC, 1–3 spatial dims, symmetric padding (cuDNN has one
 // pad per axis; asymmetric pads are reported as Unsupported).
 #include <algorithm>
 
@@ -17,6 +19,7 @@
 #include "runtime/cuda/cudnn_descriptors.h"
 #include "runtime/cuda/device_memory.h"
 #include "runtime/cuda/kernels.h"
+#include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
 namespace ucudnn::cuda {
@@ -27,8 +30,17 @@ std::vector<int> cudnn_dims(const Shape& shape) {
   return dims;
 }
 
-Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const std::string& context) {
+Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const std::string& context,
+                             bool channels_last) {
   UCUDNN_RETURN_IF_ERROR(desc.create(context));
+  if (channels_last) {
+    if (shape.size() != 4) return internal_error(context + ": a channels-last tensor must be 4-D");
+    UCUDNN_CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc.get(), CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT,
+                                                  static_cast<int>(shape[0]), static_cast<int>(shape[1]),
+                                                  static_cast<int>(shape[2]), static_cast<int>(shape[3])),
+                       context);
+    return Status::ok();
+  }
   const std::vector<int> dims = cudnn_dims(shape);
   std::vector<int> strides(dims.size(), 1);
   for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
@@ -87,9 +99,13 @@ class ConvState final : public KernelState {
 Status build_descriptors(const PrepareArgs& a, ConvState* s) {
   const std::string context = a.describe();
   if (a.src_dtype(0) != DType::kFloat32) return a.unsupported_error("only float32 convolutions");
-  const Shape& xs = a.src_shapes[0];
-  const Shape& ws = a.src_shapes[1];
-  const size_t spatial = xs.size() - 2;
+  // cuDNN's dims are in NCHW order whatever the memory layout.
+  const bool nhwc = ir::is_channels_last(a.node);
+  if (nhwc && (a.src_shapes[0].size() != 4 || a.src_shapes[1].size() != 4))
+    return a.unsupported_error("channels-last convolutions other than 2-D");
+  const Shape xs = nhwc ? ir::nhwc_to_nchw(a.src_shapes[0]) : a.src_shapes[0];
+  const Shape ws = nhwc ? ir::nhwc_to_nchw(a.src_shapes[1]) : a.src_shapes[1];  // [K, R, S, C] → [K, C, R, S]
+  const Shape ys = nhwc ? ir::nhwc_to_nchw(a.dst_shapes[0]) : a.dst_shapes[0];
   if (xs.size() < 3 || xs.size() > 5) return a.unsupported_error("1 to 3 spatial dims");
   UCUDNN_ASSIGN_OR_RETURN(
       WindowGeometry g, compute_window_geometry(a.node.attrs, Shape(xs.begin() + 2, xs.end()),
@@ -104,11 +120,11 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
     strides.push_back(1);
     dilations.push_back(1);
   }
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, context));
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->y, a.dst_shapes[0], context));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, context, nhwc));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->y, ys, context, nhwc));
   UCUDNN_RETURN_IF_ERROR(s->w.create(context));
   const std::vector<int> wdims = cudnn_dims(ws);
-  UCUDNN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(s->w.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+  UCUDNN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(s->w.get(), CUDNN_DATA_FLOAT, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
                                                 static_cast<int>(wdims.size()), wdims.data()),
                      context);
   UCUDNN_RETURN_IF_ERROR(s->conv.create(context));
@@ -131,9 +147,8 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
   UCUDNN_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(s->conv.get(), s->x.get(), s->w.get(),
                                                            static_cast<int>(expected.size()), expected.data()),
                      context);
-  if (expected != cudnn_dims(a.dst_shapes[0]))
+  if (expected != cudnn_dims(ys))
     return a.unsupported_error("cuDNN's output shape differs from ONNX's " + shape_to_string(a.dst_shapes[0]));
-  (void)spatial;
   if (a.node.attrs.has("activation")) {  // set by optimizer/passes/fuse_conv_activation
     if (a.node.attrs.get_string("activation") != "Relu")
       return a.unsupported_error("fused activation '" + a.node.attrs.get_string("activation") + "'");
@@ -147,7 +162,7 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
                        context);
   }
   if (s->has_bias) {
-    Shape bias_shape(a.src_shapes[0].size(), 1);
+    Shape bias_shape(xs.size(), 1);  // [1, K, 1, 1]: the same bytes in either layout
     bias_shape[1] = ws[0];
     UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->bias, bias_shape, context));
   }

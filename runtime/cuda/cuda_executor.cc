@@ -6,6 +6,7 @@
 #include <set>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/ir/layout.h"
 
 namespace ucudnn::cuda {
 
@@ -47,6 +48,7 @@ Expected<runtime::Plan> make_cuda_plan(CudaContext& ctx, const ir::Graph& graph,
   runtime::Plan plan;
   plan.device = "cuda";
   plan.policy = "undivided";
+  plan.layout = ir::graph_layout_name(graph);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const ir::Node& node = graph.nodes[n];
     runtime::PlanStep step;
@@ -60,6 +62,7 @@ Expected<runtime::Plan> make_cuda_plan(CudaContext& ctx, const ir::Graph& graph,
                           format_bytes(options.workspace_limit));
       step.micro_batches = {{batch, timings.front().algorithm}};
       step.workspace_bytes = timings.front().workspace_bytes;
+      plan.predicted_conv_ms += timings.front().milliseconds;
     }
     plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, step.workspace_bytes);
     plan.steps.push_back(step);
@@ -176,7 +179,68 @@ Status CudaExecutor::build() {
     }
     steps_.push_back(std::move(step));
   }
+  record_value_refs();
   return Status::ok();
+}
+
+void CudaExecutor::record_value_refs() {
+  // Bindable: the graph inputs, and each graph output a node writes, the first time it is listed.
+  std::vector<bool> bindable(graph_.values.size(), false);
+  for (ir::ValueId id : graph_.inputs) bindable[id] = true;
+  output_bound_.assign(graph_.outputs.size(), false);
+  for (size_t j = 0; j < graph_.outputs.size(); ++j) {
+    const ir::ValueId id = graph_.outputs[j];
+    if (bindable[id] || graph_.value(id).constant) continue;  // an input, a constant or listed before
+    bindable[id] = output_bound_[j] = true;
+  }
+
+  refs_.assign(graph_.values.size(), {});
+  auto record = [&](size_t s, size_t c, bool dst, const std::vector<ir::ValueId>& ids,
+                    const std::vector<DeviceTensor>& tensors) {
+    for (size_t slot = 0; slot < ids.size(); ++slot) {
+      const ir::ValueId id = ids[slot];
+      if (id == ir::kNoValue || !bindable[id]) continue;
+      // Non-zero only for a micro-batch's slice (batch_slice).
+      const auto offset = static_cast<const std::byte*>(tensors[slot].data) -
+                          static_cast<const std::byte*>(values_[id].data);
+      refs_[id].push_back({s, c, dst, slot, static_cast<size_t>(offset)});
+    }
+  };
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (size_t c = 0; c < steps_[s].calls.size(); ++c) {
+      const Call& call = steps_[s].calls[c];
+      record(s, c, false, steps_[s].node->inputs, call.src);
+      record(s, c, true, steps_[s].node->outputs, call.dst);
+    }
+  }
+}
+
+void CudaExecutor::point_values_at(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  auto point = [&](ir::ValueId id, const void* base) {
+    for (const ValueRef& ref : refs_[id]) {
+      Call& call = steps_[ref.step].calls[ref.call];
+      DeviceTensor& t = ref.dst ? call.dst[ref.slot] : call.src[ref.slot];
+      // const_cast: an input buffer is only ever read (it sits in src slots).
+      t.data = const_cast<std::byte*>(static_cast<const std::byte*>(base)) + ref.offset;
+    }
+  };
+  for (size_t i = 0; i < graph_.inputs.size(); ++i) {
+    const ir::ValueId id = graph_.inputs[i];
+    point(id, inputs.empty() ? values_[id].data : inputs[i]);
+  }
+  for (size_t j = 0; j < graph_.outputs.size(); ++j) {
+    const ir::ValueId id = graph_.outputs[j];
+    if (output_bound_[j]) point(id, outputs.empty() ? values_[id].data : outputs[j]);
+  }
+}
+
+const void* CudaExecutor::bound_location(ir::ValueId id, const std::vector<const void*>& inputs,
+                                         const std::vector<void*>& outputs) const {
+  for (size_t i = 0; i < graph_.inputs.size(); ++i)
+    if (graph_.inputs[i] == id) return inputs[i];
+  for (size_t j = 0; j < graph_.outputs.size(); ++j)
+    if (graph_.outputs[j] == id && output_bound_[j]) return outputs[j];
+  return values_[id].data;  // a constant, in the weights
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -218,11 +282,62 @@ Expected<std::vector<Tensor>> CudaExecutor::copy_outputs_out() {
 }
 
 Expected<std::vector<Tensor>> CudaExecutor::run(const std::vector<Tensor>& inputs) {
+  point_values_at({}, {});  // a run_bound before may have left calls pointing at its caller's buffers
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   for (const Step& step : steps_) UCUDNN_RETURN_IF_ERROR(run_step(step));
   UCUDNN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, copy_outputs_out());
   UCUDNN_RETURN_IF_ERROR(ctx_.synchronize("running model '" + graph_.name + "'"));
   return outputs;
+}
+
+Status CudaExecutor::check_bound_buffers(const std::vector<const void*>& inputs,
+                                         const std::vector<void*>& outputs) const {
+  if (inputs.size() != graph_.inputs.size())
+    return invalid_argument("expected " + std::to_string(graph_.inputs.size()) +
+                            " input buffers (one per model input), got " + std::to_string(inputs.size()));
+  if (outputs.size() != graph_.outputs.size())
+    return invalid_argument("expected " + std::to_string(graph_.outputs.size()) +
+                            " output buffers (one per model output), got " + std::to_string(outputs.size()));
+  auto check = [&](const char* kind, ir::ValueId id, const void* p) -> Status {
+    const ir::Value& v = graph_.value(id);
+    if (values_[id].nbytes() == 0) return Status::ok();
+    const std::string what = std::string("the device buffer for ") + kind + " '" + v.name + "' (" +
+                             dtype_name(v.dtype) + shape_to_string(v.shape) + ")";
+    if (p == nullptr) return invalid_argument(what + " is null");
+    // A host pointer would fail later as an illegal address that poisons the whole context.
+    cudaPointerAttributes attributes{};
+    const cudaError_t error = cudaPointerGetAttributes(&attributes, p);
+    if (error != cudaSuccess) {
+      cudaGetLastError();  // not sticky; clear it so the next call does not report it
+      return invalid_argument(what + " is not a pointer CUDA knows (" + cudaGetErrorName(error) + ")");
+    }
+    if (attributes.type == cudaMemoryTypeUnregistered)
+      return invalid_argument(what + " points to host memory, not GPU memory");
+    if (attributes.type == cudaMemoryTypeDevice && attributes.device != ctx_.device())
+      return invalid_argument(what + " is on GPU " + std::to_string(attributes.device) + ", the session runs on GPU " +
+                              std::to_string(ctx_.device()));
+    return Status::ok();
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) UCUDNN_RETURN_IF_ERROR(check("input", graph_.inputs[i], inputs[i]));
+  for (size_t j = 0; j < outputs.size(); ++j) UCUDNN_RETURN_IF_ERROR(check("output", graph_.outputs[j], outputs[j]));
+  return Status::ok();
+}
+
+Status CudaExecutor::run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  UCUDNN_RETURN_IF_ERROR(check_bound_buffers(inputs, outputs));
+  point_values_at(inputs, outputs);
+  for (const Step& step : steps_) UCUDNN_RETURN_IF_ERROR(run_step(step));
+  // Outputs no node writes in place: copied from wherever the value is now.
+  for (size_t j = 0; j < graph_.outputs.size(); ++j) {
+    if (output_bound_[j]) continue;
+    const ir::ValueId id = graph_.outputs[j];
+    const void* src = bound_location(id, inputs, outputs);
+    const size_t bytes = values_[id].nbytes();
+    if (bytes > 0 && src != outputs[j])
+      UCUDNN_CUDA_CHECK(cudaMemcpyAsync(outputs[j], src, bytes, cudaMemcpyDeviceToDevice, ctx_.stream()),
+                        "copying output '" + graph_.value(id).name + "' into its device buffer");
+  }
+  return ctx_.synchronize("running model '" + graph_.name + "' on device buffers");
 }
 
 Expected<std::vector<runtime::StepTiming>> CudaExecutor::profile(const std::vector<Tensor>& inputs) {
@@ -239,6 +354,7 @@ Expected<std::vector<runtime::StepTiming>> CudaExecutor::profile(const std::vect
     return Status::ok();
   };
 
+  point_values_at({}, {});  // as in run
   UCUDNN_RETURN_IF_ERROR(record(0));
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   UCUDNN_RETURN_IF_ERROR(record(1));

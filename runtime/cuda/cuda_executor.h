@@ -11,6 +11,12 @@
 // steps), copies outputs out and synchronises once. `profile` does the same
 // with a CUDA event recorded between the parts (events made on the first
 // profile call, never in `run`) and reads the device times after the one sync.
+// `run_bound` runs on caller-owned device buffers without copies: calls hold
+// their tensors' pointers, so at build time every reference to a graph input
+// or to a graph output a node writes is recorded (step, call, slot, byte
+// offset: a micro-batch points into the middle of its tensor), and each run
+// first points those references at this run's memory — the caller's buffers,
+// or for `run` and `profile` the arena again.
 //
 // make_cuda_plan builds the `undivided` plan: each Conv gets the fastest
 // algorithm cudnnFindConvolutionForwardAlgorithmEx reports at the full batch
@@ -64,6 +70,12 @@ class CudaExecutor {
   // Runs once like `run`, returning the device time of each step and of the
   // input and output copies (CUDA events on the context's stream); outputs dropped.
   Expected<std::vector<runtime::StepTiming>> profile(const std::vector<Tensor>& inputs);
+  // Runs on caller-owned device memory (see Session::run_on_device): inputs[i] holds graph input i,
+  // outputs[j] receives graph output j, each dense with the value's dtype and shape. Inputs are read
+  // in place and outputs written in place; an output that no node writes (a graph input or constant
+  // passed through) or that repeats an earlier one is copied device to device at the end.
+  // Synchronises once.
+  Status run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
 
   ~CudaExecutor();  // destroys the profiling events, if any
   CudaExecutor(const CudaExecutor&) = delete;
@@ -85,6 +97,14 @@ class CudaExecutor {
     const ir::Node* node = nullptr;
     std::vector<Call> calls;
   };
+  // One place a prepared call refers to a value: steps_[step].calls[call].src or .dst [slot],
+  // `offset` bytes after the value's start.
+  struct ValueRef {
+    size_t step = 0, call = 0;
+    bool dst = false;
+    size_t slot = 0;
+    size_t offset = 0;
+  };
 
   CudaExecutor(CudaContext& ctx, const ir::Graph& graph, runtime::Plan plan)
       : ctx_(ctx), graph_(graph), plan_(std::move(plan)) {}
@@ -94,6 +114,17 @@ class CudaExecutor {
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
   Status run_step(const Step& step);
   Expected<std::vector<Tensor>> copy_outputs_out();
+  // Records refs_ for graph inputs and for the outputs in output_bound_ (after steps_ is built).
+  void record_value_refs();
+  // Points every recorded reference to graph input i at inputs[i] and to bound graph output j at
+  // outputs[j]; an empty vector means the arena (values_) for all of them.
+  void point_values_at(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // run_bound's buffers: one per graph input and output, each in GPU memory on this
+  // context's device (or, for a value of zero bytes, anything).
+  Status check_bound_buffers(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
+  // Where value `id` lives during run_bound: the caller's buffer it is bound to, else values_.
+  const void* bound_location(ir::ValueId id, const std::vector<const void*>& inputs,
+                             const std::vector<void*>& outputs) const;
 
   CudaContext& ctx_;
   const ir::Graph& graph_;
@@ -101,6 +132,8 @@ class CudaExecutor {
   DeviceBuffer weights_, arena_, workspace_;
   std::vector<DeviceTensor> values_;  // per graph value: its device tensor
   std::vector<Step> steps_;
+  std::vector<std::vector<ValueRef>> refs_;  // per graph value; only graph inputs and bound outputs have any
+  std::vector<bool> output_bound_;           // per graph output: written in place by run_bound
   std::vector<cudaEvent_t> events_;  // profiling: steps + 3 boundaries, made on the first profile()
 };
 

@@ -52,7 +52,10 @@ using LrnDescriptor = CudnnDescriptor<cudnnLRNDescriptor_t, cudnnCreateLRNDescri
 // `shape` padded to at least 4 dims (Note [cuDNN rank]), as ints.
 std::vector<int> cudnn_dims(const Shape& shape);
 
-// Creates and fills a packed float32 tensor descriptor for `shape`.
-Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const std::string& context);
+// Creates and fills a packed float32 tensor descriptor for `shape`. With
+// `channels_last`, `shape` is 4-D in cuDNN's dim order [N, C, H, W] and the
+// memory is NHWC (Note [channels-last], runtime/ir/layout.h).
+Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const std::string& context,
+                             bool channels_last = false);
 
 }  // namespace ucudnn::cuda

@@ -10,6 +10,7 @@
 
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/cudnn_descriptors.h"
+#include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
 namespace ucudnn::cuda {
@@ -96,7 +97,11 @@ class PoolState final : public KernelState {
 };
 
 Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool max, bool global) {
-  const Shape& xs = a.src_shapes[0];
+  // cuDNN's dims are in NCHW order whatever the memory layout (Note [channels-last]).
+  const bool nhwc = ir::is_channels_last(a.node);
+  if (nhwc && a.src_shapes[0].size() != 4) return a.unsupported_error("channels-last pooling other than 2-D");
+  const Shape xs = nhwc ? ir::nhwc_to_nchw(a.src_shapes[0]) : a.src_shapes[0];
+  const Shape ys = nhwc ? ir::nhwc_to_nchw(a.dst_shapes[0]) : a.dst_shapes[0];
   if (xs.size() < 3 || xs.size() > 5) return a.unsupported_error("1 to 3 spatial dims");
   if (a.node.outputs.size() > 1) return a.unsupported_error("MaxPool's Indices output");
   const Shape spatial(xs.begin() + 2, xs.end());
@@ -130,8 +135,8 @@ Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool m
                                                                       : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   auto s = std::make_unique<PoolState>();
   const std::string context = a.describe();
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, context));
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->y, a.dst_shapes[0], context));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, context, nhwc));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->y, ys, context, nhwc));
   UCUDNN_RETURN_IF_ERROR(s->pool.create(context));
   UCUDNN_CUDNN_CHECK(cudnnSetPoolingNdDescriptor(s->pool.get(), mode, CUDNN_PROPAGATE_NAN,
                                                  static_cast<int>(window.size()), window.data(), pads.data(),
@@ -141,7 +146,7 @@ Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool m
   UCUDNN_CUDNN_CHECK(cudnnGetPoolingNdForwardOutputDim(s->pool.get(), s->x.get(), static_cast<int>(expected.size()),
                                                        expected.data()),
                      context);
-  if (expected != cudnn_dims(a.dst_shapes[0]))
+  if (expected != cudnn_dims(ys))
     return a.unsupported_error("ceil_mode or padding that cuDNN cannot express (Note [pool padding])");
   return std::unique_ptr<KernelState>(std::move(s));
 }

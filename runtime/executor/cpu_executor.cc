@@ -1,5 +1,6 @@
 // CpuExecutor: plan checks, one-time allocation, and the run loop.
 #include "runtime/executor/cpu_executor.h"
+#include "runtime/ir/layout.h"
 
 #include <chrono>
 #include <cstring>
@@ -62,6 +63,8 @@ Expected<std::unique_ptr<CpuExecutor>> CpuExecutor::create(const ir::Graph& grap
 }
 
 Status CpuExecutor::build() {
+  for (const ir::Node& node : graph_.nodes)
+    if (ir::is_channels_last(node)) return cpu::channels_last_unsupported(node);
   if (plan_.value_offsets.size() != graph_.values.size() || plan_.steps.size() != graph_.nodes.size())
     return invalid_argument("the plan does not match the model (" + std::to_string(plan_.steps.size()) +
                             " steps for " + std::to_string(graph_.nodes.size()) + " nodes)");

@@ -34,6 +34,8 @@ struct Plan {
   std::string device_name;              // the processor it was planned for (GPU or CPU model)
   std::string model_fingerprint;        // graph_fingerprint() of the graph it was planned for
   std::string policy = "undivided";     // how the convolution configurations were chosen
+  std::string layout = "nchw";          // activation layout of the graph it runs ("nchw", "nhwc")
+  double predicted_conv_ms = 0;         // Σ convolution time the planner predicted (0: not predicted)
   std::vector<PlanStep> steps;
   std::vector<int64_t> value_offsets;   // arena offset per graph value; -1 = not in the arena
   size_t arena_bytes = 0;

@@ -22,6 +22,8 @@ std::string plan_to_json(const Plan& plan, const ir::Graph& graph) {
   j["device_name"] = plan.device_name;
   j["model_fingerprint"] = plan.model_fingerprint;
   j["policy"] = plan.policy;
+  j["layout"] = plan.layout;
+  j["predicted_conv_ms"] = plan.predicted_conv_ms;
   j["arena_bytes"] = plan.arena_bytes;
   j["unplanned_bytes"] = plan.unplanned_bytes;
   j["workspace_pool_bytes"] = plan.workspace_pool_bytes;
@@ -58,6 +60,10 @@ Expected<Plan> plan_from_json(const std::string& text) {
     plan.device_name = j.at("device_name").get<std::string>();
     plan.model_fingerprint = j.at("model_fingerprint").get<std::string>();
     plan.policy = j.at("policy").get<std::string>();
+    plan.layout = j.value("layout", std::string("nchw"));
+    if (plan.layout != "nchw" && plan.layout != "nhwc")
+      return invalid_argument("plan layout '" + plan.layout + "' is neither nchw nor nhwc");
+    plan.predicted_conv_ms = j.value("predicted_conv_ms", 0.0);
     plan.arena_bytes = j.at("arena_bytes").get<size_t>();
     plan.unplanned_bytes = j.at("unplanned_bytes").get<size_t>();
     plan.workspace_pool_bytes = j.at("workspace_pool_bytes").get<size_t>();

@@ -39,7 +39,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 for key in ("model", "device", "batch", "latency_ms", "throughput_per_s", "peak_memory_bytes"):
     assert key in j, key
-assert j["batch"] == 2 and j["device"] == "cpu"
+assert j["batch"] == 2 and j["device"] == "cpu" and j["io"] == "host"
 assert set(j["latency_ms"]) >= {"median", "min", "max"} and j["latency_ms"]["min"] <= j["latency_ms"]["median"]
 PY
 # Outputs written as TensorProto and fed back as an input file of another run.
@@ -82,6 +82,7 @@ fi
 expect_error unknown_flag 2 "unknown flag --frobnicate" -- "$ucudnn" run "$model" --frobnicate
 expect_error bad_batch 2 "batch" -- "$ucudnn" run "$model" --batch 0
 expect_error bad_device 2 "device" -- "$ucudnn" run "$model" --device tpu
+expect_error device_io_on_cpu 2 "device-io needs --device cuda" -- "$ucudnn" run "$model" --device cpu --device-io
 expect_error bad_workspace 2 "size" -- "$ucudnn" run "$model" --policy wr --workspace 12parsecs
 expect_error bad_policy 1 "policy" -- "$ucudnn" run "$model" --policy fastest --db "$work/bench.sqlite"
 expect_error wrong_input_name 1 "not a .*input" -- "$ucudnn" run "$model" --input nope="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb"

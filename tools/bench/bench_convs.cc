@@ -43,6 +43,7 @@ struct Flags {
   std::vector<size_t> budgets_mib = {8, 64, 512};
   int repeats = 20, warmup = 3;
   bool strict_fp32 = false;
+  Layout layout = Layout::kNchw;
 };
 
 Expected<Flags> parse_flags(int argc, char** argv) {
@@ -61,6 +62,11 @@ Expected<Flags> parse_flags(int argc, char** argv) {
       else if (a == "--repeats") { UCUDNN_ASSIGN_OR_RETURN(std::string v, value()); f.repeats = std::stoi(v); }
       else if (a == "--warmup") { UCUDNN_ASSIGN_OR_RETURN(std::string v, value()); f.warmup = std::stoi(v); }
       else if (a == "--strict-fp32") { f.strict_fp32 = true; }
+      else if (a == "--layout") {
+        UCUDNN_ASSIGN_OR_RETURN(std::string v, value());
+        if (v != "nchw" && v != "nhwc") return invalid_argument("--layout must be nchw or nhwc, got '" + v + "'");
+        f.layout = v == "nhwc" ? Layout::kNhwc : Layout::kNchw;
+      }
       else if (a == "--budgets") {
         UCUDNN_ASSIGN_OR_RETURN(std::string v, value());
         f.budgets_mib.clear();
@@ -201,7 +207,8 @@ int run(int argc, char** argv) {
   auto flags = parse_flags(argc, argv);
   if (!flags) {
     std::fprintf(stderr, "error: %s\nusage: ucudnn_bench_convs MODEL [--batch 256] [--db PATH] [--budgets 8,64,512] "
-                 "[--repeats 20] [--warmup 3] [--batch-sizes powerOfTwo] [--strict-fp32] [--json-out FILE]\n",
+                 "[--repeats 20] [--warmup 3] [--batch-sizes powerOfTwo] [--strict-fp32] [--layout nchw|nhwc] "
+                 "[--json-out FILE]\n",
                  flags.status().message().c_str());
     return 2;
   }
@@ -209,7 +216,7 @@ int run(int argc, char** argv) {
   options.batch = flags->batch;
   options.batch_sizes = flags->batch_sizes;
   options.strict_fp32 = flags->strict_fp32;
-  auto graph = load_graph(flags->model, options);
+  auto graph = load_graph(flags->model, options, flags->layout);
   if (!graph) {
     std::fprintf(stderr, "error: %s\n", graph.status().to_string().c_str());
     return 1;

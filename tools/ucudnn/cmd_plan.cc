@@ -40,17 +40,18 @@ int cmd_plan(int argc, char** argv) {
   if (!planner) return report_error(planner.status(), true);
 
   cpu::set_num_threads(options.threads);  // the CPU benchmarker measures with these threads
-  auto graph = load_graph(args.positional()[0], options);
-  if (!graph) return report_error(graph.status());
-  auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db,
-                                   options.strict_fp32);
-  if (!result) return report_error(result.status());
-  if (Status s = runtime::save_plan(args.get("output"), result->plan, *graph); !s.is_ok()) return report_error(s);
+  auto planned = plan_model(args.positional()[0], device_name(options.device), options);
+  if (!planned) return report_error(planned.status());
+  const optimizer::PlanResult* result = &planned->result;
+  if (Status s = runtime::save_plan(args.get("output"), result->plan, planned->graph); !s.is_ok())
+    return report_error(s);
 
   int divided = 0;
   for (const runtime::PlanStep& step : result->plan.steps) divided += step.micro_batches.size() > 1;
-  std::printf("plan:     %s (%s, %s, policy %s)\n", args.get("output").c_str(), result->plan.device.c_str(),
-              result->plan.device_name.c_str(), result->plan.policy.c_str());
+  std::printf("plan:     %s (%s, %s, policy %s, layout %s)\n", args.get("output").c_str(),
+              result->plan.device.c_str(), result->plan.device_name.c_str(), result->plan.policy.c_str(),
+              result->plan.layout.c_str());
+  if (!planned->layout_note.empty()) std::printf("layout:   %s\n", planned->layout_note.c_str());
   std::printf("kernels:  %zu distinct convolutions (%d benchmarked, %d from the database), %d steps divided\n",
               result->kernels.size(), result->kernels_benchmarked, result->kernels_reused, divided);
   std::printf("time:     %.3f ms predicted for all convolutions; optimized in %.2f s\n",

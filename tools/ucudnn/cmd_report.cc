@@ -49,13 +49,10 @@ int cmd_report(int argc, char** argv) {
   cpu::set_num_threads(options.threads);  // the CPU benchmarker measures with these threads
 
   const std::string model_path = args.positional()[0];
-  auto graph = load_graph(model_path, options);
-  if (!graph) return report_error(graph.status());
-  auto result = plan_with_database(*graph, device_name(options.device), *planner, options.benchmark_db,
-                                   options.strict_fp32);
-  if (!result) return report_error(result.status());
+  auto planned = plan_model(model_path, device_name(options.device), options);
+  if (!planned) return report_error(planned.status());
 
-  const optimizer::ReportData data = optimizer::build_report(*result, *graph, model_path);
+  const optimizer::ReportData data = optimizer::build_report(planned->result, planned->graph, model_path);
   if (args.has("html")) {
     if (Status s = write_file_atomically(args.get("html"), optimizer::report_html(data)); !s.is_ok())
       return report_error(s);
@@ -64,6 +61,7 @@ int cmd_report(int argc, char** argv) {
     std::printf("%s\n", optimizer::report_json(data).dump(2).c_str());
   } else {
     std::printf("%s", optimizer::report_text(data).c_str());
+    if (!planned->layout_note.empty()) std::printf("layout:   %s\n", planned->layout_note.c_str());
     if (args.has("html")) std::printf("html:     %s\n", args.get("html").c_str());
   }
   return 0;

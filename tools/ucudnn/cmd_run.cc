@@ -1,7 +1,9 @@
 // `ucudnn run MODEL`: load a model, feed inputs (files or seeded random), run it
 // --warmup + --iterations times, print a summary (or one JSON object with
 // --json) and optionally write every output as DIR/<name>.pb. With --profile,
-// one more run timed per step: totals by op type and the slowest nodes.
+// one more run timed per step: totals by op type and the slowest nodes. With
+// --device-io the inputs are uploaded once and the timed runs use
+// Session::run_on_device, so they exclude the host copies.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -25,14 +27,16 @@ namespace {
 
 constexpr const char* kRunUsage =
     "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--iterations N] [--warmup N]\n"
-    "                  [--seed N] [--json] [--profile] [session flags]\n"
+    "                  [--seed N] [--json] [--profile] [--device-io] [session flags]\n"
     "  --input NAME=FILE        an ONNX TensorProto (.pb) or NumPy (.npy) file; inputs without one\n"
     "                           are random (seeded), their symbolic dims set to --batch\n"
     "  --output-dir DIR         write every output as DIR/<name>.pb\n"
     "  --iterations N, --warmup N  timed runs (default 10) after untimed ones (default 2)\n"
     "  --json                   one JSON object on stdout instead of the summary\n"
     "  --profile                after the timed runs, one run timed per step: time by op type\n"
-    "                           (count, total ms, % of the run) and the 10 slowest nodes\n";
+    "                           (count, total ms, % of the run) and the 10 slowest nodes\n"
+    "  --device-io              inputs and outputs stay in GPU memory (Session::run_on_device):\n"
+    "                           the timed runs exclude host copies (needs --device cuda)\n";
 
 // NAME=FILE pairs from --input.
 Expected<std::map<std::string, Tensor>> read_input_files(const std::vector<std::string>& specs) {
@@ -130,6 +134,34 @@ std::vector<StepProfile> slowest_nodes(const std::vector<StepProfile>& steps, si
   return nodes;
 }
 
+// --device-io: uploads `inputs` once, times run_on_device like run() (warm-up, then
+// `iterations` timed), and downloads the outputs once after the loop.
+Expected<std::vector<Tensor>> time_on_device(Session& session, const std::vector<Tensor>& inputs, int64_t warmup,
+                                             int64_t iterations, std::vector<double>* times_ms) {
+  std::vector<GpuTensor> device_inputs, device_outputs;
+  for (const Tensor& t : inputs) {
+    UCUDNN_ASSIGN_OR_RETURN(GpuTensor g, GpuTensor::upload(t));
+    device_inputs.push_back(std::move(g));
+  }
+  for (const TensorInfo& info : session.outputs()) {
+    UCUDNN_ASSIGN_OR_RETURN(GpuTensor g, GpuTensor::allocate(info.dtype, info.shape));
+    device_outputs.push_back(std::move(g));
+  }
+  for (int64_t i = 0; i < warmup + iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    Status status = session.run_on_device(device_inputs, device_outputs);
+    const auto stop = std::chrono::steady_clock::now();
+    UCUDNN_RETURN_IF_ERROR(status);
+    if (i >= warmup) times_ms->push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  std::vector<Tensor> outputs;
+  for (const GpuTensor& g : device_outputs) {
+    UCUDNN_ASSIGN_OR_RETURN(Tensor t, g.download());
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
 double percent_of(double part, double total) { return total > 0 ? 100.0 * part / total : 0.0; }
 
 nlohmann::json profile_json(const std::vector<StepProfile>& steps, double total_ms) {
@@ -159,7 +191,7 @@ void print_profile(const std::vector<StepProfile>& steps, double total_ms, const
 int cmd_run(int argc, char** argv) {
   auto parsed = Args::parse(argc, argv,
                             flag_union({"input", "output-dir", "iterations", "warmup", "seed"}, kSessionValueFlags),
-                            flag_union({"json", "profile", "help"}, kSessionBoolFlags));
+                            flag_union({"json", "profile", "device-io", "help"}, kSessionBoolFlags));
   if (!parsed) return report_error(parsed.status(), true);
   const Args& args = *parsed;
   if (args.has("help")) {
@@ -177,6 +209,12 @@ int cmd_run(int argc, char** argv) {
   auto seed = args.get_int("seed", 0, 0);
   for (const Status& s : {iterations.status(), warmup.status(), seed.status()})
     if (!s.is_ok()) return report_error(s, true);
+  const bool device_io = args.has("device-io");
+  if (device_io && options.device != Device::kCuda)
+    return report_error(invalid_argument(std::string("--device-io needs --device cuda (inputs and outputs in GPU "
+                                                     "memory); this run is on the ") +
+                                         device_name(options.device)),
+                        true);
 
   auto files = read_input_files(args.get_all("input"));
   if (!files) return report_error(files.status());
@@ -204,13 +242,19 @@ int cmd_run(int argc, char** argv) {
 
   std::vector<Tensor> outputs;
   std::vector<double> times_ms;
-  for (int64_t i = 0; i < *warmup + *iterations; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    auto result = (*session)->run(inputs);
-    const auto stop = std::chrono::steady_clock::now();
-    if (!result) return report_error(result.status());
-    if (i >= *warmup) times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-    outputs = std::move(*result);
+  if (device_io) {
+    auto timed = time_on_device(**session, inputs, *warmup, *iterations, &times_ms);
+    if (!timed) return report_error(timed.status().with_context("--device-io"));
+    outputs = std::move(*timed);
+  } else {
+    for (int64_t i = 0; i < *warmup + *iterations; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto result = (*session)->run(inputs);
+      const auto stop = std::chrono::steady_clock::now();
+      if (!result) return report_error(result.status());
+      if (i >= *warmup) times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+      outputs = std::move(*result);
+    }
   }
 
   std::vector<StepProfile> profile;
@@ -247,6 +291,7 @@ int cmd_run(int argc, char** argv) {
     nlohmann::json j;
     j["model"] = model_path;
     j["device"] = device_name(options.device);
+    j["io"] = device_io ? "device" : "host";
     j["batch"] = options.batch;
     j["plan"] = options.plan_path.empty() ? (options.policy.empty() ? "default" : options.policy) : options.plan_path;
     j["threads"] = options.threads;
@@ -276,7 +321,8 @@ int cmd_run(int argc, char** argv) {
   }
 
   std::printf("model:    %s\n", model_path.c_str());
-  std::printf("device:   %s, batch %lld\n", device_name(options.device), static_cast<long long>(options.batch));
+  std::printf("device:   %s, batch %lld%s\n", device_name(options.device), static_cast<long long>(options.batch),
+              device_io ? ", inputs and outputs in GPU memory (timed runs without host copies)" : "");
   for (size_t i = 0; i < outputs.size(); ++i) {
     const OutputStats s = output_stats(outputs[i]);
     std::printf("output:   %s %s  min %.4g  max %.4g  mean %.4g  argmax %lld\n",

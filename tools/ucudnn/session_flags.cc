@@ -4,7 +4,8 @@
 namespace ucudnn::cli {
 
 const std::set<std::string> kSessionValueFlags = {"device",    "math",        "batch", "threads", "plan",
-                                                  "policy",    "workspace",   "batch-sizes", "db"};
+                                                  "policy",    "workspace",   "batch-sizes", "db",
+                                                  "layout"};
 const std::set<std::string> kSessionBoolFlags = {"rebenchmark", "quiet", "share-workspace"};
 
 const char* const kSessionFlagsHelp =
@@ -12,6 +13,8 @@ const char* const kSessionFlagsHelp =
     "  --math tf32|fp32         GPU math: tf32 lets cuDNN/cuBLAS use TF32 tensor cores (default,\n"
     "                           as PyTorch); fp32 is strict FP32. The CPU is always strict FP32\n"
     "                           and accepts either value\n"
+    "  --layout auto|nchw|nhwc  GPU activation layout (default auto: both are planned, the one whose\n"
+    "                           convolutions are predicted faster runs); the CPU runs nchw\n"
     "  --batch N                value of symbolic dims such as the batch (default 1)\n"
     "  --threads N              CPU threads (default: all cores)\n"
     "  --plan FILE              run a plan saved by `ucudnn plan -o`\n"
@@ -31,6 +34,13 @@ Expected<Device> parse_device(const std::string& name) {
   return invalid_argument("--device must be auto, cpu or cuda, got '" + name + "'");
 }
 
+Expected<Layout> parse_layout(const std::string& name) {
+  if (name == "auto") return Layout::kAuto;
+  if (name == "nchw") return Layout::kNchw;
+  if (name == "nhwc") return Layout::kNhwc;
+  return invalid_argument("--layout must be auto, nchw or nhwc, got '" + name + "'");
+}
+
 // True for strict FP32 (--math fp32). On the CPU both values are accepted: its
 // kernels always compute in strict FP32, so the flag changes nothing there.
 Expected<bool> parse_strict_fp32(const std::string& name) {
@@ -43,6 +53,7 @@ Expected<bool> parse_strict_fp32(const std::string& name) {
 Status session_options_from_flags(const Args& args, SessionOptions* options) {
   UCUDNN_ASSIGN_OR_RETURN(options->device, parse_device(args.get("device", "auto")));
   UCUDNN_ASSIGN_OR_RETURN(options->strict_fp32, parse_strict_fp32(args.get("math", "tf32")));
+  UCUDNN_ASSIGN_OR_RETURN(options->layout, parse_layout(args.get("layout", "auto")));
   UCUDNN_ASSIGN_OR_RETURN(options->batch, args.get_int("batch", 1, 1));
   UCUDNN_ASSIGN_OR_RETURN(int64_t threads, args.get_int("threads", 0, 0));
   options->threads = static_cast<int>(threads);

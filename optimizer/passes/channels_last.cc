@@ -1,0 +1,223 @@
+// convert_to_channels_last: rewrites a graph so its 4-D activations flow
+// channels-last (Note [channels-last] in runtime/ir/layout.h).
+//
+// One walk in topological order, rebuilding the node list. Each value may have
+// an NHWC twin (made by a Transpose node, or for a constant a transposed copy);
+// each NHWC node output keeps an NCHW twin made on demand for readers that need
+// NCHW. A node runs channels-last when
+//   - it is a 2-D Conv with a constant weight, or a 2-D MaxPool/AveragePool:
+//     always (its NCHW input is transposed if no NHWC twin exists yet);
+//   - it is GlobalAveragePool/GlobalMaxPool, a layout-free elementwise op or
+//     Concat: when one of its inputs already is NHWC and every input that is not
+//     a single element is 4-D (so broadcasting means the same in both layouts);
+// otherwise it reads NCHW twins. Flatten(axis 1) and Reshape of an NHWC value
+// whose H and W are 1 read it as it is: both layouts hold the same bytes then.
+// The graph's outputs keep their NCHW shapes and names.
+#include <algorithm>
+#include <cstring>
+
+#include "optimizer/passes/passes.h"
+#include "runtime/ir/layout.h"
+
+namespace ucudnn::optimizer {
+
+namespace {
+
+// Ops whose output element i depends only on the inputs' elements at the same
+// (broadcast) index: the same in any layout.
+bool is_layout_free_elementwise(OpKind op) {
+  switch (op) {
+    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kPRelu: case OpKind::kSigmoid:
+    case OpKind::kTanh: case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kClip:
+    case OpKind::kElu: case OpKind::kCast: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul:
+    case OpKind::kDiv:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// `t` ([A, B, C, D], any dtype) with dims permuted by `perm`.
+Tensor transpose4(const Tensor& t, const std::vector<int64_t>& perm) {
+  const Shape& in = t.shape();
+  const Shape out = {in[perm[0]], in[perm[1]], in[perm[2]], in[perm[3]]};
+  Tensor result = *Tensor::allocate(t.dtype(), out);  // sizes of an existing tensor: cannot fail
+  const size_t element = dtype_size(t.dtype());
+  const int64_t in_strides[4] = {in[1] * in[2] * in[3], in[2] * in[3], in[3], 1};
+  const auto* src = static_cast<const std::byte*>(t.raw());
+  auto* dst = static_cast<std::byte*>(result.raw());
+  int64_t i = 0;
+  for (int64_t a = 0; a < out[0]; ++a)
+    for (int64_t b = 0; b < out[1]; ++b)
+      for (int64_t c = 0; c < out[2]; ++c)
+        for (int64_t d = 0; d < out[3]; ++d, ++i) {
+          const int64_t at = a * in_strides[perm[0]] + b * in_strides[perm[1]] + c * in_strides[perm[2]] +
+                             d * in_strides[perm[3]];
+          std::memcpy(dst + i * element, src + at * element, element);
+        }
+  return result;
+}
+
+class ChannelsLastRewriter {
+ public:
+  ChannelsLastRewriter(ir::Graph& graph, PassStats* stats)
+      : graph_(graph), stats_(stats), nhwc_twin_(graph.values.size(), ir::kNoValue),
+        nchw_twin_(graph.values.size(), ir::kNoValue), is_nhwc_(graph.values.size(), false),
+        nchw_name_(graph.values.size()) {}
+
+  void run() {
+    std::vector<ir::Node> old_nodes = std::move(graph_.nodes);
+    graph_.nodes.clear();
+    for (ir::Node& node : old_nodes) rewrite(std::move(node));
+    for (ir::ValueId& id : graph_.outputs) id = nchw(id);
+    for (size_t n = 0; n < graph_.nodes.size(); ++n)
+      for (ir::ValueId id : graph_.nodes[n].outputs)
+        if (id != ir::kNoValue) graph_.value(id).producer = static_cast<ir::NodeId>(n);
+    graph_.prune();
+  }
+
+ private:
+  bool is_4d(ir::ValueId id) const { return id != ir::kNoValue && graph_.value(id).shape.size() == 4; }
+  bool nhwc_now(ir::ValueId id) const { return id != ir::kNoValue && is_nhwc_[id]; }
+
+  void rewrite(ir::Node node) {
+    const bool has_nhwc_input = std::any_of(node.inputs.begin(), node.inputs.end(),
+                                            [&](ir::ValueId id) { return nhwc_now(id); });
+    if (is_layout_sensitive(node, has_nhwc_input)) {
+      node.inputs[0] = nhwc(node.inputs[0]);
+      if (node.op == OpKind::kConv) node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed in place
+      node.attrs.set(ir::kChannelsLastAttr, int64_t{1});
+      emit_nhwc(std::move(node));
+    } else if (has_nhwc_input && runs_as_is_on_nhwc(node)) {
+      for (ir::ValueId& id : node.inputs)
+        if (is_4d(id)) id = nhwc(id);
+      if (node.op == OpKind::kConcat) {
+        static constexpr int64_t kNhwcPosition[4] = {0, 3, 1, 2};  // where NCHW axis a sits in NHWC
+        int64_t axis = node.attrs.get_int("axis");
+        if (axis < 0) axis += 4;
+        node.attrs.set("axis", kNhwcPosition[axis]);
+      }
+      emit_nhwc(std::move(node));
+    } else if (has_nhwc_input && reads_same_bytes(node)) {
+      graph_.nodes.push_back(std::move(node));  // Flatten/Reshape of an [N, 1, 1, C] value
+    } else {
+      for (ir::ValueId& id : node.inputs) id = nchw(id);
+      graph_.nodes.push_back(std::move(node));
+    }
+  }
+
+  // Conv, MaxPool, AveragePool (always), global pools (after an NHWC producer).
+  bool is_layout_sensitive(const ir::Node& node, bool has_nhwc_input) const {
+    if (!is_4d(node.inputs[0]) || graph_.value(node.inputs[0]).dtype != DType::kFloat32) return false;
+    switch (node.op) {
+      case OpKind::kConv:
+        return node.inputs.size() >= 2 && is_4d(node.inputs[1]) && graph_.value(node.inputs[1]).constant;
+      case OpKind::kMaxPool:
+        return node.outputs.size() == 1 || node.outputs[1] == ir::kNoValue;  // no Indices output
+      case OpKind::kAveragePool:
+        return true;
+      case OpKind::kGlobalAveragePool:
+      case OpKind::kGlobalMaxPool:
+        return has_nhwc_input;
+      default:
+        return false;
+    }
+  }
+
+  // Elementwise ops and Concat whose operands are all 4-D or single elements.
+  bool runs_as_is_on_nhwc(const ir::Node& node) const {
+    if (!is_layout_free_elementwise(node.op) && node.op != OpKind::kConcat) return false;
+    for (ir::ValueId id : node.inputs) {
+      if (id == ir::kNoValue || is_4d(id)) continue;
+      if (node.op == OpKind::kConcat || shape_numel(graph_.value(id).shape) != 1) return false;
+    }
+    return true;
+  }
+
+  bool reads_same_bytes(const ir::Node& node) const {
+    const bool reshape = node.op == OpKind::kReshape || (node.op == OpKind::kFlatten && node.attrs.get_int("axis") == 1);
+    if (!reshape || !nhwc_now(node.inputs[0])) return false;
+    const Shape& s = graph_.value(node.inputs[0]).shape;  // [N, H, W, C]
+    return s[1] == 1 && s[2] == 1;
+  }
+
+  // Makes the node's 4-D outputs NHWC: the value is renamed "<name>.nhwc" and
+  // reshaped; its NCHW twin (made on demand) takes the original name.
+  void emit_nhwc(ir::Node node) {
+    for (ir::ValueId id : node.outputs) {
+      if (!is_4d(id)) continue;
+      ir::Value& v = graph_.value(id);
+      nchw_name_[id] = v.name;
+      v.name += ".nhwc";
+      v.shape = ir::nchw_to_nhwc(v.shape);
+      is_nhwc_[id] = true;
+    }
+    ++stats_->channels_last_nodes;
+    graph_.nodes.push_back(std::move(node));
+  }
+
+  // The NHWC twin of NCHW value `id` (itself when already NHWC).
+  ir::ValueId nhwc(ir::ValueId id) {
+    if (id == ir::kNoValue || is_nhwc_[id]) return id;
+    if (nhwc_twin_[id] != ir::kNoValue) return nhwc_twin_[id];
+    const ir::Value& v = graph_.value(id);
+    ir::Value twin_value{v.name + ".nhwc", v.dtype, ir::nchw_to_nhwc(v.shape), std::nullopt, -1};
+    if (v.constant) twin_value.constant = transpose4(*v.constant, ir::kNchwToNhwcPerm);
+    const bool constant = v.constant.has_value();
+    const ir::ValueId twin = add_value(std::move(twin_value));  // `v` is invalid from here
+    if (!constant) add_transpose(id, twin, ir::kNchwToNhwcPerm, graph_.value(id).name + ".to_nhwc");
+    is_nhwc_[twin] = true;
+    nhwc_twin_[id] = twin;
+    nchw_twin_[twin] = id;
+    return twin;
+  }
+
+  // The NCHW twin of NHWC value `id` (itself when already NCHW).
+  ir::ValueId nchw(ir::ValueId id) {
+    if (id == ir::kNoValue || !is_nhwc_[id]) return id;
+    if (nchw_twin_[id] != ir::kNoValue) return nchw_twin_[id];
+    const ir::Value& v = graph_.value(id);
+    const std::string name = nchw_name_[id];
+    const ir::ValueId twin = add_value({name, v.dtype, ir::nhwc_to_nchw(v.shape), std::nullopt, -1});
+    add_transpose(id, twin, ir::kNhwcToNchwPerm, name + ".to_nchw");
+    nchw_twin_[id] = twin;
+    nhwc_twin_[twin] = id;
+    return twin;
+  }
+
+  ir::ValueId add_value(ir::Value v) {
+    const ir::ValueId id = graph_.add_value(std::move(v));
+    nhwc_twin_.push_back(ir::kNoValue);
+    nchw_twin_.push_back(ir::kNoValue);
+    is_nhwc_.push_back(false);
+    nchw_name_.emplace_back();
+    return id;
+  }
+
+  void add_transpose(ir::ValueId from, ir::ValueId to, const std::vector<int64_t>& perm, std::string name) {
+    ir::Node t;
+    t.name = std::move(name);
+    t.op = OpKind::kTranspose;
+    t.opset = graph_.opset;
+    t.inputs = {from};
+    t.outputs = {to};
+    t.attrs.set("perm", perm);
+    graph_.nodes.push_back(std::move(t));
+    ++stats_->layout_transposes;
+  }
+
+  ir::Graph& graph_;
+  PassStats* stats_;
+  std::vector<ir::ValueId> nhwc_twin_, nchw_twin_;
+  std::vector<bool> is_nhwc_;
+  std::vector<std::string> nchw_name_;  // for NHWC node outputs: the name their NCHW twin takes back
+};
+
+}  // namespace
+
+Status convert_to_channels_last(ir::Graph& graph, PassStats* stats) {
+  ChannelsLastRewriter(graph, stats).run();
+  return graph.validate().with_context("after the channels-last pass");
+}
+
+}  // namespace ucudnn::optimizer

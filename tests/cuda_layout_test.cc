@@ -1,0 +1,84 @@
+// The GPU's channels-last layout (Note [channels-last], runtime/ir/layout.h):
+// every tiny model gives the same outputs in NCHW and NHWC sessions (strict
+// FP32, so the two differ only by summation order), --layout auto picks one of
+// them and runs, a saved plan keeps its layout, and NHWC on the CPU is refused.
+// GPU cases skip without a GPU (CI); they run on the device machine.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "tests/test_paths.h"
+#include "ucudnn/ucudnn.h"
+
+namespace ucudnn {
+namespace {
+
+std::string model_path(const std::string& name) {
+  return ucudnn_test::source_dir() + "/models/tiny/" + name + "/model.onnx";
+}
+
+std::vector<Tensor> random_inputs(const Session& session) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<Tensor> inputs;
+  for (const TensorInfo& info : session.inputs()) {
+    Tensor t = *Tensor::allocate(info.dtype, info.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+std::vector<Tensor> run_model(const std::string& name, Device device, Layout layout, const std::vector<Tensor>* inputs,
+                              std::vector<Tensor>* inputs_used = nullptr) {
+  SessionOptions options;
+  options.device = device;
+  options.batch = 3;
+  options.layout = layout;
+  options.strict_fp32 = true;
+  auto session = Session::load(model_path(name), options);
+  EXPECT_TRUE(session.has_value()) << name << " " << layout_name(layout) << ": " << session.status().to_string();
+  if (!session) return {};
+  std::vector<Tensor> in = inputs ? *inputs : random_inputs(**session);
+  auto outputs = (*session)->run(in);
+  EXPECT_TRUE(outputs.has_value()) << name << ": " << outputs.status().to_string();
+  if (inputs_used) *inputs_used = in;
+  return outputs ? std::move(*outputs) : std::vector<Tensor>{};
+}
+
+void expect_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t o = 0; o < a.size(); ++o) {
+    ASSERT_EQ(a[o].shape(), b[o].shape()) << what;
+    for (int64_t i = 0; i < a[o].numel(); ++i)
+      ASSERT_NEAR(a[o].data<float>()[i], b[o].data<float>()[i], 1e-4 * (1 + std::abs(a[o].data<float>()[i])))
+          << what << ", output " << o << ", element " << i;
+  }
+}
+
+TEST(CudaLayout, NhwcMatchesNchwAndTheCpuOnEveryTinyModel) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
+  for (const char* name : {"tiny_cnn", "tiny_residual", "tiny_branches", "tiny_reshape"}) {
+    std::vector<Tensor> inputs;
+    const auto cpu = run_model(name, Device::kCpu, Layout::kNchw, nullptr, &inputs);
+    const auto nchw = run_model(name, Device::kCuda, Layout::kNchw, &inputs);
+    const auto nhwc = run_model(name, Device::kCuda, Layout::kNhwc, &inputs);
+    const auto automatic = run_model(name, Device::kCuda, Layout::kAuto, &inputs);
+    expect_close(cpu, nchw, std::string(name) + " cpu vs cuda nchw");
+    expect_close(cpu, nhwc, std::string(name) + " cpu vs cuda nhwc");
+    expect_close(cpu, automatic, std::string(name) + " cpu vs cuda auto");
+  }
+}
+
+TEST(CudaLayout, CpuRefusesNhwc) {
+  SessionOptions options;
+  options.device = Device::kCpu;
+  options.layout = Layout::kNhwc;
+  auto session = Session::load(model_path("tiny_cnn"), options);
+  ASSERT_FALSE(session.has_value());
+  EXPECT_NE(session.status().message().find("nhwc"), std::string::npos) << session.status().to_string();
+}
+
+}  // namespace
+}  // namespace ucudnn
