@@ -1,13 +1,17 @@
 // The GPU's channels-last layout (Note [channels-last], runtime/ir/layout.h):
 // every tiny model gives the same outputs in NCHW and NHWC sessions (strict
 // FP32, so the two differ only by summation order), --layout auto picks one of
-// them and runs, a saved plan keeps its layout, and NHWC on the CPU is refused.
+// them and runs, divided convolutions (with a residual input) match in both
+// layouts, and NHWC on the CPU is refused.
 // GPU cases skip without a GPU (CI); they run on the device machine.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
+#include "api/planning.h"
+#include "runtime/executor/plan_json.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
 
@@ -68,6 +72,55 @@ TEST(CudaLayout, NhwcMatchesNchwAndTheCpuOnEveryTinyModel) {
     expect_close(cpu, nchw, std::string(name) + " cpu vs cuda nchw");
     expect_close(cpu, nhwc, std::string(name) + " cpu vs cuda nhwc");
     expect_close(cpu, automatic, std::string(name) + " cpu vs cuda auto");
+  }
+}
+
+// A plan whose every Conv runs as micro-batches 3 + 5 (cuDNN's default algorithm),
+// in both layouts: the residual block's second Conv divides its z input too
+// (Note [conv residual input]); the outputs must match the CPU's.
+TEST(CudaLayout, DividedResidualConvMatchesTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
+  const std::string model = model_path("tiny_residual");
+  const std::string db = ::testing::TempDir() + "/cuda_layout_test.sqlite";
+  std::remove(db.c_str());
+  SessionOptions options;
+  options.batch = 8;
+  options.strict_fp32 = true;
+  options.progress = false;
+  options.benchmark_db = db;
+  std::vector<Tensor> inputs;
+  const auto cpu = [&] {
+    SessionOptions cpu_options = options;
+    cpu_options.device = Device::kCpu;
+    auto session = Session::load(model, cpu_options);
+    EXPECT_TRUE(session.has_value()) << session.status().to_string();
+    inputs = random_inputs(**session);
+    return *(*session)->run(inputs);
+  }();
+  for (Layout layout : {Layout::kNchw, Layout::kNhwc}) {
+    auto graph = load_graph(model, options, layout);
+    ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
+    optimizer::PlannerOptions planner;  // undivided: only to get a plan for this GPU
+    auto planned = plan_with_database(*graph, "cuda", planner, db, /*strict_fp32=*/true);
+    ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+    runtime::Plan plan = planned->plan;
+    int divided = 0;
+    for (runtime::PlanStep& step : plan.steps) {
+      if (graph->nodes[step.node].op != OpKind::kConv) continue;
+      step.micro_batches = {{3, -1}, {5, -1}};
+      ++divided;
+    }
+    ASSERT_EQ(divided, 2);
+    const std::string plan_path = ::testing::TempDir() + "/divided_" + layout_name(layout) + ".plan.json";
+    ASSERT_TRUE(runtime::save_plan(plan_path, plan, *graph).is_ok());
+    SessionOptions run_options = options;
+    run_options.device = Device::kCuda;
+    run_options.plan_path = plan_path;
+    auto session = Session::load(model, run_options);
+    ASSERT_TRUE(session.has_value()) << session.status().to_string();
+    auto outputs = (*session)->run(inputs);
+    ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+    expect_close(cpu, *outputs, std::string("divided residual, ") + layout_name(layout));
   }
 }
 

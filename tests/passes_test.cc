@@ -89,12 +89,16 @@ TEST(Passes, ResidualBlockMatches) {
   auto stats = run_inference_passes(rewritten);
   ASSERT_TRUE(stats.has_value());
   EXPECT_EQ(stats->activations_fused, 2);  // Conv → Relu and the residual Add → Relu
+  EXPECT_EQ(stats->residuals_fused, 1);    // then the second Conv absorbs the Add (input z = the skip)
   EXPECT_EQ(count_ops(rewritten, OpKind::kRelu), 0);
-  for (const ir::Node& node : rewritten.nodes) {
-    if (node.op == OpKind::kAdd) {
-      EXPECT_EQ(node.attrs.get_string(kFusedActivationAttr), "Relu");
-    }
-  }
+  EXPECT_EQ(count_ops(rewritten, OpKind::kAdd), 0);
+  ASSERT_EQ(rewritten.nodes.size(), 2u);
+  const ir::Node& second = rewritten.nodes[1];
+  EXPECT_EQ(second.op, OpKind::kConv);
+  ASSERT_EQ(second.inputs.size(), 4u);
+  EXPECT_EQ(second.inputs[3], rewritten.inputs[0]);  // z: the block's input
+  EXPECT_EQ(second.attrs.get_string(kFusedActivationAttr), "Relu");
+  EXPECT_EQ(second.outputs[0], rewritten.outputs[0]);
   const auto inputs = random_inputs(original);
   expect_close(run(original, inputs), run(rewritten, inputs));
 }
@@ -192,10 +196,12 @@ TEST(ChannelsLast, ResidualAddRunsNhwcAndTheOutputIsTransposedBack) {
   PassStats stats;
   ir::Graph g = channels_last("tiny_residual", &stats);
   EXPECT_EQ(count_ops(g, OpKind::kTranspose), 2);  // the input in, the output out
-  for (const ir::Node& node : g.nodes) {
-    if (node.op != OpKind::kAdd) continue;
-    EXPECT_EQ(g.value(node.outputs[0]).shape, ir::nchw_to_nhwc(g.value(g.outputs[0]).shape));
-  }
+  // The second Conv carries the residual join (fuse_conv_add): its z is the NHWC input.
+  const ir::Node& joined = g.nodes[g.nodes.size() - 2];
+  ASSERT_EQ(joined.inputs.size(), 4u);
+  EXPECT_TRUE(ir::is_channels_last(joined));
+  EXPECT_EQ(g.value(joined.inputs[3]).shape, ir::nchw_to_nhwc(g.value(g.inputs[0]).shape));
+  EXPECT_EQ(g.value(joined.inputs[3]).producer, 0);  // the input's Transpose
   EXPECT_EQ(g.nodes.back().op, OpKind::kTranspose);
   EXPECT_EQ(g.nodes.back().attrs.get_ints("perm"), ir::kNhwcToNchwPerm);
   EXPECT_EQ(g.nodes.back().outputs[0], g.outputs[0]);

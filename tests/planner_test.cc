@@ -14,6 +14,7 @@
 
 #include "onnx_import/onnx_import.h"
 #include "optimizer/bench/benchmark_db.h"
+#include "optimizer/passes/passes.h"
 #include "optimizer/planner.h"
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/executor/cpu_executor.h"
@@ -175,8 +176,9 @@ TEST(Planner, PlanJsonRoundTripAndRefusal) {
 
 // A plan that divides every convolution into unequal micro-batches with different
 // CPU algorithms computes what the default plan computes.
-TEST(Planner, DividedPlanMatchesUndividedOnCpu) {
-  ir::Graph graph = tiny_cnn(7);
+// Runs `graph` undivided and with every Conv cut into micro-batches 3 + 1 + 3
+// (three different algorithms); the outputs must agree.
+void expect_divided_matches_undivided(const ir::Graph& graph, int expected_divided_steps) {
   auto plain = runtime::make_cpu_plan(graph);
   ASSERT_TRUE(plain.has_value());
   runtime::Plan divided = *plain;
@@ -196,7 +198,7 @@ TEST(Planner, DividedPlanMatchesUndividedOnCpu) {
     workspace = std::max(workspace, need);
     ++divided_steps;
   }
-  ASSERT_EQ(divided_steps, 2);
+  ASSERT_EQ(divided_steps, expected_divided_steps);
   divided.workspace_pool_bytes = std::max(divided.workspace_pool_bytes, workspace);
 
   auto a = runtime::CpuExecutor::create(graph, *plain);
@@ -214,12 +216,35 @@ TEST(Planner, DividedPlanMatchesUndividedOnCpu) {
   const Tensor& tb = (*yb)[0];
   ASSERT_EQ(ta.shape(), tb.shape());
   for (int64_t i = 0; i < ta.numel(); ++i) EXPECT_NEAR(ta.data<float>()[i], tb.data<float>()[i], 1e-5) << i;
+}
 
-  // A micro-batch that does not fit its slice is refused at load, not at run.
-  runtime::Plan starved = divided;
-  for (runtime::PlanStep& step : starved.steps)
-    if (graph.nodes[step.node].op == OpKind::kConv) step.workspace_bytes = 0;
-  auto refused = runtime::CpuExecutor::create(graph, starved);
+TEST(Planner, DividedPlanMatchesUndividedOnCpu) {
+  ir::Graph graph = tiny_cnn(7);
+  expect_divided_matches_undivided(graph, 2);
+
+  // The residual block after the passes: its second Conv carries the skip as
+  // input z (Note [conv residual input]), which is divided with X and Y.
+  onnx_import::ImportOptions options;
+  options.batch = 7;
+  auto residual = onnx_import::load_model(source_dir() + "/models/tiny/tiny_residual/model.onnx", options);
+  ASSERT_TRUE(residual.has_value()) << residual.status().to_string();
+  auto passes = run_inference_passes(*residual);
+  ASSERT_TRUE(passes.has_value() && passes->residuals_fused == 1);
+  expect_divided_matches_undivided(*residual, 2);
+}
+
+// A micro-batch that does not fit its workspace slice is refused at load, not at run.
+TEST(Planner, StarvedMicroBatchIsRefusedAtLoad) {
+  ir::Graph graph = tiny_cnn(7);
+  auto plan = runtime::make_cpu_plan(graph);
+  ASSERT_TRUE(plan.has_value());
+  for (runtime::PlanStep& step : plan->steps) {
+    if (graph.nodes[step.node].op != OpKind::kConv) continue;
+    step.micro_batches = {{3, static_cast<int>(cpu::CpuConvAlgorithm::kIm2colGemm)},
+                          {4, static_cast<int>(cpu::CpuConvAlgorithm::kIm2colGemm)}};
+    step.workspace_bytes = 0;
+  }
+  auto refused = runtime::CpuExecutor::create(graph, *plan);
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.status().message().find("workspace"), std::string::npos);
 }

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "optimizer/passes/passes.h"
+#include "runtime/executor/plan.h"
 #include "runtime/ir/layout.h"
 
 namespace ucudnn::optimizer {
@@ -85,7 +86,11 @@ class ChannelsLastRewriter {
                                             [&](ir::ValueId id) { return nhwc_now(id); });
     if (is_layout_sensitive(node, has_nhwc_input)) {
       node.inputs[0] = nhwc(node.inputs[0]);
-      if (node.op == OpKind::kConv) node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed in place
+      if (node.op == OpKind::kConv) {
+        node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed at plan time
+        if (node.inputs.size() > runtime::kConvResidualInput)  // z has Y's shape, so Y's layout
+          node.inputs[runtime::kConvResidualInput] = nhwc(node.inputs[runtime::kConvResidualInput]);
+      }
       node.attrs.set(ir::kChannelsLastAttr, int64_t{1});
       emit_nhwc(std::move(node));
     } else if (has_nhwc_input && runs_as_is_on_nhwc(node)) {

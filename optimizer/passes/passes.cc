@@ -9,6 +9,7 @@ Expected<PassStats> run_inference_passes(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(fold_batch_norm(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_conv_activation(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_add_activation(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(fuse_conv_add(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(graph.validate().with_context("after the inference passes"));
   return stats;
 }

@@ -5,6 +5,8 @@
 //   fuse_conv_activation   Conv → Relu becomes one Conv with attribute "activation" = "Relu"
 //                          (kernels apply it to their output; cuDNN fuses it)
 //   fuse_add_activation    Add → Relu likewise (one elementwise pass instead of two)
+//   fuse_conv_add          Conv → Add(·, z) → Relu becomes one Conv with a fourth input z
+//                          (Note [conv residual input], runtime/executor/plan.h)
 // One more pass is not part of run_inference_passes; the CUDA backend runs it
 // when a session's layout is NHWC:
 //   convert_to_channels_last  4-D activations between convolutions stored NHWC, with
@@ -27,6 +29,7 @@ struct PassStats {
   int identities_removed = 0;
   int batch_norms_folded = 0;
   int activations_fused = 0;
+  int residuals_fused = 0;      // Conv → Add → Relu joins made one Conv
   int channels_last_nodes = 0;  // nodes that run channels-last
   int layout_transposes = 0;    // Transpose nodes added between the layouts
 };
@@ -35,9 +38,10 @@ Status remove_identities(ir::Graph& graph, PassStats* stats);
 Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_add_activation(ir::Graph& graph, PassStats* stats);
+Status fuse_conv_add(ir::Graph& graph, PassStats* stats);
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
 
-// All four, in that order; then prunes and validates the graph.
+// All five, in that order; then prunes and validates the graph.
 Expected<PassStats> run_inference_passes(ir::Graph& graph);
 
 }  // namespace ucudnn::optimizer

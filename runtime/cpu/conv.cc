@@ -4,6 +4,7 @@
 
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/executor/plan.h"
 #include "runtime/ir/layout.h"
 
 namespace ucudnn::cpu {
@@ -23,7 +24,7 @@ Status run_conv(const KernelArgs& args) {
   if (ir::is_channels_last(args.node)) return channels_last_unsupported(args.node);
   const Tensor& x = *args.src[0];
   const Tensor& w = *args.src[1];
-  const Tensor* bias = args.src.size() > 2 ? args.src[2] : nullptr;
+  const Tensor* bias = args.src.size() > 2 ? args.src[2] : nullptr;  // may be absent (nullptr) beside a z
   Tensor& y = *args.dst[0];
   UCUDNN_ASSIGN_OR_RETURN(ConvProblem problem, conv_problem(args.node, x.shape(), w.shape()));
   Shape expected = {problem.batch, problem.out_channels};
@@ -47,6 +48,18 @@ Status run_conv(const KernelArgs& args) {
                             std::to_string(needed) + " workspace bytes, got " + std::to_string(args.workspace_bytes));
   run_conv_algorithm(problem, algorithm, x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr,
                      y.data<float>(), static_cast<float*>(args.workspace));
+  if (args.src.size() > runtime::kConvResidualInput && args.src[runtime::kConvResidualInput] != nullptr) {
+    // Note [conv residual input]: y += z before the activation.
+    const Tensor& z = *args.src[runtime::kConvResidualInput];
+    if (z.shape() != y.shape() || z.dtype() != DType::kFloat32)
+      return invalid_argument(args.node.describe() + ": residual input " + z.describe() + " does not match Y " +
+                              y.describe());
+    float* out = y.data<float>();
+    const float* add = z.data<float>();
+    const int64_t n = y.numel();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[i] += add[i];
+  }
   return apply_fused_activation(args.node, y);
 }
 

@@ -7,7 +7,8 @@
 // workspace), and its workspace bytes from cudnnGetConvolutionForwardWorkspaceSize.
 // run: cudnnConvolutionForward, then the bias with cudnnAddTensor; with a Relu
 // fused by optimizer/passes (attribute "activation" = "Relu") and a bias, one
-// cudnnConvolutionBiasActivationForward call (Note [fused conv fallback]).
+// cudnnConvolutionBiasActivationForward call (Note [fused conv fallback]),
+// which also adds a residual input z (Note [conv residual input]) for free.
 // Channels-last nodes (Note [channels-last], runtime/ir/layout.h) get NHWC
 // descriptors for x, y and the filter (KRSC); cuDNN then picks NHWC kernels.
 // Assumptions: float32 NCHW or 2-D NHWC, 1–3 spatial dims, symmetric padding (cuDNN has one
@@ -19,6 +20,7 @@
 #include "runtime/cuda/cudnn_descriptors.h"
 #include "runtime/cuda/device_memory.h"
 #include "runtime/cuda/kernels.h"
+#include "runtime/executor/plan.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -52,6 +54,8 @@ Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const s
 
 namespace {
 
+constexpr size_t kZ = runtime::kConvResidualInput;
+
 class ConvState final : public KernelState {
  public:
   TensorDescriptor x, y, bias;
@@ -60,6 +64,7 @@ class ConvState final : public KernelState {
   cudnnConvolutionFwdAlgo_t algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace = 0;
   bool has_bias = false;
+  bool has_z = false;  // a residual input (Note [conv residual input], runtime/executor/plan.h)
   bool relu = false;   // a Relu fused into this Conv
   bool fused = false;  // relu && has_bias: try cudnnConvolutionBiasActivationForward
   ActivationDescriptor activation;
@@ -70,13 +75,16 @@ class ConvState final : public KernelState {
     const float one = 1.0f, zero = 0.0f;
     cudnnHandle_t h = a.ctx.cudnn();
     if (fused) {
-      // Note [fused conv fallback]: y = relu(conv(x, w) + 0·z + bias), z aliasing y
-      // (alpha2 = 0, so z is never read). cuDNN documents the fused call for every
-      // forward algorithm with RELU, but an engine may still answer NOT_SUPPORTED
-      // for a shape; then this call site falls back to the three-step form for good.
+      // Note [fused conv fallback]: y = relu(conv(x, w) + alpha2·z + bias): with a
+      // residual input alpha2 = 1; without one z aliases y and alpha2 = 0 (never
+      // read). cuDNN documents the fused call for every forward algorithm with
+      // RELU, but an engine may still answer NOT_SUPPORTED for a shape; then this
+      // call site falls back to the step-by-step form for good.
+      const float alpha2 = has_z ? 1.0f : 0.0f;
+      void* z = has_z ? a.src[kZ].data : a.dst[0].data;
       const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
           h, &one, x.get(), a.src[0].data, w.get(), a.src[1].data, conv.get(), algorithm, a.workspace, workspace,
-          &zero, y.get(), a.dst[0].data, bias.get(), a.src[2].data, activation.get(), y.get(), a.dst[0].data);
+          &alpha2, y.get(), z, bias.get(), a.src[2].data, activation.get(), y.get(), a.dst[0].data);
       if (status == CUDNN_STATUS_SUCCESS) return Status::ok();
       if (status != CUDNN_STATUS_NOT_SUPPORTED)
         return cudnn_error(status, "cudnnConvolutionBiasActivationForward", "algorithm " + std::to_string(algorithm));
@@ -87,6 +95,9 @@ class ConvState final : public KernelState {
                        "algorithm " + std::to_string(algorithm));
     if (has_bias)
       UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, bias.get(), a.src[2].data, &one, y.get(), a.dst[0].data), "bias");
+    if (has_z)
+      UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, y.get(), a.src[kZ].data, &one, y.get(), a.dst[0].data),
+                         "residual input");
     if (relu)
       UCUDNN_CUDA_CHECK(launch_unary(UnaryOp::kRelu, a.dst[0].as<const float>(), a.dst[0].as<float>(),
                                      a.dst[0].numel(), 0, 0, a.ctx.stream()),
@@ -155,6 +166,9 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
     s->relu = true;
   }
   s->has_bias = a.has_src(2);
+  s->has_z = a.has_src(kZ);
+  if (s->has_z && a.src_shapes[kZ] != a.dst_shapes[0])
+    return a.unsupported_error("a residual input of shape " + shape_to_string(a.src_shapes[kZ]) + " unlike Y's");
   s->fused = s->relu && s->has_bias;
   if (s->fused) {
     UCUDNN_RETURN_IF_ERROR(s->activation.create(context));

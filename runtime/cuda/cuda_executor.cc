@@ -86,7 +86,8 @@ Status CudaExecutor::prepare_call(const ir::Node& node, int64_t micro_batch, int
   }
   for (ir::ValueId id : node.outputs) dst_shapes.push_back(id == ir::kNoValue ? Shape{} : graph_.value(id).shape);
   if (micro_batch > 0) {
-    src_shapes[0] = with_batch(src_shapes[0], micro_batch);
+    for (size_t i = 0; i < src_shapes.size(); ++i)
+      if (runtime::is_batch_divided_input(node, i)) src_shapes[i] = with_batch(src_shapes[i], micro_batch);
     dst_shapes[0] = with_batch(dst_shapes[0], micro_batch);
   }
   PrepareArgs args{ctx_, graph_, node, src_shapes, dst_shapes, algorithm};
@@ -156,7 +157,7 @@ Status CudaExecutor::build() {
       UCUDNN_RETURN_IF_ERROR(prepare_call(node, 0, -1, &whole));
       step.calls.push_back(std::move(whole));
     } else {
-      // Divided convolution: input 0 and output 0 are cut along the batch; weights are shared.
+      // Divided convolution: X (and z), Y are cut along the batch; weights are shared.
       if (node.op != OpKind::kConv)
         return invalid_argument(node.describe() + ": only convolutions can be divided into micro-batches");
       const int64_t batch = graph_.value(node.inputs[0]).shape[0];
@@ -168,7 +169,9 @@ Status CudaExecutor::build() {
         Call call;
         call.src = whole.src;
         call.dst = whole.dst;
-        call.src[0] = batch_slice(whole.src[0], begin, m.size);
+        for (size_t i = 0; i < call.src.size(); ++i)
+          if (runtime::is_batch_divided_input(node, i) && call.src[i].data != nullptr)
+            call.src[i] = batch_slice(whole.src[i], begin, m.size);
         call.dst[0] = batch_slice(whole.dst[0], begin, m.size);
         call.workspace = whole.workspace;
         call.workspace_bytes = whole.workspace_bytes;

@@ -14,7 +14,9 @@ namespace {
 std::vector<Shape> input_shapes(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch) {
   std::vector<Shape> shapes;
   for (ir::ValueId id : node.inputs) shapes.push_back(id == ir::kNoValue ? Shape{} : graph.value(id).shape);
-  if (micro_batch > 0 && !shapes.empty() && !shapes[0].empty()) shapes[0][0] = micro_batch;
+  if (micro_batch > 0)
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (is_batch_divided_input(node, i) && !shapes[i].empty()) shapes[i][0] = micro_batch;
   return shapes;
 }
 
@@ -106,7 +108,7 @@ Status CpuExecutor::build() {
     if (plan_step.micro_batches.empty()) {
       step.calls.push_back(whole);
     } else {
-      // Divided convolution: input 0 and output 0 are cut along the batch; weights are shared.
+      // Divided convolution: X (and z), Y are cut along the batch; weights are shared.
       if (node.op != OpKind::kConv)
         return invalid_argument(node.describe() + ": only convolutions can be divided into micro-batches");
       const int64_t batch = graph_.value(node.inputs[0]).shape[0];
@@ -123,8 +125,11 @@ Status CpuExecutor::build() {
                                   std::to_string(plan_step.workspace_bytes));
         Call call = whole;
         call.algorithm = m.algorithm;
-        slice_views_.push_back(std::make_unique<Tensor>(batch_slice(*whole.src[0], begin, m.size)));
-        call.src[0] = slice_views_.back().get();
+        for (size_t i = 0; i < whole.src.size(); ++i) {
+          if (!is_batch_divided_input(node, i) || whole.src[i] == nullptr) continue;
+          slice_views_.push_back(std::make_unique<Tensor>(batch_slice(*whole.src[i], begin, m.size)));
+          call.src[i] = slice_views_.back().get();
+        }
         slice_views_.push_back(std::make_unique<Tensor>(batch_slice(*whole.dst[0], begin, m.size)));
         call.dst[0] = slice_views_.back().get();
         step.calls.push_back(std::move(call));
