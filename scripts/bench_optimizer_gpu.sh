@@ -3,19 +3,18 @@
 # docs/PERFORMANCE.md). Runs on the device machine, after scripts/record-h200-db
 # (whose database it reuses; without one it benchmarks first). For AlexNet and
 # ResNet-50 at batch 256, fp32 with TF32 allowed:
-#  (a) ucudnn_bench_convs: measured sum of convolution kernel times of the plans
+#  (a) ucudnn_bench_convs, NCHW and NHWC: measured sum of convolution kernel times of the plans
 #      for undivided / wr / wd at 8, 64, 512 MiB and undivided with unlimited
 #      workspace, with the predicted sums beside them (items 1 and 3);
-#  (b) whole network: `ucudnn plan --policy wd --workspace 64MiB` then
-#      `ucudnn run --plan ... --json` (the CUDA session takes saved plans; it
-#      cannot plan wr/wd itself yet), the CUDA default (undivided) for
-#      reference, against PyTorch eager and torch.compile (scripts/bench_torch_gpu.py);
+#  (b) whole network, in both layouts: `ucudnn plan --policy wd --workspace 64MiB
+#      [--share-workspace] --layout L` then `ucudnn run --plan ... --json`, host
+#      to host and with --device-io (inputs and outputs in GPU memory), and the
+#      CUDA default (undivided, --layout auto), against PyTorch eager (NCHW and
+#      channels-last) and torch.compile (scripts/bench_torch_gpu.py), with peak
+#      device memory; one --profile run of the NHWC shared plan;
 #  (c) ResNet-50 optimisation time cold (empty database; from record-h200-db's
 #      log when present, else measured here) and warm.
 # Everything goes under $OUT/bench; a summary goes to stdout and $OUT/bench/summary.txt.
-#
-# (b) also runs wd with --share-workspace (convolutions never overlap on one
-# stream, so they may share bytes).
 #
 #   scripts/bench_optimizer_gpu.sh [--db PATH] [--models alexnet,resnet50] [--batch 256] [--no-compile]
 #                                  [--no-convs] (skip (a))
@@ -65,57 +64,80 @@ for model in ${MODELS_LIST//,/ }; do
   onnx=$MODELS/$model.onnx
   [ -f "$onnx" ] || { echo "$model: not exported"; status=1; continue; }
   if [ "$NO_CONVS" = 0 ]; then
-  echo "== (a) $model: convolution time per policy and workspace"
-  "$BIN/ucudnn_bench_convs" "$onnx" --batch "$BATCH" --db "$DB" --json-out "$BENCH/convs.jsonl" \
-      > "$BENCH/$model.convs.txt" 2> "$BENCH/$model.convs.err" || status=1
-  grep -v '^JSON ' "$BENCH/$model.convs.txt"; tail -n 3 "$BENCH/$model.convs.err"
+  for layout in nchw nhwc; do
+    echo "== (a) $model ($layout): convolution time per policy and workspace"
+    "$BIN/ucudnn_bench_convs" "$onnx" --batch "$BATCH" --db "$DB" --layout $layout --json-out "$BENCH/convs.jsonl" \
+        > "$BENCH/$model.$layout.convs.txt" 2> "$BENCH/$model.$layout.convs.err" || status=1
+    grep -v '^JSON ' "$BENCH/$model.$layout.convs.txt"; tail -n 3 "$BENCH/$model.$layout.convs.err"
+  done
   fi
 
   echo "== (b) $model: whole network"
-  "$BIN/ucudnn" plan "$onnx" --device cuda --batch "$BATCH" --policy wd --workspace 64MiB --db "$DB" --quiet \
-      -o "$BENCH/$model.wd64.plan.json" > "$BENCH/$model.wd64.plan.log" 2>&1 || status=1
-  "$BIN/ucudnn" run "$onnx" --device cuda --batch "$BATCH" --plan "$BENCH/$model.wd64.plan.json" \
-      --iterations 20 --warmup 5 --json > "$BENCH/$model.wd64.run.json" 2> "$BENCH/$model.wd64.run.err" || status=1
-  "$BIN/ucudnn" plan "$onnx" --device cuda --batch "$BATCH" --policy wd --workspace 64MiB --share-workspace \
-      --db "$DB" --quiet -o "$BENCH/$model.wd64s.plan.json" > "$BENCH/$model.wd64s.plan.log" 2>&1 || status=1
-  "$BIN/ucudnn" run "$onnx" --device cuda --batch "$BATCH" --plan "$BENCH/$model.wd64s.plan.json" \
-      --iterations 20 --warmup 5 --json > "$BENCH/$model.wd64s.run.json" 2> "$BENCH/$model.wd64s.run.err" || status=1
-  "$BIN/ucudnn" run "$onnx" --device cuda --batch "$BATCH" --workspace 64MiB \
-      --iterations 20 --warmup 5 --json > "$BENCH/$model.default.run.json" 2> "$BENCH/$model.default.run.err" || status=1
+  # Per layout: wd 64MiB (the paper's sum budget) and wd 64MiB --share-workspace,
+  # each run host to host and with --device-io (inputs/outputs kept in GPU memory,
+  # as PyTorch's device_ms); then the default session (undivided, --layout auto).
+  for layout in nchw nhwc; do
+    for variant in wd64 wd64s; do
+      share=(); [ "$variant" = wd64s ] && share=(--share-workspace)
+      plan=$BENCH/$model.$layout.$variant.plan.json
+      "$BIN/ucudnn" plan "$onnx" --device cuda --batch "$BATCH" --policy wd --workspace 64MiB "${share[@]}" \
+          --layout $layout --db "$DB" --quiet -o "$plan" > "$plan.log" 2>&1 || status=1
+      for io in host device; do
+        flags=(); [ "$io" = device ] && flags=(--device-io)
+        "$BIN/ucudnn" run "$onnx" --device cuda --batch "$BATCH" --plan "$plan" "${flags[@]}" \
+            --iterations 20 --warmup 5 --json > "$BENCH/$model.$layout.$variant.$io.json" \
+            2> "$BENCH/$model.$layout.$variant.$io.err" || status=1
+      done
+    done
+  done
+  for io in host device; do
+    flags=(); [ "$io" = device ] && flags=(--device-io)
+    "$BIN/ucudnn" run "$onnx" --device cuda --batch "$BATCH" --workspace 64MiB "${flags[@]}" \
+        --iterations 20 --warmup 5 --json > "$BENCH/$model.default.$io.json" 2> "$BENCH/$model.default.$io.err" \
+        || status=1
+  done
+  "$BIN/ucudnn" run "$onnx" --device cuda --batch "$BATCH" --plan "$BENCH/$model.nhwc.wd64s.plan.json" --profile \
+      --iterations 1 --warmup 2 > "$BENCH/$model.nhwc.wd64s.profile.txt" 2>&1 || status=1
 done
 "$PYTHON" "$(dirname "$0")/bench_torch_gpu.py" --models "$MODELS_LIST" --batch "$BATCH" "${TORCH_FLAGS[@]}" \
     --json-out "$BENCH/torch.jsonl" > "$BENCH/torch.log" 2>&1 || status=1
 tail -n 2 "$BENCH/torch.log"
 
-# Summary: ucudnn (host-to-host latency, like torch's host_ms) against each torch variant.
+# Summary: each ucudnn variant against each torch variant, device-resident
+# (ucudnn --device-io vs torch device_ms) and host to host, with peak memory.
 "$PYTHON" - "$BENCH" "$MODELS_LIST" "$BATCH" <<'PY' | tee "$BENCH/summary.txt" || status=1
 import json, os, sys
 bench, models, batch = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
 torch_rows = []
 if os.path.exists(os.path.join(bench, "torch.jsonl")):
     torch_rows = [json.loads(l) for l in open(os.path.join(bench, "torch.jsonl")) if l.strip()]
-def run_ms(path):
+def load(path):
     try:
-        return json.load(open(path))["latency_ms"]["median"]
+        return json.load(open(path))
     except Exception:
         return None
-print(f"{'model':10} {'variant':24} {'host_ms':>9} {'device_ms':>9} {'img/s(host)':>11}  ucudnn/torch speed: wd64, wd64 shared (host)")
+def mib(b):
+    return f"{b / 2**20:8.0f}" if b else f"{'?':>8}"
 for m in models:
-    wd = run_ms(os.path.join(bench, f"{m}.wd64.run.json"))
-    shared = run_ms(os.path.join(bench, f"{m}.wd64s.run.json"))
-    default = run_ms(os.path.join(bench, f"{m}.default.run.json"))
-    for label, ms in (("ucudnn wd 64MiB", wd), ("ucudnn wd 64MiB shared", shared), ("ucudnn undivided 64MiB", default)):
-        print(f"{m:10} {label:24} {ms if ms else float('nan'):9.3f} {'':>9} "
-              f"{(batch * 1000.0 / ms) if ms else float('nan'):11.1f}")
+    torch_ok = [r for r in torch_rows if r["model"] == m and "error" not in r]
     for r in torch_rows:
-        if r["model"] != m:
-            continue
-        if "error" in r:
-            print(f"{m:10} {r.get('variant', 'torch'):24} error: {r['error'][:120]}")
-            continue
-        ratio = r["host_ms"] / wd if wd else float("nan")
-        ratio_shared = r["host_ms"] / shared if shared else float("nan")
-        print(f"{m:10} {r['variant']:24} {r['host_ms']:9.3f} {r['device_ms']:9.3f} {r['img_per_s_host']:11.1f}  "
-              f"{ratio:.2f}x, {ratio_shared:.2f}x")
+        if r["model"] == m and "error" in r:
+            print(f"{m}: torch {r.get('variant', '')} error: {r['error'][:160]}")
+    print(f"\n{m}, batch {batch}: ms (median); speed ratio = torch ms / ucudnn ms (> 1: ucudnn faster)")
+    head = f"{'variant':34} {'device ms':>9} {'host ms':>9} {'peak MiB':>8}"
+    print(head + "".join(f"  {'vs ' + r['variant'] + ' dev/host':>36}" for r in torch_ok))
+    variants = [(f"ucudnn {l} wd64{' shared' if v == 'wd64s' else ''}", f"{m}.{l}.{v}") for l in ("nchw", "nhwc")
+                for v in ("wd64", "wd64s")] + [("ucudnn default (auto, undivided)", f"{m}.default")]
+    for label, stem in variants:
+        dev, host = load(os.path.join(bench, stem + ".device.json")), load(os.path.join(bench, stem + ".host.json"))
+        d = dev["latency_ms"]["median"] if dev else None
+        h = host["latency_ms"]["median"] if host else None
+        mem = (dev or host or {}).get("memory", {})
+        peak = sum(mem.get(k, 0) for k in ("arena_bytes", "weight_bytes", "workspace_bytes"))
+        ratio = lambda torch_ms, ms: f"{torch_ms / ms:.2f}x" if ms else "?"
+        cells = "".join(f"  {ratio(r['device_ms'], d) + ' / ' + ratio(r['host_ms'], h):>36}" for r in torch_ok)
+        print(f"{label:34} {d or float('nan'):9.3f} {h or float('nan'):9.3f} {mib(peak)}{cells}")
+    for r in torch_ok:
+        print(f"{'torch ' + r['variant']:34} {r['device_ms']:9.3f} {r['host_ms']:9.3f} {mib(r.get('peak_bytes'))}")
 PY
 exit $status

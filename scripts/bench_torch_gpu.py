@@ -7,7 +7,9 @@ Settings: fp32 with TF32 allowed (cudnn and matmul), cudnn.benchmark on, so
 unlimited workspace; torch.no_grad(). Two times per variant, both medians:
   device_ms  input already on the GPU, output left there (CUDA events);
   host_ms    pageable host input -> GPU -> model -> host output (wall clock),
-             which is what `ucudnn run --json` latency includes.
+             which is what `ucudnn run --json` latency includes (and `--device-io`
+             leaves out, like device_ms).
+and peak_bytes, torch.cuda.max_memory_allocated() over the device-time runs.
 Writes one JSON object per (model, variant) to --json-out and prints a table.
 
   python3 scripts/bench_torch_gpu.py --models alexnet,resnet50 --batch 256 --json-out torch.jsonl
@@ -106,7 +108,11 @@ def main():
                     fn(x)  # compiles when compiled
                     torch.cuda.synchronize()
                     row["first_call_s"] = time.perf_counter() - start
+                    torch.cuda.reset_peak_memory_stats()
                     row["device_ms"] = median_device_ms(fn, x, args.warmup, args.iterations)
+                    # Everything PyTorch's allocator held while running: weights, input,
+                    # activations, cuDNN workspaces (what ucudnn's weights + arena + pool are).
+                    row["peak_bytes"] = torch.cuda.max_memory_allocated()
                     row["host_ms"] = median_host_ms(fn, x_host, memory_format, args.warmup, args.iterations)
                 row["img_per_s_device"] = args.batch * 1000.0 / row["device_ms"]
                 row["img_per_s_host"] = args.batch * 1000.0 / row["host_ms"]

@@ -222,6 +222,13 @@ std::vector<Case> cases() {
       {"reshape", OpKind::kReshape, {runtime(x4), ints({6, -1})}},
       {"transpose", OpKind::kTranspose, {runtime(x4)},
        [](ir::Attributes& a) { a.set("perm", std::vector<int64_t>{0, 2, 3, 1}); }},
+      // NCHW ↔ NHWC take the tiled batched transpose; sizes not multiples of its 32×32 tile.
+      {"transpose_to_nhwc_tiles", OpKind::kTranspose, {runtime({3, 37, 9, 7})},
+       [](ir::Attributes& a) { a.set("perm", std::vector<int64_t>{0, 2, 3, 1}); }},
+      {"transpose_to_nchw_tiles", OpKind::kTranspose, {runtime({3, 9, 7, 37})},
+       [](ir::Attributes& a) { a.set("perm", std::vector<int64_t>{0, 3, 1, 2}); }},
+      {"transpose_generic", OpKind::kTranspose, {runtime(x4)},
+       [](ir::Attributes& a) { a.set("perm", std::vector<int64_t>{1, 0, 3, 2}); }},
       {"squeeze", OpKind::kSqueeze, {runtime({2, 1, 3}), ints({1})}},
       {"unsqueeze", OpKind::kUnsqueeze, {runtime({2, 3}), ints({0, 3})}},
       {"pad", OpKind::kPad, {runtime({2, 3, 4}), ints({0, 1, -1, 0, 2, 1}), scalar(0.5f)}},

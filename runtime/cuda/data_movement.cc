@@ -164,6 +164,17 @@ StateOr prepare_slice(const PrepareArgs& a) {
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
+// A Transpose that swaps the last two of three dims [B, R, C] → [B, C, R]
+// after merging neighbours, e.g. NCHW ↔ NHWC (perm 0,2,3,1 and 0,3,1,2).
+class BatchedTransposeState final : public KernelState {
+ public:
+  int64_t batch = 0, rows = 0, cols = 0;
+  Status run(const RunArgs& a) override {
+    UCUDNN_CUDA_CHECK(launch_batched_transpose(a.src[0].data, a.dst[0].data, batch, rows, cols, a.ctx.stream()), "");
+    return Status::ok();
+  }
+};
+
 StateOr prepare_transpose(const PrepareArgs& a) {
   const Shape& in = a.src_shapes[0];
   const size_t rank = in.size();
@@ -172,6 +183,20 @@ StateOr prepare_transpose(const PrepareArgs& a) {
   if (a.node.attrs.has("perm")) perm = a.node.attrs.get_ints("perm");
   else
     for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  if (rank == 4 && dtype_size(a.src_dtype(0)) == 4 && perm[0] == 0) {
+    auto t = std::make_unique<BatchedTransposeState>();
+    t->batch = in[0];
+    if (perm == std::vector<int64_t>{0, 2, 3, 1}) {  // [N, C, H·W] → [N, H·W, C]
+      t->rows = in[1];
+      t->cols = in[2] * in[3];
+      return std::unique_ptr<KernelState>(std::move(t));
+    }
+    if (perm == std::vector<int64_t>{0, 3, 1, 2}) {  // [N, H·W, C] → [N, C, H·W]
+      t->rows = in[1] * in[2];
+      t->cols = in[3];
+      return std::unique_ptr<KernelState>(std::move(t));
+    }
+  }
   auto s = std::make_unique<StridedCopyState>();
   s->element_bytes = dtype_size(a.src_dtype(0));
   const std::vector<int64_t> strides = shape_strides(in);

@@ -77,6 +77,33 @@ __global__ void strided_copy_kernel(const T* src, T* dst, int64_t n, StridedLayo
   UCUDNN_GRID_LOOP(i, n) dst[i] = src[strided_offset(layout, 0, i)];
 }
 
+constexpr int kTile = 32;
+constexpr int kTileRows = 8;  // a 32×8 block moves a 32×32 tile, 4 elements a thread
+
+// Block (x, y, z) = (column tile, row tile, batch); grid y and z are capped at
+// 65535, so large dims loop.
+__global__ void batched_transpose_kernel(const uint32_t* src, uint32_t* dst, int64_t batch, int64_t rows,
+                                         int64_t cols) {
+  __shared__ uint32_t tile[kTile][kTile + 1];  // +1: no shared-memory bank conflicts
+  for (int64_t b = blockIdx.z; b < batch; b += gridDim.z) {
+    const uint32_t* s = src + b * rows * cols;
+    uint32_t* d = dst + b * rows * cols;
+    for (int64_t r0 = int64_t{blockIdx.y} * kTile; r0 < rows; r0 += int64_t{gridDim.y} * kTile) {
+      const int64_t c0 = int64_t{blockIdx.x} * kTile;
+      for (int i = threadIdx.y; i < kTile; i += kTileRows) {
+        const int64_t r = r0 + i, c = c0 + threadIdx.x;
+        if (r < rows && c < cols) tile[i][threadIdx.x] = s[r * cols + c];
+      }
+      __syncthreads();
+      for (int i = threadIdx.y; i < kTile; i += kTileRows) {
+        const int64_t c = c0 + i, r = r0 + threadIdx.x;
+        if (c < cols && r < rows) d[c * rows + r] = tile[threadIdx.x][i];
+      }
+      __syncthreads();
+    }
+  }
+}
+
 struct PadParams {
   int64_t src_dims[kMaxDims];
   int64_t pad_begin[kMaxDims];
@@ -217,6 +244,18 @@ cudaError_t launch_strided_copy(const void* src, void* dst, size_t element_bytes
     case 8: strided_copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), n, layout); break;
     default: return cudaErrorInvalidValue;
   }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_batched_transpose(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols,
+                                     cudaStream_t stream) {
+  if (batch == 0 || rows == 0 || cols == 0) return cudaSuccess;
+  const int64_t col_tiles = (cols + kTile - 1) / kTile, row_tiles = (rows + kTile - 1) / kTile;
+  if (col_tiles > 0x7fffffff) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles < 65535 ? row_tiles : 65535),
+                  static_cast<unsigned>(batch < 65535 ? batch : 65535));
+  batched_transpose_kernel<<<grid, dim3(kTile, kTileRows), 0, stream>>>(static_cast<const uint32_t*>(src),
+                                                                         static_cast<uint32_t*>(dst), batch, rows, cols);
   return cudaGetLastError();
 }
 

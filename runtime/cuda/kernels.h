@@ -41,6 +41,13 @@ cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* ds
 cudaError_t launch_strided_copy(const void* src, void* dst, size_t element_bytes, int64_t n,
                                 const StridedLayout& layout, cudaStream_t stream);
 
+// Batched 2-D transpose of 4-byte elements: dst[b][c][r] = src[b][r][c] for
+// b < batch, r < rows, c < cols; 32×32 tiles through shared memory, so reads and
+// writes are both coalesced. NCHW → NHWC is rows = C, cols = H·W (and back with
+// rows = H·W, cols = C), the channels-last pass's Transposes.
+cudaError_t launch_batched_transpose(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols,
+                                     cudaStream_t stream);
+
 enum class PadMode { kConstant, kEdge, kReflect };
 // Pad (also negative pads = crops): dst dims layout.dims; src dims in `src_dims`,
 // pad_begin per dim; out-of-range positions take `value` (constant) or map by mode.

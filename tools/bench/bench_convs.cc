@@ -273,8 +273,9 @@ int run(int argc, char** argv) {
     return nullptr;
   };
   const Row* unlimited = find("undivided", "unlimited");
-  std::printf("model %s, batch %lld, %s math; convolution time, sum over all Conv nodes\n", flags->model.c_str(),
-              static_cast<long long>(flags->batch), flags->strict_fp32 ? "fp32" : "tf32");
+  std::printf("model %s, batch %lld, %s math, layout %s; convolution time, sum over all Conv nodes\n",
+              flags->model.c_str(), static_cast<long long>(flags->batch), flags->strict_fp32 ? "fp32" : "tf32",
+              layout_name(flags->layout));
   std::printf("%-10s %-10s %12s %12s %9s %8s %12s %12s %s\n", "policy", "workspace", "predicted_ms", "measured_ms",
               "meas/pred", "divided", "vs_undiv", "vs_unlimited", "pool");
   std::ofstream json;
@@ -290,7 +291,7 @@ int run(int argc, char** argv) {
     else
       std::printf("%-10s %-10s error: %s\n", r.policy.c_str(), r.budget.c_str(), r.error.c_str());
     nlohmann::json j = {{"model", flags->model},          {"batch", flags->batch},
-                        {"math", flags->strict_fp32 ? "fp32" : "tf32"},
+                        {"math", flags->strict_fp32 ? "fp32" : "tf32"}, {"layout", layout_name(flags->layout)},
                         {"policy", r.policy},             {"workspace", r.budget},
                         {"workspace_bytes", r.budget_bytes}, {"predicted_ms", r.predicted_ms},
                         {"measured_ms", r.measured_ms},   {"pool_bytes", r.pool_bytes},
