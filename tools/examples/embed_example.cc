@@ -28,7 +28,7 @@ ucudnn::Status run_on_gpu(const ucudnn::SessionOptions& cpu_options, const std::
   }
   UCUDNN_RETURN_IF_ERROR(session->run_on_device(gpu_inputs, gpu_outputs));  // no host copies
   UCUDNN_ASSIGN_OR_RETURN(ucudnn::Tensor first, gpu_outputs[0].download());
-  std::printf("on the GPU: %s %s", session->outputs()[0].name.c_str(), gpu_outputs[0].describe().c_str());
+  std::printf("on the GPU: %s %s", session->outputs()[0].name.c_str(), first.describe().c_str());
   if (first.dtype() == ucudnn::DType::kFloat32 && first.numel() > 0) std::printf(" %.5f", first.data<float>()[0]);
   std::printf("\n");
   return ucudnn::Status::ok();
