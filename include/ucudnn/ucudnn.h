@@ -96,6 +96,8 @@ class Session {
   // with the input copies first and the output copies last; the outputs are dropped.
   virtual Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) = 0;
   virtual MemoryStats memory() const = 0;
+  // The layout this session runs (kNchw or kNhwc; what --layout auto chose).
+  virtual Layout layout() const = 0;
 
   // Runs the model on caller-owned GPU memory (CUDA sessions only): inputs[i] points to a device buffer
   // holding input i exactly as inputs()[i] describes it (dtype, shape, densely packed), outputs[i] to one

@@ -293,6 +293,7 @@ int cmd_run(int argc, char** argv) {
     j["device"] = device_name(options.device);
     j["io"] = device_io ? "device" : "host";
     j["batch"] = options.batch;
+    j["layout"] = layout_name((*session)->layout());
     j["plan"] = options.plan_path.empty() ? (options.policy.empty() ? "default" : options.policy) : options.plan_path;
     j["threads"] = options.threads;
     j["iterations"] = *iterations;
@@ -321,7 +322,8 @@ int cmd_run(int argc, char** argv) {
   }
 
   std::printf("model:    %s\n", model_path.c_str());
-  std::printf("device:   %s, batch %lld%s\n", device_name(options.device), static_cast<long long>(options.batch),
+  std::printf("device:   %s, batch %lld, layout %s%s\n", device_name(options.device),
+              static_cast<long long>(options.batch), layout_name((*session)->layout()),
               device_io ? ", inputs and outputs in GPU memory (timed runs without host copies)" : "");
   for (size_t i = 0; i < outputs.size(); ++i) {
     const OutputStats s = output_stats(outputs[i]);
