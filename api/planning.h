@@ -46,7 +46,8 @@ Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& option
 // A model loaded and planned with the database in the layout options.layout
 // names; for Layout::kAuto on "cuda", in both layouts, keeping the one whose
 // convolutions are predicted faster (a layout that cannot be planned, e.g. not
-// in the database of a machine without a GPU, is passed over).
+// in the database of a machine without a GPU, is passed over). The result's
+// optimize_seconds covers every layout planned.
 struct PlannedModel {
   ir::Graph graph;
   optimizer::PlanResult result;

@@ -227,6 +227,8 @@ std::vector<Case> cases() {
        [](ir::Attributes& a) { a.set("perm", std::vector<int64_t>{0, 2, 3, 1}); }},
       {"transpose_to_nchw_tiles", OpKind::kTranspose, {runtime({3, 9, 7, 37})},
        [](ir::Attributes& a) { a.set("perm", std::vector<int64_t>{0, 3, 1, 2}); }},
+      {"transpose_to_nhwc_narrow", OpKind::kTranspose, {runtime({2, 3, 11, 13})},  // C = 3: an RGB input
+       [](ir::Attributes& a) { a.set("perm", std::vector<int64_t>{0, 2, 3, 1}); }},
       {"transpose_generic", OpKind::kTranspose, {runtime(x4)},
        [](ir::Attributes& a) { a.set("perm", std::vector<int64_t>{1, 0, 3, 2}); }},
       {"squeeze", OpKind::kSqueeze, {runtime({2, 1, 3}), ints({1})}},

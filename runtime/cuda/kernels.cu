@@ -104,6 +104,18 @@ __global__ void batched_transpose_kernel(const uint32_t* src, uint32_t* dst, int
   }
 }
 
+// The same transpose when rows or cols is below a tile (NCHW → NHWC of an RGB
+// image: rows = C = 3): one output element a thread, writes coalesced, reads
+// from `rows` (or `cols`) short contiguous runs. Index is 32-bit when it fits.
+template <typename Index>
+__global__ void narrow_transpose_kernel(const uint32_t* src, uint32_t* dst, Index n, Index rows, Index cols) {
+  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < n; i += Index{blockDim.x} * gridDim.x) {
+    const Index r = i % rows, t = i / rows;  // dst[b][c][r]
+    const Index c = t % cols, b = t / cols;
+    dst[i] = src[(b * rows + r) * cols + c];
+  }
+}
+
 struct PadParams {
   int64_t src_dims[kMaxDims];
   int64_t pad_begin[kMaxDims];
@@ -250,6 +262,17 @@ cudaError_t launch_strided_copy(const void* src, void* dst, size_t element_bytes
 cudaError_t launch_batched_transpose(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols,
                                      cudaStream_t stream) {
   if (batch == 0 || rows == 0 || cols == 0) return cudaSuccess;
+  if (rows < kTile || cols < kTile) {  // a 32×32 tile would leave most of its threads idle
+    const int64_t n = batch * rows * cols;
+    auto* d = static_cast<uint32_t*>(dst);
+    const auto* s = static_cast<const uint32_t*>(src);
+    if (n < (int64_t{1} << 31))
+      narrow_transpose_kernel<uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(
+          s, d, static_cast<uint32_t>(n), static_cast<uint32_t>(rows), static_cast<uint32_t>(cols));
+    else
+      narrow_transpose_kernel<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(s, d, n, rows, cols);
+    return cudaGetLastError();
+  }
   const int64_t col_tiles = (cols + kTile - 1) / kTile, row_tiles = (rows + kTile - 1) / kTile;
   if (col_tiles > 0x7fffffff) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles < 65535 ? row_tiles : 65535),

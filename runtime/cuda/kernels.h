@@ -43,8 +43,9 @@ cudaError_t launch_strided_copy(const void* src, void* dst, size_t element_bytes
 
 // Batched 2-D transpose of 4-byte elements: dst[b][c][r] = src[b][r][c] for
 // b < batch, r < rows, c < cols; 32×32 tiles through shared memory, so reads and
-// writes are both coalesced. NCHW → NHWC is rows = C, cols = H·W (and back with
-// rows = H·W, cols = C), the channels-last pass's Transposes.
+// writes are both coalesced (below a tile in rows or cols: one element a
+// thread). NCHW → NHWC is rows = C, cols = H·W (and back with rows = H·W,
+// cols = C), the channels-last pass's Transposes.
 cudaError_t launch_batched_transpose(const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols,
                                      cudaStream_t stream);
 
