@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <thread>
 
 #include "runtime/cuda/cuda_executor.h"
 #include "runtime/executor/cpu_executor.h"
@@ -545,6 +546,72 @@ TEST(CpuSession, RunOnDeviceIsUnsupported) {
   Status status = (*session)->run_on_device(std::vector<const void*>{nullptr}, std::vector<void*>{nullptr});
   EXPECT_EQ(status.code(), StatusCode::kUnsupported);
   EXPECT_NE(status.message().find("needs a CUDA session"), std::string::npos) << status.message();
+}
+
+// Two sessions of one model (each its own context, stream, arena and plan),
+// loaded and run on two threads at once, 20 runs each: every run gives the same
+// bits, and they match the CPU's result (strict FP32).
+TEST(CudaSession, SessionsOnTwoThreadsRunIndependently) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
+  const std::string model = ucudnn_test::source_dir() + "/models/tiny/tiny_residual/model.onnx";
+  auto options_for = [](int which, Device device) {
+    SessionOptions options;
+    options.device = device;
+    options.batch = 4 + which;  // different shapes: nothing can be shared by accident
+    options.strict_fp32 = true;
+    if (device == Device::kCuda) options.layout = which == 0 ? Layout::kNchw : Layout::kNhwc;
+    return options;
+  };
+  std::vector<Tensor> inputs, expected;
+  for (int which = 0; which < 2; ++which) {
+    auto cpu = Session::load(model, options_for(which, Device::kCpu));
+    ASSERT_TRUE(cpu.has_value()) << cpu.status().to_string();
+    std::mt19937 rng(which);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    Tensor x = *Tensor::allocate((*cpu)->inputs()[0].dtype, (*cpu)->inputs()[0].shape);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = dist(rng);
+    auto y = (*cpu)->run({x});
+    ASSERT_TRUE(y.has_value()) << y.status().to_string();
+    inputs.push_back(x);
+    expected.push_back((*y)[0]);
+  }
+  std::vector<std::string> failures(2);
+  auto worker = [&](int which) {
+    auto session = Session::load(model, options_for(which, Device::kCuda));
+    if (!session) {
+      failures[which] = session.status().to_string();
+      return;
+    }
+    auto first = (*session)->run({inputs[which]});
+    if (!first) {
+      failures[which] = first.status().to_string();
+      return;
+    }
+    const Tensor& y = (*first)[0];
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      const float want = expected[which].data<float>()[i];
+      if (std::abs(y.data<float>()[i] - want) > 1e-4f * (1 + std::abs(want))) {
+        failures[which] = "element " + std::to_string(i) + " differs from the CPU's";
+        return;
+      }
+    }
+    for (int repeat = 0; repeat < 20; ++repeat) {
+      auto again = (*session)->run({inputs[which]});
+      if (!again) {
+        failures[which] = again.status().to_string();
+        return;
+      }
+      if (std::memcmp((*again)[0].raw(), y.raw(), y.nbytes()) != 0) {
+        failures[which] = "run " + std::to_string(repeat) + " differs from the first";
+        return;
+      }
+    }
+  };
+  std::thread a(worker, 0), b(worker, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
 }
 
 TEST(CudaSession, NoGpuIsAClearError) {
