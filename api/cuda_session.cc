@@ -16,10 +16,16 @@ namespace {
 
 // The graph and plan a CUDA session runs, in the layout options.layout names
 // (kAuto: both planned, the faster-predicted kept; a saved plan fixes its own).
-struct GraphAndPlan {
-  ir::Graph graph;
-  runtime::Plan plan;
-};
+// The model in `layout` with make_cuda_plan's undivided plan.
+Expected<GraphAndPlan> plan_undivided(cuda::CudaContext& ctx, const std::string& model_path,
+                                      const SessionOptions& options, Layout layout) {
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options, layout));
+  UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(graph));
+  cuda::CudaPlanOptions plan_options;
+  plan_options.workspace_limit = options.workspace_bytes;
+  UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, cuda::make_cuda_plan(ctx, graph, plan_options));
+  return GraphAndPlan{std::move(graph), std::move(plan)};
+}
 
 Expected<GraphAndPlan> load_and_plan(cuda::CudaContext& ctx, const std::string& model_path,
                                      const SessionOptions& options) {
@@ -43,18 +49,20 @@ Expected<GraphAndPlan> load_and_plan(cuda::CudaContext& ctx, const std::string& 
     UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(planned.graph));
     return GraphAndPlan{std::move(planned.graph), std::move(planned.result.plan)};
   }
-  // undivided: cuDNN's own algorithm search per layer, in each candidate layout.
+  // undivided: cuDNN's own algorithm search per layer, in each candidate layout;
+  // with a choice, a layout that cannot be planned is passed over.
   UCUDNN_ASSIGN_OR_RETURN(std::vector<Layout> layouts, candidate_layouts(options, "cuda"));
   std::optional<GraphAndPlan> best;
+  Status first_error;
   for (Layout layout : layouts) {
-    UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options, layout));
-    UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(graph));
-    cuda::CudaPlanOptions plan_options;
-    plan_options.workspace_limit = options.workspace_bytes;
-    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, cuda::make_cuda_plan(ctx, graph, plan_options));
-    if (!best || plan.predicted_conv_ms < best->plan.predicted_conv_ms)
-      best = GraphAndPlan{std::move(graph), std::move(plan)};
+    auto planned = plan_undivided(ctx, model_path, options, layout);
+    if (!planned) {
+      if (first_error.is_ok()) first_error = planned.status();
+      continue;
+    }
+    if (!best || planned->plan.predicted_conv_ms < best->plan.predicted_conv_ms) best = std::move(*planned);
   }
+  if (!best) return first_error;
   return std::move(*best);
 }
 

@@ -97,10 +97,12 @@ Expected<PlannedModel> plan_model(const std::string& model_path, const std::stri
     UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options, layout));
     auto result = plan_with_database(graph, device, planner, options.benchmark_db, options.strict_fp32);
     if (!result) {
-      // Only a layout missing from the database is passed over; other errors stop.
-      if (layouts.size() == 1 || result.status().code() != StatusCode::kNotFound) return result.status();
+      // With a choice, a layout that cannot be planned (not in the database of a
+      // machine without a GPU, a convolution cuDNN rejects in it) is passed over.
+      if (layouts.size() == 1) return result.status();
       if (first_error.is_ok()) first_error = result.status();
-      note += std::string(note.empty() ? "" : ", ") + layout_name(layout) + " not in the database";
+      note += std::string(note.empty() ? "" : ", ") + layout_name(layout) +
+              (result.status().code() == StatusCode::kNotFound ? " not in the database" : " not plannable");
       continue;
     }
     seconds += result->optimize_seconds;

@@ -43,10 +43,17 @@ Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& option
 // `strict_fp32`); without a GPU (or in a build without CUDA) it plans from the
 // database alone, for the one GPU recorded there with that math type, and fails
 // naming the first kernel the database lacks.
+// What a session runs: the graph (after the passes, in its layout) and its plan.
+struct GraphAndPlan {
+  ir::Graph graph;
+  runtime::Plan plan;
+};
+
 // A model loaded and planned with the database in the layout options.layout
 // names; for Layout::kAuto on "cuda", in both layouts, keeping the one whose
 // convolutions are predicted faster (a layout that cannot be planned, e.g. not
-// in the database of a machine without a GPU, is passed over). The result's
+// in the database of a machine without a GPU, or a convolution cuDNN rejects
+// in that layout, is passed over). The result's
 // optimize_seconds covers every layout planned.
 struct PlannedModel {
   ir::Graph graph;

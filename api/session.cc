@@ -36,11 +36,6 @@ namespace {
 
 // The graph and plan a CPU session runs: a saved plan, one made now by the
 // optimizer, or the default. The CPU runs NCHW only.
-struct GraphAndPlan {
-  ir::Graph graph;
-  runtime::Plan plan;
-};
-
 Expected<GraphAndPlan> load_and_plan(const std::string& model_path, const SessionOptions& options) {
   UCUDNN_RETURN_IF_ERROR(candidate_layouts(options, "cpu").status());
   if (!options.policy.empty()) {
