@@ -87,7 +87,7 @@ class ChannelsLastRewriter {
     if (is_layout_sensitive(node, has_nhwc_input)) {
       node.inputs[0] = nhwc(node.inputs[0]);
       if (node.op == OpKind::kConv) {
-        node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed at plan time
+        node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed here, once
         if (node.inputs.size() > runtime::kConvResidualInput)  // z has Y's shape, so Y's layout
           node.inputs[runtime::kConvResidualInput] = nhwc(node.inputs[runtime::kConvResidualInput]);
       }
@@ -113,7 +113,8 @@ class ChannelsLastRewriter {
 
   // Conv, MaxPool, AveragePool (always), global pools (after an NHWC producer).
   bool is_layout_sensitive(const ir::Node& node, bool has_nhwc_input) const {
-    if (!is_4d(node.inputs[0]) || graph_.value(node.inputs[0]).dtype != DType::kFloat32) return false;
+    if (node.inputs.empty() || !is_4d(node.inputs[0]) || graph_.value(node.inputs[0]).dtype != DType::kFloat32)
+      return false;
     switch (node.op) {
       case OpKind::kConv:
         return node.inputs.size() >= 2 && is_4d(node.inputs[1]) && graph_.value(node.inputs[1]).constant;
