@@ -304,7 +304,8 @@ int cmd_run(int argc, char** argv) {
     j["memory"] = {{"arena_bytes", memory.arena_bytes},
                    {"unplanned_activation_bytes", memory.unplanned_bytes},
                    {"weight_bytes", memory.weight_bytes},
-                   {"workspace_bytes", memory.workspace_bytes}};
+                   {"workspace_bytes", memory.workspace_bytes},
+                   {"total_bytes", memory.peak_bytes()}};
     nlohmann::json outs = nlohmann::json::array();
     for (size_t i = 0; i < outputs.size(); ++i) {
       const OutputStats s = output_stats(outputs[i]);
@@ -334,9 +335,11 @@ int cmd_run(int argc, char** argv) {
   std::printf("latency:  median %.3f ms  (min %.3f, max %.3f; %lld iterations after %lld warm-up)\n", median, min,
               max, static_cast<long long>(*iterations), static_cast<long long>(*warmup));
   std::printf("throughput: %.1f samples/s\n", throughput);
-  std::printf("memory:   activations %s planned (%s without reuse), weights %s, workspace %s; peak RSS %s\n",
+  std::printf("memory:   activations %s planned (%s without reuse), weights %s, workspace %s: %s on the %s; "
+              "peak RSS %s\n",
               format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.unplanned_bytes).c_str(),
               format_bytes(memory.weight_bytes).c_str(), format_bytes(memory.workspace_bytes).c_str(),
+              format_bytes(memory.peak_bytes()).c_str(), options.device == Device::kCuda ? "GPU" : "CPU",
               format_bytes(peak_rss).c_str());
   if (args.has("profile")) print_profile(profile, profile_total_ms, device_name(options.device));
   return 0;
