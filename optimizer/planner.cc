@@ -150,7 +150,7 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
       step.workspace_bytes = kp.workspace_size;
     }
   }
-  runtime::plan_activation_memory(graph, &plan, /*residual_in_place=*/device == "cuda");
+  runtime::plan_activation_memory(graph, &plan);
   result.optimize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -26,45 +26,6 @@ ir::Graph relu_chain(int n, Shape shape) {
   return g;
 }
 
-// x → Conv a → Conv b → Conv y (z = a) → Relu out: y may be written over a,
-// which nothing reads after y's Conv (Note [residual in place]).
-TEST(PlanMemory, ResidualOutputTakesItsInputsBytesOnlyWhenAsked) {
-  const Shape shape = {2, 4, 5, 5};
-  ir::Graph g;
-  auto value = [&](const char* name, ir::NodeId producer) {
-    return g.add_value({name, DType::kFloat32, shape, std::nullopt, producer});
-  };
-  const ir::ValueId x = value("x", -1);
-  const ir::ValueId w = g.add_value(
-      {"w", DType::kFloat32, {4, 4, 1, 1}, Tensor::from_floats({4, 4, 1, 1}, std::vector<float>(16, 0.1f)), -1});
-  const ir::ValueId bias =
-      g.add_value({"bias", DType::kFloat32, {4}, Tensor::from_floats({4}, std::vector<float>(4, 0.0f)), -1});
-  const ir::ValueId a = value("a", 0), b = value("b", 1), y = value("y", 2), out = value("out", 3);
-  g.inputs = {x};
-  g.nodes.push_back({"conv_a", OpKind::kConv, 13, {x, w}, {a}, {}});
-  g.nodes.push_back({"conv_b", OpKind::kConv, 13, {a, w}, {b}, {}});
-  g.nodes.push_back({"conv_y", OpKind::kConv, 13, {b, w, bias, a}, {y}, {}});
-  g.nodes.push_back({"relu", OpKind::kRelu, 13, {y}, {out}, {}});
-  g.outputs = {out};
-  ASSERT_TRUE(g.validate().is_ok());
-
-  Plan separate, shared;
-  plan_activation_memory(g, &separate);
-  plan_activation_memory(g, &shared, /*residual_in_place=*/true);
-  EXPECT_NE(separate.value_offsets[y], separate.value_offsets[a]);  // a and y are both live at conv_y
-  EXPECT_EQ(shared.value_offsets[y], shared.value_offsets[a]);
-  EXPECT_LT(shared.arena_bytes, separate.arena_bytes);
-  EXPECT_EQ(shared.unplanned_bytes, separate.unplanned_bytes);  // every tensor still counts there
-  // b is read by conv_y while y is written: it never shares a's bytes.
-  EXPECT_NE(shared.value_offsets[b], shared.value_offsets[a]);
-
-  // a read after conv_y (here: as a graph output too) must keep its bytes.
-  g.outputs.push_back(a);
-  Plan kept;
-  plan_activation_memory(g, &kept, /*residual_in_place=*/true);
-  EXPECT_NE(kept.value_offsets[y], kept.value_offsets[a]);
-}
-
 TEST(CpuExecutor, RunsReluChainAndReusesMemory) {
   ir::Graph g = relu_chain(6, {2, 3, 4});
   ASSERT_TRUE(g.validate().is_ok());

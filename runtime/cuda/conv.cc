@@ -90,15 +90,12 @@ class ConvState final : public KernelState {
         return cudnn_error(status, "cudnnConvolutionBiasActivationForward", "algorithm " + std::to_string(algorithm));
       fused = false;
     }
-    // Y written over z (Note [residual in place]): accumulate, y = conv + 1·y.
-    const bool z_in_y = has_z && a.src[kZ].data == a.dst[0].data;
     UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), a.src[0].data, w.get(), a.src[1].data, conv.get(),
-                                               algorithm, a.workspace, workspace, z_in_y ? &one : &zero, y.get(),
-                                               a.dst[0].data),
+                                               algorithm, a.workspace, workspace, &zero, y.get(), a.dst[0].data),
                        "algorithm " + std::to_string(algorithm));
     if (has_bias)
       UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, bias.get(), a.src[2].data, &one, y.get(), a.dst[0].data), "bias");
-    if (has_z && !z_in_y)
+    if (has_z)
       UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, y.get(), a.src[kZ].data, &one, y.get(), a.dst[0].data),
                          "residual input");
     if (relu)

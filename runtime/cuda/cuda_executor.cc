@@ -67,7 +67,7 @@ Expected<runtime::Plan> make_cuda_plan(CudaContext& ctx, const ir::Graph& graph,
     plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, step.workspace_bytes);
     plan.steps.push_back(step);
   }
-  runtime::plan_activation_memory(graph, &plan, /*residual_in_place=*/true);
+  runtime::plan_activation_memory(graph, &plan);
   return plan;
 }
 

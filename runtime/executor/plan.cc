@@ -1,7 +1,6 @@
 // Plan helpers: micro-batch checks and activation memory layout by liveness.
 #include "runtime/executor/plan.h"
 
-#include <algorithm>
 #include <cstdio>
 
 #include "runtime/memory/arena_planner.h"
@@ -52,7 +51,7 @@ Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& input
   return Status::ok();
 }
 
-void plan_activation_memory(const ir::Graph& graph, Plan* plan, bool residual_in_place) {
+void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
   const int32_t n_steps = static_cast<int32_t>(graph.nodes.size());
   const size_t n_values = graph.values.size();
   std::vector<int32_t> first(n_values, -1), last(n_values, -1);
@@ -66,57 +65,23 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan, bool residual_in
       if (last[id] < step) last[id] = step;
     }
   }
-  std::vector<bool> is_output(n_values, false);
-  for (ir::ValueId id : graph.outputs) {
-    is_output[id] = true;
+  for (ir::ValueId id : graph.outputs)
     if (!graph.value(id).constant) last[id] = n_steps;  // outputs live until they are copied out
-  }
-  auto bytes_of = [&](size_t id) {
-    return static_cast<size_t>(shape_numel(graph.values[id].shape)) * dtype_size(graph.values[id].dtype);
-  };
-
-  // Note [residual in place]: shares[y] = z when Y is written over its residual z.
-  std::vector<ir::ValueId> shares(n_values, ir::kNoValue);
-  if (residual_in_place) {
-    std::vector<bool> is_input(n_values, false);
-    for (ir::ValueId id : graph.inputs) is_input[id] = true;
-    for (int32_t step = 0; step < n_steps; ++step) {
-      const ir::Node& node = graph.nodes[step];
-      if (node.op != OpKind::kConv || node.inputs.size() <= kConvResidualInput) continue;
-      const ir::ValueId z = node.inputs[kConvResidualInput], y = node.outputs[0];
-      if (z == ir::kNoValue || graph.value(z).constant || is_input[z] || is_output[z] || is_output[y]) continue;
-      if (last[z] != step || node.inputs[0] == z || bytes_of(z) != bytes_of(y)) continue;
-      ir::ValueId root = z;
-      while (shares[root] != ir::kNoValue) root = shares[root];
-      shares[y] = root;
-      last[root] = std::max(last[root], last[y]);
-    }
-  }
 
   std::vector<memory::BufferRequest> requests;
   std::vector<ir::ValueId> request_value;
-  size_t shared_bytes = 0;
   for (size_t id = 0; id < n_values; ++id) {
     const ir::Value& v = graph.values[id];
     if (v.constant || first[id] < 0) continue;
-    if (shares[id] != ir::kNoValue) {
-      shared_bytes += bytes_of(id);
-      continue;
-    }
-    requests.push_back({bytes_of(id), first[id], last[id]});
+    requests.push_back({static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype), first[id], last[id]});
     request_value.push_back(static_cast<ir::ValueId>(id));
   }
   const memory::ArenaLayout layout = memory::plan_arena(requests);
   plan->value_offsets.assign(n_values, -1);
   for (size_t i = 0; i < requests.size(); ++i)
     plan->value_offsets[request_value[i]] = static_cast<int64_t>(layout.offsets[i]);
-  for (size_t id = 0; id < n_values; ++id) {
-    ir::ValueId root = shares[id];
-    while (root != ir::kNoValue && shares[root] != ir::kNoValue) root = shares[root];
-    if (root != ir::kNoValue) plan->value_offsets[id] = plan->value_offsets[root];
-  }
   plan->arena_bytes = layout.arena_bytes;
-  plan->unplanned_bytes = layout.unplanned_bytes + shared_bytes;
+  plan->unplanned_bytes = layout.unplanned_bytes;
 }
 
 }  // namespace ucudnn::runtime

@@ -68,14 +68,6 @@ Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& input
 
 // Lays out the activation arena of `graph` by liveness (graph inputs and all node
 // outputs; constants stay out), filling value_offsets, arena_bytes and unplanned_bytes.
-//
-// Note [residual in place]: with `residual_in_place` (the CUDA backend), a Conv's
-// output Y takes the bytes of its residual input z (Note [conv residual input])
-// when z is read by nothing after it, is not a graph input or output, is not also
-// the Conv's X, and Y is not a graph output: cuDNN's fused call reads z and
-// writes Y element by element (the fallback accumulates into Y with beta = 1).
-// A ResNet then keeps one buffer per residual stream instead of two. The CPU
-// kernel writes Y before it adds z, so CPU plans never share.
-void plan_activation_memory(const ir::Graph& graph, Plan* plan, bool residual_in_place = false);
+void plan_activation_memory(const ir::Graph& graph, Plan* plan);
 
 }  // namespace ucudnn::runtime
