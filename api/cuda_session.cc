@@ -31,7 +31,7 @@ Expected<GraphAndPlan> load_and_plan(cuda::CudaContext& ctx, const std::string& 
                                      const SessionOptions& options) {
   if (!options.plan_path.empty()) {
     UCUDNN_ASSIGN_OR_RETURN(runtime::Plan saved, runtime::load_plan(options.plan_path));
-    const Layout layout = saved.layout == "nhwc" ? Layout::kNhwc : Layout::kNchw;
+    const Layout layout = plan_layout(saved);
     if (options.layout != Layout::kAuto && options.layout != layout)
       return invalid_argument("the plan '" + options.plan_path + "' runs layout " + saved.layout + ", not " +
                               layout_name(options.layout) + "; drop --layout or make the plan with --layout " +

@@ -23,7 +23,7 @@ class ExecutorSession : public Session {
     UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executor_->profile(inputs));
     return to_step_profiles(timings);
   }
-  Layout layout() const override { return executor_->plan().layout == "nhwc" ? Layout::kNhwc : Layout::kNchw; }
+  Layout layout() const override { return plan_layout(executor_->plan()); }
   MemoryStats memory() const override {
     const runtime::Plan& plan = executor_->plan();
     return {plan.arena_bytes, plan.unplanned_bytes, executor_->weight_bytes(), plan.workspace_pool_bytes};

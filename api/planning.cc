@@ -50,6 +50,8 @@ Expected<std::vector<Layout>> candidate_layouts(const SessionOptions& options, c
   return std::vector<Layout>{options.layout};
 }
 
+Layout plan_layout(const runtime::Plan& plan) { return plan.layout == "nhwc" ? Layout::kNhwc : Layout::kNchw; }
+
 std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
   std::vector<TensorInfo> infos;
   for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});

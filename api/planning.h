@@ -23,6 +23,9 @@ Expected<ir::Graph> load_graph(const std::string& model_path, const SessionOptio
 // one, or for kAuto on the GPU both (NCHW first). NHWC on the CPU is an error.
 Expected<std::vector<Layout>> candidate_layouts(const SessionOptions& options, const std::string& device);
 
+// The layout a plan runs (its "layout" field as the public enum).
+Layout plan_layout(const runtime::Plan& plan);
+
 // Name, dtype and shape of each value in `ids` (a session's inputs() / outputs()).
 std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids);
 

@@ -300,6 +300,16 @@ Case micro_batch_conv() {
           [](ir::Attributes& a) { a.set("pads", std::vector<int64_t>{1, 1, 1, 1}); }};
 }
 
+// micro_batch_conv's plan divided 3 + 5 with two different algorithms
+// (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM) and room for both in the pool.
+runtime::Plan divided_conv_plan(const ir::Graph& g) {
+  runtime::Plan plan = default_cuda_plan(g);
+  plan.steps[0].micro_batches = {{3, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM},
+                                 {5, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM}};
+  plan.steps[0].workspace_bytes = plan.workspace_pool_bytes = 64 << 20;
+  return plan;
+}
+
 TEST(CudaExecutor, MicroBatchedConvEqualsUndivided) {
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
   auto ctx = CudaContext::create(0, MathMode::kFp32);
@@ -312,11 +322,7 @@ TEST(CudaExecutor, MicroBatchedConvEqualsUndivided) {
   auto expected = (*whole)->run(built->feeds);
   ASSERT_TRUE(expected.has_value()) << expected.status().to_string();
 
-  // 3 + 5 with two different algorithms (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM).
-  runtime::Plan plan = default_cuda_plan(g);
-  plan.steps[0].micro_batches = {{3, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM},
-                                 {5, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM}};
-  plan.steps[0].workspace_bytes = plan.workspace_pool_bytes = 64 << 20;
+  runtime::Plan plan = divided_conv_plan(g);
   auto divided = CudaExecutor::create(**ctx, g, plan);
   ASSERT_TRUE(divided.has_value()) << divided.status().to_string();
   auto got = (*divided)->run(built->feeds);
@@ -423,10 +429,7 @@ TEST(CudaExecutor, RunBoundEqualsRunWithMicroBatches) {
   auto built = build(micro_batch_conv(), 5);
   ASSERT_TRUE(built.has_value());
   const ir::Graph& g = built->graph;
-  runtime::Plan plan = default_cuda_plan(g);
-  plan.steps[0].micro_batches = {{3, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM},
-                                 {5, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM}};
-  plan.steps[0].workspace_bytes = plan.workspace_pool_bytes = 64 << 20;
+  runtime::Plan plan = divided_conv_plan(g);
   auto executor = CudaExecutor::create(**ctx, g, plan);
   ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
   auto expected = (*executor)->run(built->feeds);

@@ -134,8 +134,34 @@ std::vector<StepProfile> slowest_nodes(const std::vector<StepProfile>& steps, si
   return nodes;
 }
 
-// --device-io: uploads `inputs` once, times run_on_device like run() (warm-up, then
-// `iterations` timed), and downloads the outputs once after the loop.
+// Calls `run_once` warmup + iterations times, appending the wall time of each
+// timed call to `times_ms`; stops at the first error.
+template <typename RunOnce>
+Status time_runs(int64_t warmup, int64_t iterations, RunOnce run_once, std::vector<double>* times_ms) {
+  for (int64_t i = 0; i < warmup + iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    Status status = run_once();
+    const auto stop = std::chrono::steady_clock::now();
+    UCUDNN_RETURN_IF_ERROR(status);
+    if (i >= warmup) times_ms->push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  return Status::ok();
+}
+
+// Times run() on host tensors; the outputs are the last run's.
+Expected<std::vector<Tensor>> time_on_host(Session& session, const std::vector<Tensor>& inputs, int64_t warmup,
+                                           int64_t iterations, std::vector<double>* times_ms) {
+  std::vector<Tensor> outputs;
+  auto run_once = [&]() -> Status {
+    UCUDNN_ASSIGN_OR_RETURN(outputs, session.run(inputs));
+    return Status::ok();
+  };
+  UCUDNN_RETURN_IF_ERROR(time_runs(warmup, iterations, run_once, times_ms));
+  return outputs;
+}
+
+// --device-io: uploads `inputs` once, times run_on_device, and downloads the
+// outputs once after the loop.
 Expected<std::vector<Tensor>> time_on_device(Session& session, const std::vector<Tensor>& inputs, int64_t warmup,
                                              int64_t iterations, std::vector<double>* times_ms) {
   std::vector<GpuTensor> device_inputs, device_outputs;
@@ -147,13 +173,8 @@ Expected<std::vector<Tensor>> time_on_device(Session& session, const std::vector
     UCUDNN_ASSIGN_OR_RETURN(GpuTensor g, GpuTensor::allocate(info.dtype, info.shape));
     device_outputs.push_back(std::move(g));
   }
-  for (int64_t i = 0; i < warmup + iterations; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    Status status = session.run_on_device(device_inputs, device_outputs);
-    const auto stop = std::chrono::steady_clock::now();
-    UCUDNN_RETURN_IF_ERROR(status);
-    if (i >= warmup) times_ms->push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-  }
+  auto run_once = [&] { return session.run_on_device(device_inputs, device_outputs); };
+  UCUDNN_RETURN_IF_ERROR(time_runs(warmup, iterations, run_once, times_ms));
   std::vector<Tensor> outputs;
   for (const GpuTensor& g : device_outputs) {
     UCUDNN_ASSIGN_OR_RETURN(Tensor t, g.download());
@@ -240,22 +261,11 @@ int cmd_run(int argc, char** argv) {
   if (!files->empty())
     return report_error(invalid_argument("--input names '" + files->begin()->first + "', which is not a model input"));
 
-  std::vector<Tensor> outputs;
   std::vector<double> times_ms;
-  if (device_io) {
-    auto timed = time_on_device(**session, inputs, *warmup, *iterations, &times_ms);
-    if (!timed) return report_error(timed.status().with_context("--device-io"));
-    outputs = std::move(*timed);
-  } else {
-    for (int64_t i = 0; i < *warmup + *iterations; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      auto result = (*session)->run(inputs);
-      const auto stop = std::chrono::steady_clock::now();
-      if (!result) return report_error(result.status());
-      if (i >= *warmup) times_ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-      outputs = std::move(*result);
-    }
-  }
+  auto timed = device_io ? time_on_device(**session, inputs, *warmup, *iterations, &times_ms)
+                         : time_on_host(**session, inputs, *warmup, *iterations, &times_ms);
+  if (!timed) return report_error(device_io ? timed.status().with_context("--device-io") : timed.status());
+  const std::vector<Tensor> outputs = std::move(*timed);
 
   std::vector<StepProfile> profile;
   double profile_total_ms = 0;
