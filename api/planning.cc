@@ -76,12 +76,19 @@ Expected<runtime::Plan> load_matching_plan(const SessionOptions& options, const 
   return plan;
 }
 
+Status check_streams(const SessionOptions& options) {
+  if (options.streams == 1 || options.streams == 2) return Status::ok();
+  return invalid_argument("streams must be 1 or 2, got " + std::to_string(options.streams));
+}
+
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options) {
   optimizer::PlannerOptions planner;
   UCUDNN_ASSIGN_OR_RETURN(planner.policy, optimizer::parse_policy(options.policy.empty() ? "undivided" : options.policy));
   UCUDNN_ASSIGN_OR_RETURN(planner.batch_sizes, optimizer::parse_batch_size_policy(options.batch_sizes));
   planner.workspace_bytes = options.workspace_bytes;
   planner.share_workspace = options.share_workspace;
+  UCUDNN_RETURN_IF_ERROR(check_streams(options));
+  planner.streams = options.streams;
   planner.rebenchmark = options.rebenchmark;
   planner.progress = options.progress;
   return planner;

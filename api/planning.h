@@ -37,6 +37,9 @@ std::vector<StepProfile> to_step_profiles(const std::vector<runtime::StepTiming>
 Expected<runtime::Plan> load_matching_plan(const SessionOptions& options, const ir::Graph& graph,
                                            const std::string& device, const std::string& device_name);
 
+// options.streams is 1 or 2; InvalidArgument naming the value otherwise.
+Status check_streams(const SessionOptions& options);
+
 // The planner settings named in `options` (policy, workspace, batch sizes, ...).
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options);
 

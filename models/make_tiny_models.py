@@ -15,6 +15,9 @@ Models (all float32, opset 13, symbolic batch dim "batch"):
                  -> MatMul -> Add
   tiny_branches  Conv 1x1 and Conv 3x3 branches -> Concat(axis 1) -> AveragePool
                  -> Softmax over channels of the flattened result
+  tiny_downsample  a ResNet bottleneck block with a downsample branch: Conv 1x1 -> Relu
+                 -> Conv 3x3(stride 2) -> Relu -> Conv 1x1, plus Conv 1x1(stride 2) of
+                 the input -> Add -> Relu
 
 Outputs come from onnxruntime when it is installed, else from the NumPy
 references below (onnx 1.12 has no onnx.reference). Run with /usr/bin/python3.
@@ -211,8 +214,37 @@ def tiny_branches(rng):
     return _model(graph), (BATCH, 3, 4, 4), reference
 
 
+def tiny_downsample(rng):
+    w1 = rng.standard_normal((4, 8, 1, 1)).astype(np.float32) * 0.3
+    w2 = rng.standard_normal((4, 4, 3, 3)).astype(np.float32) * 0.25
+    w3 = rng.standard_normal((16, 4, 1, 1)).astype(np.float32) * 0.4
+    b3 = (0.1 * rng.standard_normal(16)).astype(np.float32)
+    wd = rng.standard_normal((16, 8, 1, 1)).astype(np.float32) * 0.3
+    nodes = [
+        helper.make_node("Conv", ["input", "w1"], ["c1"], name="conv1", kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         strides=[2, 2]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], name="conv3", kernel_shape=[1, 1]),
+        helper.make_node("Conv", ["input", "wd"], ["d"], name="downsample", kernel_shape=[1, 1], strides=[2, 2]),
+        helper.make_node("Add", ["c3", "d"], ["s"], name="add"),
+        helper.make_node("Relu", ["s"], ["output"], name="relu3"),
+    ]
+    inits = [_init("w1", w1), _init("w2", w2), _init("w3", w3), _init("b3", b3), _init("wd", wd)]
+    graph = helper.make_graph(nodes, "tiny_downsample", [_io("input", ["batch", 8, 8, 8])],
+                              [_io("output", ["batch", 16, 4, 4])], inits)
+
+    def reference(x):
+        y = relu(ref_conv(x, w1))
+        y = relu(ref_conv(y, w2, pads=(1, 1, 1, 1), strides=(2, 2)))
+        return relu(ref_conv(y, w3, b3) + ref_conv(x, wd, strides=(2, 2)))
+
+    return _model(graph), (BATCH, 8, 8, 8), reference
+
+
 BUILDERS = {"tiny_cnn": tiny_cnn, "tiny_residual": tiny_residual, "tiny_reshape": tiny_reshape,
-            "tiny_branches": tiny_branches}
+            "tiny_branches": tiny_branches, "tiny_downsample": tiny_downsample}
 
 
 def run_onnxruntime(model, x):

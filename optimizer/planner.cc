@@ -3,9 +3,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 
+#include "runtime/executor/side_stream.h"
 #include "runtime/ir/layout.h"
 
 namespace ucudnn::optimizer {
@@ -112,6 +115,20 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
   policy_options.batch_sizes = options.batch_sizes;
   policy_options.division_threshold = options.division_threshold;
   policy_options.share_workspace = options.share_workspace;
+  const std::vector<ir::NodeId> side_candidates =
+      options.streams == 2 ? runtime::side_stream_candidates(graph) : std::vector<ir::NodeId>{};
+  std::vector<int> kernel_of(graph.nodes.size(), -1);
+  for (size_t k = 0; k < result.kernels.size(); ++k)
+    for (ir::NodeId node : result.kernels[k].nodes) kernel_of[node] = static_cast<int>(k);
+  for (ir::NodeId s : side_candidates) {
+    // Each side candidate with every Conv it may overlap. A kernel cannot overlap
+    // itself in this model; assign_side_streams then finds room above it or keeps it serial.
+    const runtime::SideWindow window = runtime::side_window(graph, s);
+    for (int32_t m = window.fork + 1; m < window.join; ++m)
+      if (kernel_of[m] >= 0 && kernel_of[m] != kernel_of[s] &&
+          std::find(side_candidates.begin(), side_candidates.end(), m) == side_candidates.end())
+        policy_options.concurrent_kernels.push_back({kernel_of[s], kernel_of[m]});
+  }
   auto run_policy = [&]() -> Expected<PolicyResult> {
     switch (options.policy) {
       case Policy::kUndivided: return plan_undivided(named, batch, options.workspace_bytes);
@@ -149,6 +166,13 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
       step.workspace_offset = kp.workspace_offset;
       step.workspace_bytes = kp.workspace_size;
     }
+  }
+  if (!side_candidates.empty()) {
+    // wd's budget bounds the pool; undivided and wr bound each kernel, so the pool may grow.
+    const size_t pool_limit = options.policy == Policy::kWd ? options.workspace_bytes : SIZE_MAX;
+    runtime::assign_side_streams(graph, side_candidates, pool_limit, &plan);
+    for (ir::NodeId n : side_candidates)
+      if (plan.steps[n].stream == runtime::kSideStream) result.side_steps.push_back(n);
   }
   runtime::plan_activation_memory(graph, &plan);
   result.optimize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -3,7 +3,8 @@
 // Stages: collect the distinct convolution kernels → for each, timings from the
 // benchmark database or, when missing, from the benchmarker (stored back) →
 // the policy (undivided, wr or wd; optimizer/policies.h) → per Conv step its
-// micro-batches and workspace slice → activation memory by liveness.
+// micro-batches and workspace slice → with two streams, the side-stream steps
+// and their slices (runtime/executor/side_stream.h) → activation memory by liveness.
 #pragma once
 
 #include <memory>
@@ -30,6 +31,7 @@ struct PlannerOptions {
   BatchSizePolicy batch_sizes = BatchSizePolicy::kPowerOfTwo;
   double division_threshold = kDefaultDivisionThreshold;
   bool share_workspace = false;  // wd: kernels that never overlap share bytes (policies.h)
+  int streams = 1;               // 2: independent convolutions on a side stream (Note [side stream])
   bool rebenchmark = false;   // ignore stored timings and measure again
   bool progress = true;       // progress bar on stderr (only when stderr is a terminal)
 };
@@ -43,6 +45,7 @@ struct PlanResult {
   int kernels_benchmarked = 0;      // measured in this run
   int kernels_reused = 0;           // taken from the database
   double optimize_seconds = 0.0;    // wall time of the whole planning
+  std::vector<ir::NodeId> side_steps;  // Conv nodes the plan runs on the side stream
 };
 
 // Plans `graph`: workspace-dependent steps (Conv) get their configuration and

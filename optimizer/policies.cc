@@ -116,6 +116,7 @@ Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t 
     Expected<IlpSolution> unshared = solve(problem);
     if (unshared) result.unshared_time_ms = unshared->objective_ms;
     for (size_t k = 0; k < kernels.size(); ++k) problem.concurrent_sets.push_back({static_cast<int>(k)});
+    for (const std::vector<int>& set : options.concurrent_kernels) problem.concurrent_sets.push_back(set);
   }
   Expected<IlpSolution> solution = solve(problem);
   if (!solution) return solution.status().with_context("policy wd, total budget " + std::to_string(total_budget) + " bytes");

@@ -58,6 +58,9 @@ struct PolicyOptions {
   // share bytes; with one stream no two kernels overlap, so each kernel alone
   // must fit M and all slices start at offset 0.
   bool share_workspace = false;
+  // wd with share_workspace: sets of kernels (indices) that may run at the same
+  // time on two streams (Note [side stream]); each set's slices must fit M together.
+  std::vector<std::vector<int>> concurrent_kernels;
 };
 
 // kInfeasible naming the kernel and the smallest limit when one kernel has no fitting algorithm.

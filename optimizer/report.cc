@@ -125,6 +125,9 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
   data.has_ilp = result.options.policy == Policy::kWd && !data.kernels.empty();
   data.ilp = result.policy.ilp;
   data.unshared_ms = result.policy.unshared_time_ms;
+  data.streams = result.options.streams;
+  for (ir::NodeId id : result.side_steps)
+    if (id >= 0 && static_cast<size_t>(id) < graph.nodes.size()) data.side_stream_nodes.push_back(graph.nodes[id].name);
   data.optimize_seconds = result.optimize_seconds;
   data.kernels_benchmarked = result.kernels_benchmarked;
   data.kernels_reused = result.kernels_reused;
@@ -173,6 +176,9 @@ std::string report_text(const ReportData& d) {
       << " the unlimited time\n";
   out << "  workspace pool     " << format_bytes(d.pool_bytes) << " for convolutions, " << format_bytes(d.plan_pool_bytes)
       << " in the plan\n";
+  if (d.streams == 2)
+    out << "  side stream        " << d.side_stream_nodes.size() << " convolutions beside the main branch"
+        << (d.side_stream_nodes.empty() ? "" : ": " + join(d.side_stream_nodes, ", ")) << "\n";
   if (d.has_ilp) {
     std::snprintf(buf, sizeof buf, "ILP:      objective %.4f ms, gap %.2f %%, solve time %.3f s, status %s\n",
                   d.ilp.objective_ms, d.ilp.gap * 100, d.ilp.solve_seconds, d.ilp.status.c_str());
@@ -230,6 +236,8 @@ nlohmann::json report_json(const ReportData& d) {
                                                                  : nlohmann::json(nullptr)}};
   j["pool_bytes"] = d.pool_bytes;
   j["plan_pool_bytes"] = d.plan_pool_bytes;
+  j["streams"] = d.streams;
+  j["side_stream_nodes"] = d.side_stream_nodes;
   j["ilp"] = d.has_ilp ? nlohmann::json{{"objective_ms", d.ilp.objective_ms},
                                         {"gap", d.ilp.gap},
                                         {"solve_seconds", d.ilp.solve_seconds},

@@ -58,6 +58,8 @@ struct ReportData {
   bool has_ilp = false;            // policy wd
   IlpSolution ilp;
   double unshared_ms = -1;         // wd --share-workspace: the unshared model's total; -1 otherwise
+  int streams = 1;                 // as asked (PlannerOptions::streams)
+  std::vector<std::string> side_stream_nodes;  // Conv nodes on the side stream (Note [side stream])
   double optimize_seconds = 0;
   int kernels_benchmarked = 0, kernels_reused = 0;
 };

@@ -314,6 +314,11 @@ std::string report_html(const ReportData& d) {
               d.total_unlimited_ms > 0 ? num(d.total_predicted_ms / d.total_unlimited_ms, "%.2f") + "×" : "n/a");
   summary_row(s, "workspace pool", format_bytes(d.pool_bytes) + " for convolutions, " + format_bytes(d.plan_pool_bytes) +
                                        " in the plan");
+  if (d.streams == 2) {
+    std::string side = std::to_string(d.side_stream_nodes.size()) + " convolutions beside the main branch";
+    for (size_t i = 0; i < d.side_stream_nodes.size(); ++i) side += (i ? ", " : ": ") + d.side_stream_nodes[i];
+    summary_row(s, "side stream", side);
+  }
   if (d.has_ilp)
     summary_row(s, "ILP (CBC)", "objective " + ms(d.ilp.objective_ms) + ", gap " + num(d.ilp.gap * 100, "%.2f") +
                                     " %, solve time " + num(d.ilp.solve_seconds, "%.3f") + " s, status " + d.ilp.status);

@@ -7,13 +7,15 @@
 #      for undivided / wr / wd at 8, 64, 512 MiB and undivided with unlimited
 #      workspace, with the predicted sums beside them (items 1 and 3);
 #  (b) whole network, in both layouts: `ucudnn plan --policy wd --workspace 64MiB
-#      [--share-workspace] --layout L` then `ucudnn run --plan ... --json`, host
+#      [--share-workspace] [--streams 2] --layout L` then `ucudnn run --plan ... --json`, host
 #      to host and with --device-io (inputs and outputs in GPU memory), and the
 #      CUDA default (undivided, --layout auto), against PyTorch eager (NCHW and
 #      channels-last) and torch.compile (scripts/bench_torch_gpu.py), with peak
 #      device memory; one --profile run of the NHWC shared plan;
 #  (c) ResNet-50 optimisation time cold (empty database; from record-h200-db's
-#      log when present, else measured here) and warm.
+#      log when present, else measured here) and warm;
+#  (d) one stream vs two (Note [side stream]) in the default session at batch 32
+#      and the benchmark batch, both layouts, device-resident.
 # Everything goes under $OUT/bench; a summary goes to stdout and $OUT/bench/summary.txt.
 #
 #   scripts/bench_optimizer_gpu.sh [--db PATH] [--models alexnet,resnet50] [--batch 256] [--no-compile]
@@ -77,8 +79,9 @@ for model in ${MODELS_LIST//,/ }; do
   # each run host to host and with --device-io (inputs/outputs kept in GPU memory,
   # as PyTorch's device_ms); then the default session (undivided, --layout auto).
   for layout in nchw nhwc; do
-    for variant in wd64 wd64s; do
-      share=(); [ "$variant" = wd64s ] && share=(--share-workspace)
+    for variant in wd64 wd64s wd64x2 wd64sx2; do
+      share=(); case $variant in wd64s*) share=(--share-workspace) ;; esac
+      share+=(--streams "$([ "${variant%x2}" = "$variant" ] && echo 1 || echo 2)")
       plan=$BENCH/$model.$layout.$variant.plan.json
       "$BIN/ucudnn" plan "$onnx" --device cuda --batch "$BATCH" --policy wd --workspace 64MiB "${share[@]}" \
           --layout $layout --db "$DB" --quiet -o "$plan" > "$plan.log" 2>&1 || status=1
@@ -98,6 +101,22 @@ for model in ${MODELS_LIST//,/ }; do
   done
   "$BIN/ucudnn" run "$onnx" --device cuda --batch "$BATCH" --plan "$BENCH/$model.nhwc.wd64s.plan.json" --profile \
       --iterations 1 --warmup 2 > "$BENCH/$model.nhwc.wd64s.profile.txt" 2>&1 || status=1
+  echo "== (d) $model: one stream vs two, default session (undivided 64MiB), device-resident"
+  for batch in 32 "$BATCH"; do
+    for layout in nchw nhwc; do
+      for streams in 1 2; do
+        stem=$BENCH/$model.streams.b$batch.$layout.$streams
+        "$BIN/ucudnn" run "$onnx" --device cuda --batch "$batch" --layout $layout --streams $streams --device-io \
+            --iterations 50 --warmup 10 --json > "$stem.json" 2> "$stem.err" || status=1
+      done
+      "$PYTHON" - "$BENCH/$model.streams.b$batch.$layout" <<'PY' || status=1
+import json, sys
+one, two = (json.load(open(f"{sys.argv[1]}.{s}.json")) for s in (1, 2))
+a, b = one["latency_ms"]["median"], two["latency_ms"]["median"]
+print(f"{sys.argv[1].split('/')[-1]}: 1 stream {a:.3f} ms, 2 streams {b:.3f} ms, ratio {a / b:.3f}x")
+PY
+    done
+  done
 done
 "$PYTHON" "$(dirname "$0")/bench_torch_gpu.py" --models "$MODELS_LIST" --batch "$BATCH" "${TORCH_FLAGS[@]}" \
     --json-out "$BENCH/torch.jsonl" > "$BENCH/torch.log" 2>&1 || status=1
@@ -126,8 +145,9 @@ for m in models:
     print(f"\n{m}, batch {batch}: ms (median); speed ratio = torch ms / ucudnn ms (> 1: ucudnn faster)")
     head = f"{'variant':34} {'device ms':>9} {'host ms':>9} {'peak MiB':>8}"
     print(head + "".join(f"  {'vs ' + r['variant'] + ' dev/host':>36}" for r in torch_ok))
-    variants = [(f"ucudnn {l} wd64{' shared' if v == 'wd64s' else ''}", f"{m}.{l}.{v}") for l in ("nchw", "nhwc")
-                for v in ("wd64", "wd64s")] + [("ucudnn default (auto, undivided)", f"{m}.default")]
+    names = {"wd64": "wd64", "wd64s": "wd64 shared", "wd64x2": "wd64 2 streams", "wd64sx2": "wd64 shared 2 streams"}
+    variants = [(f"ucudnn {l} {names[v]}", f"{m}.{l}.{v}") for l in ("nchw", "nhwc")
+                for v in names] + [("ucudnn default (auto, undivided)", f"{m}.default")]
     for label, stem in variants:
         dev, host = load(os.path.join(bench, stem + ".device.json")), load(os.path.join(bench, stem + ".host.json"))
         d = dev["latency_ms"]["median"] if dev else None

@@ -63,7 +63,7 @@ void expect_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, co
 
 TEST(CudaLayout, NhwcMatchesNchwAndTheCpuOnEveryTinyModel) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
-  for (const char* name : {"tiny_cnn", "tiny_residual", "tiny_branches", "tiny_reshape"}) {
+  for (const char* name : {"tiny_cnn", "tiny_residual", "tiny_branches", "tiny_reshape", "tiny_downsample"}) {
     std::vector<Tensor> inputs;
     const auto cpu = run_model(name, Device::kCpu, Layout::kNchw, nullptr, &inputs);
     const auto nchw = run_model(name, Device::kCuda, Layout::kNchw, &inputs);
@@ -121,6 +121,73 @@ TEST(CudaLayout, DividedResidualConvMatchesTheCpu) {
     auto outputs = (*session)->run(inputs);
     ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
     expect_close(cpu, *outputs, std::string("divided residual, ") + layout_name(layout));
+  }
+}
+
+// Two streams (Note [side stream], runtime/executor/side_stream.h): the
+// bottleneck block's downsample runs on the side stream beside conv1 and conv2.
+// Planned by the optimizer (wd, shared workspace) and by cuDNN's own search
+// (the default session), in both layouts, run repeatedly on host buffers and
+// on device buffers: every output must match the CPU's.
+TEST(CudaLayout, SideStreamRunsMatchTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
+  const std::string model = model_path("tiny_downsample");
+  const std::string db = ::testing::TempDir() + "/cuda_layout_streams_test.sqlite";
+  std::remove(db.c_str());
+  SessionOptions options;
+  options.batch = 64;  // enough work per convolution for the two streams to overlap
+  options.strict_fp32 = true;
+  options.progress = false;
+  options.benchmark_db = db;
+  options.streams = 2;
+  std::vector<Tensor> inputs;
+  const auto cpu = [&] {
+    SessionOptions cpu_options = options;
+    cpu_options.device = Device::kCpu;
+    cpu_options.streams = 1;
+    auto session = Session::load(model, cpu_options);
+    EXPECT_TRUE(session.has_value()) << session.status().to_string();
+    inputs = random_inputs(**session);
+    return *(*session)->run(inputs);
+  }();
+  auto check_session = [&](const SessionOptions& run_options, const std::string& what) {
+    auto session = Session::load(model, run_options);
+    ASSERT_TRUE(session.has_value()) << what << ": " << session.status().to_string();
+    for (int i = 0; i < 5; ++i) {
+      auto outputs = (*session)->run(inputs);
+      ASSERT_TRUE(outputs.has_value()) << what << ": " << outputs.status().to_string();
+      expect_close(cpu, *outputs, what + ", run " + std::to_string(i));
+    }
+    std::vector<GpuTensor> device_inputs, device_outputs;
+    for (const Tensor& t : inputs) device_inputs.push_back(std::move(GpuTensor::upload(t).value()));
+    for (const TensorInfo& info : (*session)->outputs())
+      device_outputs.push_back(std::move(GpuTensor::allocate(info.dtype, info.shape).value()));
+    ASSERT_TRUE((*session)->run_on_device(device_inputs, device_outputs).is_ok()) << what;
+    expect_close(cpu, {*device_outputs[0].download()}, what + ", on device buffers");
+  };
+  for (Layout layout : {Layout::kNchw, Layout::kNhwc}) {
+    SessionOptions planned_options = options;
+    planned_options.layout = layout;
+    auto graph = load_graph(model, planned_options, layout);
+    ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
+    auto planner = planner_options(planned_options);
+    ASSERT_TRUE(planner.has_value());
+    planner->policy = optimizer::Policy::kWd;
+    planner->share_workspace = true;
+    auto planned = plan_with_database(*graph, "cuda", *planner, db, /*strict_fp32=*/true);
+    ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+    ASSERT_EQ(planned->side_steps.size(), 1u) << layout_name(layout);
+    EXPECT_EQ(graph->nodes[planned->side_steps[0]].name, "downsample");
+    const std::string plan_path = ::testing::TempDir() + "/streams_" + layout_name(layout) + ".plan.json";
+    ASSERT_TRUE(runtime::save_plan(plan_path, planned->plan, *graph).is_ok());
+    SessionOptions run_options = planned_options;
+    run_options.device = Device::kCuda;
+    run_options.plan_path = plan_path;
+    check_session(run_options, std::string("wd plan, two streams, ") + layout_name(layout));
+
+    SessionOptions default_options = planned_options;  // undivided: cuDNN's search, two streams
+    default_options.device = Device::kCuda;
+    check_session(default_options, std::string("default plan, two streams, ") + layout_name(layout));
   }
 }
 

@@ -19,6 +19,7 @@
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/executor/cpu_executor.h"
 #include "runtime/executor/plan_json.h"
+#include "runtime/executor/side_stream.h"
 #include "tests/test_paths.h"
 
 namespace ucudnn::optimizer {
@@ -108,6 +109,56 @@ TEST(Planner, PoliciesOnTinyCnn) {
   auto zero = plan_graph(graph, "cpu", options, bench, nullptr, cpu_workspace_of);
   ASSERT_TRUE(zero.has_value()) << zero.status().to_string();
   for (const KernelPlan& kp : zero->policy.kernels) EXPECT_EQ(kp.config.workspace_bytes, 0u);
+}
+
+// Two streams (Note [side stream]): the downsample of a ResNet block runs beside
+// conv1 and conv2, so under wd with sharing each of those pairs must fit the
+// budget together, and the side step's slice lies apart from theirs.
+TEST(Planner, SideStreamSlicesFitTheBudgetBesideTheirWindow) {
+  onnx_import::ImportOptions import;
+  import.batch = 8;
+  auto graph = onnx_import::load_model(source_dir() + "/models/tiny/tiny_downsample/model.onnx", import);
+  ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
+  ASSERT_TRUE(run_inference_passes(*graph).has_value());
+  SyntheticBenchmarker bench;
+  PlannerOptions options;
+  options.progress = false;
+  options.policy = Policy::kWd;
+  options.share_workspace = true;
+  options.workspace_bytes = 6 * 4096;
+
+  auto serial = plan_graph(*graph, "cpu", options, bench, nullptr, cpu_workspace_of);
+  ASSERT_TRUE(serial.has_value()) << serial.status().to_string();
+  EXPECT_TRUE(serial->side_steps.empty());
+  options.streams = 2;
+  auto two = plan_graph(*graph, "cpu", options, bench, nullptr, cpu_workspace_of);
+  ASSERT_TRUE(two.has_value()) << two.status().to_string();
+  ASSERT_EQ(two->side_steps.size(), 1u);
+  const ir::NodeId side = two->side_steps[0];
+  EXPECT_EQ(graph->nodes[side].name, "downsample");
+  EXPECT_EQ(two->plan.steps[side].stream, runtime::kSideStream);
+  EXPECT_TRUE(runtime::check_side_streams(*graph, two->plan).is_ok());
+  EXPECT_LE(two->plan.workspace_pool_bytes, options.workspace_bytes);
+  const runtime::SideWindow window = runtime::side_window(*graph, side);
+  int overlapped = 0;
+  for (int32_t m = window.fork + 1; m < window.join; ++m) {
+    if (graph->nodes[m].op != OpKind::kConv || m == side) continue;
+    ++overlapped;
+    EXPECT_LE(two->plan.steps[side].workspace_bytes + two->plan.steps[m].workspace_bytes, options.workspace_bytes)
+        << graph->nodes[m].name;
+  }
+  EXPECT_EQ(overlapped, 2);  // conv1 and conv2
+  // The pairs constrain the ILP: never faster than one stream at the same budget, never slower than no sharing.
+  EXPECT_GE(two->policy.total_time_ms, serial->policy.total_time_ms - 1e-9);
+  EXPECT_LE(two->policy.total_time_ms, two->policy.unshared_time_ms + 1e-9);
+
+  // wr bounds each kernel, not the pool: the side slice goes above the window's and the pool grows.
+  options.policy = Policy::kWr;
+  auto wr = plan_graph(*graph, "cpu", options, bench, nullptr, cpu_workspace_of);
+  ASSERT_TRUE(wr.has_value()) << wr.status().to_string();
+  ASSERT_EQ(wr->side_steps.size(), 1u);
+  EXPECT_TRUE(runtime::check_side_streams(*graph, wr->plan).is_ok());
+  EXPECT_GT(wr->plan.workspace_pool_bytes, wr->policy.pool_bytes);
 }
 
 TEST(Planner, GoldenPlanFromCheckedInDatabase) {

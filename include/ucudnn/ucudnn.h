@@ -49,6 +49,8 @@ struct SessionOptions {
   size_t workspace_bytes = size_t{64} << 20;  // per kernel (undivided, wr) or total (wd)
   std::string batch_sizes = "powerOfTwo";     // micro-batch sizes: "all", "powerOfTwo", "undivided"
   bool share_workspace = false;      // wd: kernels that never run at the same time share bytes
+  int streams = 1;                   // CUDA: 2 runs independent convolutions (a ResNet downsample beside
+                                     // its block's main branch) on a second stream; 1 or 2
   std::string benchmark_db;          // "" = ~/.cache/ucudnn/benchmarks.sqlite
   bool rebenchmark = false;          // measure again instead of reusing stored timings
   bool progress = true;              // progress bar on stderr while benchmarking (terminals only)

@@ -3,9 +3,11 @@
 #include "runtime/cuda/cuda_executor.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/executor/side_stream.h"
 #include "runtime/ir/layout.h"
 
 namespace ucudnn::cuda {
@@ -67,6 +69,10 @@ Expected<runtime::Plan> make_cuda_plan(CudaContext& ctx, const ir::Graph& graph,
     plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, step.workspace_bytes);
     plan.steps.push_back(step);
   }
+  if (options.streams == 2) {
+    // Slices of convolutions that may overlap sit side by side: the pool may grow past the per-layer limit.
+    runtime::assign_side_streams(graph, runtime::side_stream_candidates(graph), SIZE_MAX, &plan);
+  }
   runtime::plan_activation_memory(graph, &plan);
   return plan;
 }
@@ -105,6 +111,7 @@ Status CudaExecutor::build() {
     return invalid_argument("the plan does not match the model (" + std::to_string(plan_.steps.size()) +
                             " steps for " + std::to_string(graph_.nodes.size()) + " nodes)");
   UCUDNN_RETURN_IF_ERROR(check_cuda_support(graph_));
+  UCUDNN_RETURN_IF_ERROR(runtime::check_side_streams(graph_, plan_));
 
   // Weights: one buffer, every constant at an aligned offset, uploaded once.
   std::vector<size_t> weight_offsets(graph_.values.size(), 0);
@@ -147,6 +154,7 @@ Status CudaExecutor::build() {
 
     Step step;
     step.node = &node;
+    step.side = plan_step.stream == runtime::kSideStream;
     Call whole;
     for (ir::ValueId id : node.inputs) whole.src.push_back(id == ir::kNoValue ? DeviceTensor{} : values_[id]);
     for (ir::ValueId id : node.outputs) whole.dst.push_back(id == ir::kNoValue ? DeviceTensor{} : values_[id]);
@@ -183,6 +191,25 @@ Status CudaExecutor::build() {
     steps_.push_back(std::move(step));
   }
   record_value_refs();
+  return prepare_side_stream();
+}
+
+Status CudaExecutor::prepare_side_stream() {
+  forks_before_.assign(steps_.size() + 1, {});
+  joins_before_.assign(steps_.size() + 1, {});
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    if (!step.side) continue;
+    if (!side_ctx_) {
+      UCUDNN_ASSIGN_OR_RETURN(side_ctx_, CudaContext::create(ctx_.device(), ctx_.math()));
+    }
+    for (cudaEvent_t* event : {&step.forked, &step.done})
+      UCUDNN_CUDA_CHECK(cudaEventCreateWithFlags(event, cudaEventDisableTiming),
+                        "creating side-stream events for " + step.node->describe());
+    const runtime::SideWindow window = runtime::side_window(graph_, static_cast<ir::NodeId>(s));
+    forks_before_[static_cast<size_t>(window.fork + 1)].push_back(s);
+    joins_before_[static_cast<size_t>(window.join)].push_back(s);
+  }
   return Status::ok();
 }
 
@@ -247,7 +274,11 @@ const void* CudaExecutor::bound_location(ir::ValueId id, const std::vector<const
 }
 
 CudaExecutor::~CudaExecutor() {
-  for (cudaEvent_t event : events_) cudaEventDestroy(event);  // errors at teardown have nowhere to go
+  // Errors at teardown have nowhere to go.
+  for (cudaEvent_t event : events_) cudaEventDestroy(event);
+  for (const Step& step : steps_)
+    for (cudaEvent_t event : {step.forked, step.done})
+      if (event != nullptr) cudaEventDestroy(event);
 }
 
 Status CudaExecutor::copy_inputs_in(const std::vector<Tensor>& inputs) {
@@ -263,10 +294,29 @@ Status CudaExecutor::copy_inputs_in(const std::vector<Tensor>& inputs) {
   return Status::ok();
 }
 
-Status CudaExecutor::run_step(const Step& step) {
+Status CudaExecutor::run_step(const Step& step, CudaContext& ctx) {
   for (const Call& call : step.calls) {
-    Status status = call.state->run(RunArgs{ctx_, call.src, call.dst, call.workspace, call.workspace_bytes});
+    Status status = call.state->run(RunArgs{ctx, call.src, call.dst, call.workspace, call.workspace_bytes});
     if (!status.is_ok()) return status.with_context(call.state->context);
+  }
+  return Status::ok();
+}
+
+Status CudaExecutor::run_steps() {
+  for (size_t s = 0; s <= steps_.size(); ++s) {
+    for (size_t side : forks_before_[s])
+      UCUDNN_CUDA_CHECK(cudaEventRecord(steps_[side].forked, ctx_.stream()), "recording a side-stream fork");
+    for (size_t side : joins_before_[s])
+      UCUDNN_CUDA_CHECK(cudaStreamWaitEvent(ctx_.stream(), steps_[side].done, 0), "waiting for a side-stream step");
+    if (s == steps_.size()) break;
+    const Step& step = steps_[s];
+    if (!step.side) {
+      UCUDNN_RETURN_IF_ERROR(run_step(step, ctx_));
+      continue;
+    }
+    UCUDNN_CUDA_CHECK(cudaStreamWaitEvent(side_ctx_->stream(), step.forked, 0), "waiting for a side-stream fork");
+    UCUDNN_RETURN_IF_ERROR(run_step(step, *side_ctx_));
+    UCUDNN_CUDA_CHECK(cudaEventRecord(step.done, side_ctx_->stream()), "recording a side-stream step");
   }
   return Status::ok();
 }
@@ -287,7 +337,7 @@ Expected<std::vector<Tensor>> CudaExecutor::copy_outputs_out() {
 Expected<std::vector<Tensor>> CudaExecutor::run(const std::vector<Tensor>& inputs) {
   point_values_at({}, {});  // a run_bound before may have left calls pointing at its caller's buffers
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
-  for (const Step& step : steps_) UCUDNN_RETURN_IF_ERROR(run_step(step));
+  UCUDNN_RETURN_IF_ERROR(run_steps());
   UCUDNN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, copy_outputs_out());
   UCUDNN_RETURN_IF_ERROR(ctx_.synchronize("running model '" + graph_.name + "'"));
   return outputs;
@@ -329,7 +379,7 @@ Status CudaExecutor::check_bound_buffers(const std::vector<const void*>& inputs,
 Status CudaExecutor::run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
   UCUDNN_RETURN_IF_ERROR(check_bound_buffers(inputs, outputs));
   point_values_at(inputs, outputs);
-  for (const Step& step : steps_) UCUDNN_RETURN_IF_ERROR(run_step(step));
+  UCUDNN_RETURN_IF_ERROR(run_steps());
   // Outputs no node writes in place: copied from wherever the value is now.
   for (size_t j = 0; j < graph_.outputs.size(); ++j) {
     if (output_bound_[j]) continue;
@@ -362,7 +412,7 @@ Expected<std::vector<runtime::StepTiming>> CudaExecutor::profile(const std::vect
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   UCUDNN_RETURN_IF_ERROR(record(1));
   for (size_t s = 0; s < steps_.size(); ++s) {
-    UCUDNN_RETURN_IF_ERROR(run_step(steps_[s]));
+    UCUDNN_RETURN_IF_ERROR(run_step(steps_[s], ctx_));  // side steps too: one stream, each step timed alone
     UCUDNN_RETURN_IF_ERROR(record(s + 2));
   }
   UCUDNN_RETURN_IF_ERROR(copy_outputs_out().status());

@@ -11,6 +11,12 @@
 // steps), copies outputs out and synchronises once. `profile` does the same
 // with a CUDA event recorded between the parts (events made on the first
 // profile call, never in `run`) and reads the device times after the one sync.
+// Steps a plan puts on the side stream (Note [side stream],
+// runtime/executor/side_stream.h) run on a second context's stream, ordered
+// against the main stream by events made at creation: the main stream records
+// one after the step's fork, the side stream waits for it, and the main stream
+// waits for the step's own event before its join. `profile` runs every step on
+// the main stream, so each step's time is its own.
 // `run_bound` runs on caller-owned device buffers without copies: calls hold
 // their tensors' pointers, so at build time every reference to a graph input
 // or to a graph output a node writes is recorded (step, call, slot, byte
@@ -20,7 +26,8 @@
 //
 // make_cuda_plan builds the `undivided` plan: each Conv gets the fastest
 // algorithm cudnnFindConvolutionForwardAlgorithmEx reports at the full batch
-// whose workspace fits the per-layer limit; the pool is the largest of them.
+// whose workspace fits the per-layer limit; the pool is the largest of them
+// (with two streams, the largest sum of slices that may be in use at once).
 #pragma once
 
 #include <memory>
@@ -39,6 +46,7 @@ namespace ucudnn::cuda {
 
 struct CudaPlanOptions {
   size_t workspace_limit = size_t{64} << 20;  // per-layer workspace limit (bytes)
+  int streams = 1;  // 2: independent convolutions on a side stream (Note [side stream])
 };
 
 // Ops of `graph` without a CUDA kernel, as an Unsupported status naming them all; OK when none.
@@ -77,7 +85,7 @@ class CudaExecutor {
   // Synchronises once.
   Status run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
 
-  ~CudaExecutor();  // destroys the profiling events, if any
+  ~CudaExecutor();  // destroys the profiling and side-stream events, if any
   CudaExecutor(const CudaExecutor&) = delete;
   CudaExecutor& operator=(const CudaExecutor&) = delete;
 
@@ -96,6 +104,9 @@ class CudaExecutor {
   struct Step {
     const ir::Node* node = nullptr;
     std::vector<Call> calls;
+    bool side = false;               // on side_ctx_'s stream
+    cudaEvent_t forked = nullptr;    // side: recorded on the main stream after the fork
+    cudaEvent_t done = nullptr;      // side: recorded on the side stream after the step
   };
   // One place a prepared call refers to a value: steps_[step].calls[call].src or .dst [slot],
   // `offset` bytes after the value's start.
@@ -112,7 +123,11 @@ class CudaExecutor {
   Status prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call);
   // The three parts of a run, queued on the stream; `run` and `profile` call them in order.
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
-  Status run_step(const Step& step);
+  Status run_step(const Step& step, CudaContext& ctx);
+  // Every step, side steps on the side stream with their events; `run` and `run_bound` use it.
+  Status run_steps();
+  // For the side steps: the second context and the events, and where the main stream records and waits.
+  Status prepare_side_stream();
   Expected<std::vector<Tensor>> copy_outputs_out();
   // Records refs_ for graph inputs and for the outputs in output_bound_ (after steps_ is built).
   void record_value_refs();
@@ -135,6 +150,9 @@ class CudaExecutor {
   std::vector<std::vector<ValueRef>> refs_;  // per graph value; only graph inputs and bound outputs have any
   std::vector<bool> output_bound_;           // per graph output: written in place by run_bound
   std::vector<cudaEvent_t> events_;  // profiling: steps + 3 boundaries, made on the first profile()
+  std::unique_ptr<CudaContext> side_ctx_;          // only when the plan has side steps
+  std::vector<std::vector<size_t>> forks_before_;  // per position 0..steps: side steps whose fork event to record
+  std::vector<std::vector<size_t>> joins_before_;  // per position 0..steps: side steps the main stream waits for
 };
 
 }  // namespace ucudnn::cuda

@@ -1,11 +1,12 @@
 // CpuExecutor: plan checks, one-time allocation, and the run loop.
 #include "runtime/executor/cpu_executor.h"
-#include "runtime/ir/layout.h"
 
 #include <chrono>
 #include <cstring>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/executor/side_stream.h"
+#include "runtime/ir/layout.h"
 
 namespace ucudnn::runtime {
 
@@ -70,6 +71,8 @@ Status CpuExecutor::build() {
   if (plan_.value_offsets.size() != graph_.values.size() || plan_.steps.size() != graph_.nodes.size())
     return invalid_argument("the plan does not match the model (" + std::to_string(plan_.steps.size()) +
                             " steps for " + std::to_string(graph_.nodes.size()) + " nodes)");
+  // Side-stream steps run in order here like the others (Note [side stream]); the plan must still be consistent.
+  UCUDNN_RETURN_IF_ERROR(check_side_streams(graph_, plan_));
   UCUDNN_ASSIGN_OR_RETURN(arena_, Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(plan_.arena_bytes)}));
   UCUDNN_ASSIGN_OR_RETURN(workspace_,
                           Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(plan_.workspace_pool_bytes)}));

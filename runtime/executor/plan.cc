@@ -1,8 +1,10 @@
 // Plan helpers: micro-batch checks and activation memory layout by liveness.
 #include "runtime/executor/plan.h"
 
+#include <algorithm>
 #include <cstdio>
 
+#include "runtime/executor/side_stream.h"
 #include "runtime/memory/arena_planner.h"
 
 namespace ucudnn::runtime {
@@ -67,6 +69,17 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
   }
   for (ir::ValueId id : graph.outputs)
     if (!graph.value(id).constant) last[id] = n_steps;  // outputs live until they are copied out
+  for (int32_t step = 0; step < n_steps && static_cast<size_t>(step) < plan->steps.size(); ++step) {
+    if (plan->steps[step].stream != kSideStream) continue;
+    const SideWindow window = side_window(graph, step);
+    const ir::Node& node = graph.nodes[step];
+    for (const std::vector<ir::ValueId>* ids : {&node.inputs, &node.outputs})
+      for (ir::ValueId id : *ids) {
+        if (id == ir::kNoValue || graph.value(id).constant) continue;
+        first[id] = std::min(first[id], window.fork + 1);
+        last[id] = std::max(last[id], window.join);
+      }
+  }
 
   std::vector<memory::BufferRequest> requests;
   std::vector<ir::ValueId> request_value;

@@ -27,6 +27,7 @@ struct PlanStep {
   std::vector<MicroBatch> micro_batches;  // empty: one call on the whole batch, default algorithm
   size_t workspace_offset = 0;            // slice of the workspace pool this step may use
   size_t workspace_bytes = 0;
+  int stream = 0;                         // 0: main; 1: side (Note [side stream], side_stream.h)
 };
 
 struct Plan {
@@ -68,6 +69,8 @@ Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& input
 
 // Lays out the activation arena of `graph` by liveness (graph inputs and all node
 // outputs; constants stay out), filling value_offsets, arena_bytes and unplanned_bytes.
+// Values a side-stream step touches live over its whole window (Note [side stream]);
+// plan->steps must be set, one per node in order.
 void plan_activation_memory(const ir::Graph& graph, Plan* plan);
 
 }  // namespace ucudnn::runtime

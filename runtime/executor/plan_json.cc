@@ -41,6 +41,7 @@ std::string plan_to_json(const Plan& plan, const ir::Graph& graph) {
     s["micro_batches"] = parts;
     s["workspace_offset"] = step.workspace_offset;
     s["workspace_bytes"] = step.workspace_bytes;
+    if (step.stream != 0) s["stream"] = step.stream;
     steps.push_back(s);
   }
   j["steps"] = steps;
@@ -75,6 +76,7 @@ Expected<Plan> plan_from_json(const std::string& text) {
         step.micro_batches.push_back({m.at("size").get<int64_t>(), m.at("algorithm").get<int>()});
       step.workspace_offset = s.at("workspace_offset").get<size_t>();
       step.workspace_bytes = s.at("workspace_bytes").get<size_t>();
+      step.stream = s.value("stream", 0);
       plan.steps.push_back(std::move(step));
     }
     return plan;

@@ -5,7 +5,7 @@ namespace ucudnn::cli {
 
 const std::set<std::string> kSessionValueFlags = {"device",    "math",        "batch", "threads", "plan",
                                                   "policy",    "workspace",   "batch-sizes", "db",
-                                                  "layout"};
+                                                  "layout",    "streams"};
 const std::set<std::string> kSessionBoolFlags = {"rebenchmark", "quiet", "share-workspace"};
 
 const char* const kSessionFlagsHelp =
@@ -22,6 +22,8 @@ const char* const kSessionFlagsHelp =
     "  --workspace SIZE         workspace limit: per kernel (undivided, wr) or total (wd); default 64MiB\n"
     "  --batch-sizes S          micro-batch sizes the optimizer may use: all | powerOfTwo | undivided\n"
     "  --share-workspace        wd: convolutions that never run at the same time share workspace bytes\n"
+    "  --streams 1|2            GPU: 2 runs independent convolutions (a ResNet downsample beside its\n"
+    "                           block's main branch) on a second stream (default 1)\n"
     "  --db PATH                benchmark database (default ~/.cache/ucudnn/benchmarks.sqlite)\n"
     "  --rebenchmark            measure again instead of reusing stored timings\n"
     "  --quiet                  no progress bar\n";
@@ -65,6 +67,9 @@ Status session_options_from_flags(const Args& args, SessionOptions* options) {
   options->batch_sizes = args.get("batch-sizes", "powerOfTwo");
   options->benchmark_db = args.get("db");
   options->share_workspace = args.has("share-workspace");
+  UCUDNN_ASSIGN_OR_RETURN(int64_t streams, args.get_int("streams", 1, 1));
+  if (streams > 2) return invalid_argument("--streams must be 1 or 2, got " + std::to_string(streams));
+  options->streams = static_cast<int>(streams);
   options->rebenchmark = args.has("rebenchmark");
   options->progress = !args.has("quiet");
   if (!options->plan_path.empty() && !options->policy.empty())
