@@ -1,5 +1,5 @@
-// The CLI's shared session flags (tools/ucudnn/session_flags.cc): --math and
-// --device turn into SessionOptions, malformed values into InvalidArgument.
+// The CLI's shared session flags (tools/ucudnn/session_flags.cc): --math,
+// --device and --streams turn into SessionOptions, malformed values into InvalidArgument.
 // Table-driven: each row is a command line and what it must give.
 #include "tools/ucudnn/session_flags.h"
 
@@ -52,6 +52,34 @@ TEST(SessionFlags, Math) {
       EXPECT_EQ(options.strict_fp32, c.strict_fp32);
     } else {
       EXPECT_NE(status.to_string().find("--math must be tf32 or fp32"), std::string::npos) << status.to_string();
+    }
+  }
+}
+
+TEST(SessionFlags, Streams) {
+  struct StreamCase {
+    const char* name;
+    std::vector<std::string> argv;
+    int streams;  // expected; 0 = refused
+  };
+  const std::vector<StreamCase> cases = {
+      {"default is one", {"m.onnx"}, 1},
+      {"one", {"m.onnx", "--streams", "1"}, 1},
+      {"two", {"m.onnx", "--streams", "2"}, 2},
+      {"three", {"m.onnx", "--streams", "3"}, 0},
+      {"zero", {"m.onnx", "--streams", "0"}, 0},
+      {"not a number", {"m.onnx", "--streams", "many"}, 0},
+  };
+  for (const StreamCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    SessionOptions options;
+    const Status status = parse(c.argv, &options);
+    if (c.streams == 0) {
+      EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
+      EXPECT_NE(status.to_string().find("streams"), std::string::npos) << status.to_string();
+    } else {
+      EXPECT_TRUE(status.is_ok()) << status.to_string();
+      EXPECT_EQ(options.streams, c.streams);
     }
   }
 }

@@ -58,6 +58,9 @@ int cmd_plan(int argc, char** argv) {
               result->policy.total_time_ms, result->optimize_seconds);
   std::printf("memory:   workspace pool %s, activations %s\n", format_bytes(result->plan.workspace_pool_bytes).c_str(),
               format_bytes(result->plan.arena_bytes).c_str());
+  if (options.streams == 2)
+    std::printf("streams:  %zu convolutions on the side stream (see `ucudnn report` for which)\n",
+                result->side_steps.size());
   return 0;
 }
 
