@@ -14,8 +14,7 @@
 #      device memory; one --profile run of the NHWC shared plan;
 #  (c) ResNet-50 optimisation time cold (empty database; from record-h200-db's
 #      log when present, else measured here) and warm;
-#  (d) one stream vs two (Note [side stream]) in the default session at batch 32
-#      and the benchmark batch, both layouts, device-resident.
+#  one stream against two (Note [side stream]) is scripts/bench_streams_gpu.sh.
 # Everything goes under $OUT/bench; a summary goes to stdout and $OUT/bench/summary.txt.
 #
 #   scripts/bench_optimizer_gpu.sh [--db PATH] [--models alexnet,resnet50] [--batch 256] [--no-compile]
@@ -101,22 +100,6 @@ for model in ${MODELS_LIST//,/ }; do
   done
   "$BIN/ucudnn" run "$onnx" --device cuda --batch "$BATCH" --plan "$BENCH/$model.nhwc.wd64s.plan.json" --profile \
       --iterations 1 --warmup 2 > "$BENCH/$model.nhwc.wd64s.profile.txt" 2>&1 || status=1
-  echo "== (d) $model: one stream vs two, default session (undivided 64MiB), device-resident"
-  for batch in 32 "$BATCH"; do
-    for layout in nchw nhwc; do
-      for streams in 1 2; do
-        stem=$BENCH/$model.streams.b$batch.$layout.$streams
-        "$BIN/ucudnn" run "$onnx" --device cuda --batch "$batch" --layout $layout --streams $streams --device-io \
-            --iterations 50 --warmup 10 --json > "$stem.json" 2> "$stem.err" || status=1
-      done
-      "$PYTHON" - "$BENCH/$model.streams.b$batch.$layout" <<'PY' || status=1
-import json, sys
-one, two = (json.load(open(f"{sys.argv[1]}.{s}.json")) for s in (1, 2))
-a, b = one["latency_ms"]["median"], two["latency_ms"]["median"]
-print(f"{sys.argv[1].split('/')[-1]}: 1 stream {a:.3f} ms, 2 streams {b:.3f} ms, ratio {a / b:.3f}x")
-PY
-    done
-  done
 done
 "$PYTHON" "$(dirname "$0")/bench_torch_gpu.py" --models "$MODELS_LIST" --batch "$BATCH" "${TORCH_FLAGS[@]}" \
     --json-out "$BENCH/torch.jsonl" > "$BENCH/torch.log" 2>&1 || status=1
