@@ -303,6 +303,14 @@ Status CudaExecutor::run_step(const Step& step, CudaContext& ctx) {
 }
 
 Status CudaExecutor::run_steps() {
+  Status status = queue_steps();
+  // After a failure the main stream never waited for the side stream: let it finish before the
+  // caller reuses the buffers its steps may still be reading (best effort, the error is already set).
+  if (!status.is_ok() && side_ctx_) cudaStreamSynchronize(side_ctx_->stream());
+  return status;
+}
+
+Status CudaExecutor::queue_steps() {
   for (size_t s = 0; s <= steps_.size(); ++s) {
     for (size_t side : forks_before_[s])
       UCUDNN_CUDA_CHECK(cudaEventRecord(steps_[side].forked, ctx_.stream()), "recording a side-stream fork");

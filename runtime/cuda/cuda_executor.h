@@ -126,6 +126,7 @@ class CudaExecutor {
   Status run_step(const Step& step, CudaContext& ctx);
   // Every step, side steps on the side stream with their events; `run` and `run_bound` use it.
   Status run_steps();
+  Status queue_steps();  // run_steps without its clean-up after a failure
   // For the side steps: the second context and the events, and where the main stream records and waits.
   Status prepare_side_stream();
   Expected<std::vector<Tensor>> copy_outputs_out();
