@@ -285,6 +285,29 @@ TEST(Report, SharedWorkspaceShowsTheUnsharedTotal) {
   EXPECT_EQ(report_text(plain).find("without sharing"), std::string::npos);
 }
 
+// --streams 2: the report names the convolutions on the side stream, in every format.
+TEST(Report, ListsTheSideStreamConvolutions) {
+  const Fixture f = alexnet_fixture();
+  auto policy = plan_wd(f.named, f.batch, 64 * (size_t{1} << 20));
+  ASSERT_TRUE(policy.has_value()) << policy.status().to_string();
+  PlanResult result = wrap(f, Policy::kWd, 64 * (size_t{1} << 20), std::move(policy).value());
+  result.options.streams = 2;
+  ASSERT_FALSE(f.graph.nodes.empty());
+  result.side_steps = {0};
+  const std::string side = f.graph.nodes[0].name;
+  const ReportData data = build_report(result, f.graph, "alexnet");
+  EXPECT_NE(report_text(data).find("side stream        1 convolutions beside the main branch: " + side),
+            std::string::npos)
+      << report_text(data);
+  EXPECT_EQ(report_json(data)["streams"].get<int>(), 2);
+  EXPECT_EQ(report_json(data)["side_stream_nodes"], nlohmann::json::array({side}));
+  EXPECT_NE(report_html(data).find("side stream"), std::string::npos);
+  // One stream: no such line.
+  result.options.streams = 1;
+  result.side_steps.clear();
+  EXPECT_EQ(report_text(build_report(result, f.graph, "alexnet")).find("side stream"), std::string::npos);
+}
+
 TEST(Report, NoConvolutions) {
   PlanResult result;
   ir::Graph graph;
