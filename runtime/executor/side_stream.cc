@@ -2,7 +2,6 @@
 #include "runtime/executor/side_stream.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace ucudnn::runtime {
 
