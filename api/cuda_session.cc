@@ -23,7 +23,6 @@ Expected<GraphAndPlan> plan_undivided(cuda::CudaContext& ctx, const std::string&
   UCUDNN_RETURN_IF_ERROR(cuda::check_cuda_support(graph));
   cuda::CudaPlanOptions plan_options;
   plan_options.workspace_limit = options.workspace_bytes;
-  UCUDNN_RETURN_IF_ERROR(check_streams(options));
   plan_options.streams = options.streams;
   UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, cuda::make_cuda_plan(ctx, graph, plan_options));
   return GraphAndPlan{std::move(graph), std::move(plan)};

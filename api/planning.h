@@ -37,18 +37,13 @@ std::vector<StepProfile> to_step_profiles(const std::vector<runtime::StepTiming>
 Expected<runtime::Plan> load_matching_plan(const SessionOptions& options, const ir::Graph& graph,
                                            const std::string& device, const std::string& device_name);
 
-// options.streams is 1 or 2; InvalidArgument naming the value otherwise.
+// options.streams is 1 or 2; InvalidArgument naming the value otherwise. Checked
+// where options come in: Session::load and planner_options (`ucudnn plan`, `report`).
 Status check_streams(const SessionOptions& options);
 
 // The planner settings named in `options` (policy, workspace, batch sizes, ...).
 Expected<optimizer::PlannerOptions> planner_options(const SessionOptions& options);
 
-// Plans `graph` for `device` ("cpu" or "cuda"), reading and extending the
-// database at `db_path` ("" = the default under the user's cache directory).
-// "cuda" measures missing kernels with cuDNN on GPU 0 (TF32 allowed unless
-// `strict_fp32`); without a GPU (or in a build without CUDA) it plans from the
-// database alone, for the one GPU recorded there with that math type, and fails
-// naming the first kernel the database lacks.
 // What a session runs: the graph (after the passes, in its layout) and its plan.
 struct GraphAndPlan {
   ir::Graph graph;
@@ -70,6 +65,12 @@ struct PlannedModel {
 Expected<PlannedModel> plan_model(const std::string& model_path, const std::string& device,
                                   const SessionOptions& options);
 
+// Plans `graph` for `device` ("cpu" or "cuda"), reading and extending the
+// database at `db_path` ("" = the default under the user's cache directory).
+// "cuda" measures missing kernels with cuDNN on GPU 0 (TF32 allowed unless
+// `strict_fp32`); without a GPU (or in a build without CUDA) it plans from the
+// database alone, for the one GPU recorded there with that math type, and fails
+// naming the first kernel the database lacks.
 Expected<optimizer::PlanResult> plan_with_database(const ir::Graph& graph, const std::string& device,
                                                    const optimizer::PlannerOptions& options,
                                                    const std::string& db_path, bool strict_fp32 = false);

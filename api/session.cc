@@ -88,6 +88,7 @@ Status check_gpu_tensors(const char* kind, const std::vector<TensorInfo>& infos,
 Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
   if (options.batch < 1) return invalid_argument("batch must be at least 1, got " + std::to_string(options.batch));
   if (options.threads < 0) return invalid_argument("threads must be 0 (all cores) or positive");
+  UCUDNN_RETURN_IF_ERROR(check_streams(options));
 #ifndef UCUDNN_HAVE_CUDA
   if (options.device == Device::kCuda)
     return unsupported("device 'cuda' is not available: this build of ucudnn has no CUDA backend");

@@ -43,6 +43,26 @@ bool has_all_sizes(const KernelTimings& timings, const std::vector<int64_t>& siz
   return true;
 }
 
+// Each side-stream candidate's kernel with the kernel of every main-stream Conv in
+// its window (Note [side stream]): the sets of kernels that may run at once. A
+// kernel cannot overlap itself in the ILP's model; assign_side_streams then finds
+// room above it or keeps the step serial.
+std::vector<std::vector<int>> overlapping_kernel_pairs(const ir::Graph& graph, const std::vector<ConvKernel>& kernels,
+                                                       const std::vector<ir::NodeId>& side_candidates) {
+  std::vector<int> kernel_of(graph.nodes.size(), -1);
+  for (size_t k = 0; k < kernels.size(); ++k)
+    for (ir::NodeId node : kernels[k].nodes) kernel_of[node] = static_cast<int>(k);
+  std::vector<bool> side(graph.nodes.size(), false);
+  for (ir::NodeId s : side_candidates) side[s] = true;
+  std::vector<std::vector<int>> pairs;
+  for (ir::NodeId s : side_candidates) {
+    const runtime::SideWindow window = runtime::side_window(graph, s);
+    for (int32_t m = window.fork + 1; m < window.join; ++m)
+      if (!side[m] && kernel_of[m] >= 0 && kernel_of[m] != kernel_of[s]) pairs.push_back({kernel_of[s], kernel_of[m]});
+  }
+  return pairs;
+}
+
 }  // namespace
 
 const char* policy_name(Policy policy) {
@@ -117,18 +137,8 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
   policy_options.share_workspace = options.share_workspace;
   const std::vector<ir::NodeId> side_candidates =
       options.streams == 2 ? runtime::side_stream_candidates(graph) : std::vector<ir::NodeId>{};
-  std::vector<int> kernel_of(graph.nodes.size(), -1);
-  for (size_t k = 0; k < result.kernels.size(); ++k)
-    for (ir::NodeId node : result.kernels[k].nodes) kernel_of[node] = static_cast<int>(k);
-  for (ir::NodeId s : side_candidates) {
-    // Each side candidate with every Conv it may overlap. A kernel cannot overlap
-    // itself in this model; assign_side_streams then finds room above it or keeps it serial.
-    const runtime::SideWindow window = runtime::side_window(graph, s);
-    for (int32_t m = window.fork + 1; m < window.join; ++m)
-      if (kernel_of[m] >= 0 && kernel_of[m] != kernel_of[s] &&
-          std::find(side_candidates.begin(), side_candidates.end(), m) == side_candidates.end())
-        policy_options.concurrent_kernels.push_back({kernel_of[s], kernel_of[m]});
-  }
+  if (options.policy == Policy::kWd && options.share_workspace)
+    policy_options.concurrent_kernels = overlapping_kernel_pairs(graph, result.kernels, side_candidates);
   auto run_policy = [&]() -> Expected<PolicyResult> {
     switch (options.policy) {
       case Policy::kUndivided: return plan_undivided(named, batch, options.workspace_bytes);

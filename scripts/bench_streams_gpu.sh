@@ -35,8 +35,11 @@ for model in ${MODELS_LIST//,/ }; do
       stem=$AB/$model.b$batch.$layout
       "$BIN/ucudnn" plan "$MODELS/$model.onnx" --device cuda --batch "$batch" --policy undivided --workspace 64MiB \
           --layout $layout --streams 2 --db "$DB" --quiet -o "$stem.2.plan.json" > "$stem.plan.log" 2>&1 || { status=1; continue; }
-      # The same plan on one stream: drop the side-stream marks ("stream": 1 is never a step's last key).
-      grep -v '"stream": 1,' "$stem.2.plan.json" > "$stem.1.plan.json"
+      # The same plan on one stream: drop the side-stream marks.
+      "$PYTHON" -c 'import json, sys
+plan = json.load(open(sys.argv[1]))
+for step in plan["steps"]: step.pop("stream", None)
+json.dump(plan, open(sys.argv[2], "w"), indent=1)' "$stem.2.plan.json" "$stem.1.plan.json"
       # What one stream plans for activations (the copy above keeps the two-stream layout).
       "$BIN/ucudnn" plan "$MODELS/$model.onnx" --device cuda --batch "$batch" --policy undivided --workspace 64MiB \
           --layout $layout --db "$DB" --quiet -o "$stem.serial.plan.json" >> "$stem.plan.log" 2>&1 || status=1

@@ -61,6 +61,20 @@ void expect_close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, co
   }
 }
 
+// The CPU's outputs for `model` with `options` (run on the CPU, one stream) on
+// random inputs, which it stores in `inputs`; empty after a reported failure.
+std::vector<Tensor> cpu_reference(const std::string& model, SessionOptions options, std::vector<Tensor>* inputs) {
+  options.device = Device::kCpu;
+  options.streams = 1;
+  auto session = Session::load(model, options);
+  EXPECT_TRUE(session.has_value()) << session.status().to_string();
+  if (!session) return {};
+  *inputs = random_inputs(**session);
+  auto outputs = (*session)->run(*inputs);
+  EXPECT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  return outputs ? std::move(*outputs) : std::vector<Tensor>{};
+}
+
 TEST(CudaLayout, NhwcMatchesNchwAndTheCpuOnEveryTinyModel) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
   for (const char* name : {"tiny_cnn", "tiny_residual", "tiny_branches", "tiny_reshape", "tiny_downsample"}) {
@@ -89,14 +103,8 @@ TEST(CudaLayout, DividedResidualConvMatchesTheCpu) {
   options.progress = false;
   options.benchmark_db = db;
   std::vector<Tensor> inputs;
-  const auto cpu = [&] {
-    SessionOptions cpu_options = options;
-    cpu_options.device = Device::kCpu;
-    auto session = Session::load(model, cpu_options);
-    EXPECT_TRUE(session.has_value()) << session.status().to_string();
-    inputs = random_inputs(**session);
-    return *(*session)->run(inputs);
-  }();
+  const std::vector<Tensor> cpu = cpu_reference(model, options, &inputs);
+  ASSERT_FALSE(cpu.empty());
   for (Layout layout : {Layout::kNchw, Layout::kNhwc}) {
     auto graph = load_graph(model, options, layout);
     ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
@@ -141,15 +149,8 @@ TEST(CudaLayout, SideStreamRunsMatchTheCpu) {
   options.benchmark_db = db;
   options.streams = 2;
   std::vector<Tensor> inputs;
-  const auto cpu = [&] {
-    SessionOptions cpu_options = options;
-    cpu_options.device = Device::kCpu;
-    cpu_options.streams = 1;
-    auto session = Session::load(model, cpu_options);
-    EXPECT_TRUE(session.has_value()) << session.status().to_string();
-    inputs = random_inputs(**session);
-    return *(*session)->run(inputs);
-  }();
+  const std::vector<Tensor> cpu = cpu_reference(model, options, &inputs);
+  ASSERT_FALSE(cpu.empty());
   auto check_session = [&](const SessionOptions& run_options, const std::string& what) {
     auto session = Session::load(model, run_options);
     ASSERT_TRUE(session.has_value()) << what << ": " << session.status().to_string();
@@ -159,11 +160,21 @@ TEST(CudaLayout, SideStreamRunsMatchTheCpu) {
       expect_close(cpu, *outputs, what + ", run " + std::to_string(i));
     }
     std::vector<GpuTensor> device_inputs, device_outputs;
-    for (const Tensor& t : inputs) device_inputs.push_back(std::move(GpuTensor::upload(t).value()));
-    for (const TensorInfo& info : (*session)->outputs())
-      device_outputs.push_back(std::move(GpuTensor::allocate(info.dtype, info.shape).value()));
-    ASSERT_TRUE((*session)->run_on_device(device_inputs, device_outputs).is_ok()) << what;
-    expect_close(cpu, {*device_outputs[0].download()}, what + ", on device buffers");
+    for (const Tensor& t : inputs) {
+      auto uploaded = GpuTensor::upload(t);
+      ASSERT_TRUE(uploaded.has_value()) << uploaded.status().to_string();
+      device_inputs.push_back(std::move(*uploaded));
+    }
+    for (const TensorInfo& info : (*session)->outputs()) {
+      auto allocated = GpuTensor::allocate(info.dtype, info.shape);
+      ASSERT_TRUE(allocated.has_value()) << allocated.status().to_string();
+      device_outputs.push_back(std::move(*allocated));
+    }
+    const Status status = (*session)->run_on_device(device_inputs, device_outputs);
+    ASSERT_TRUE(status.is_ok()) << what << ": " << status.to_string();
+    auto downloaded = device_outputs[0].download();
+    ASSERT_TRUE(downloaded.has_value()) << downloaded.status().to_string();
+    expect_close(cpu, {std::move(*downloaded)}, what + ", on device buffers");
   };
   for (Layout layout : {Layout::kNchw, Layout::kNhwc}) {
     SessionOptions planned_options = options;
@@ -189,6 +200,18 @@ TEST(CudaLayout, SideStreamRunsMatchTheCpu) {
     default_options.device = Device::kCuda;
     check_session(default_options, std::string("default plan, two streams, ") + layout_name(layout));
   }
+}
+
+// SessionOptions::streams is checked when a session loads, on any device.
+TEST(CudaLayout, StreamCountMustBeOneOrTwo) {
+  SessionOptions options;
+  options.device = Device::kCpu;
+  options.streams = 3;
+  auto session = Session::load(model_path("tiny_downsample"), options);
+  ASSERT_FALSE(session.has_value());
+  EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(session.status().message().find("streams must be 1 or 2, got 3"), std::string::npos)
+      << session.status().message();
 }
 
 TEST(CudaLayout, CpuRefusesNhwc) {
