@@ -3,6 +3,8 @@
 //  - measuring one convolution returns every forward algorithm id at every
 //    size, unavailable ones flagged, times > 0 and workspaces equal to what
 //    cudnnGetConvolutionForwardWorkspaceSize says on descriptors built here;
+//  - timing a dominated algorithm once (Note [dominated algorithms]) keeps
+//    the fastest time within every workspace limit;
 //  - plan_with_database(..., "cuda", wr / wd) gives plans the CUDA executor runs,
 //    whose outputs match the CPU's, and a second plan reuses the stored timings.
 #include <gtest/gtest.h>
@@ -12,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include "api/planning.h"
@@ -183,6 +186,52 @@ TEST(CudnnBenchmarker, WorkspaceCapMakesAlgorithmsUnavailable) {
       EXPECT_FALSE(m.available) << m.name;
     }
   EXPECT_TRUE(timings->by_batch.at(8)[0].available);
+}
+
+// The fastest available time in `row` with workspace at most `limit`, or infinity.
+double fastest_within(const std::vector<optimizer::AlgoMeasurement>& row, size_t limit) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const optimizer::AlgoMeasurement& m : row)
+    if (m.available && m.workspace_bytes <= limit) best = std::min(best, m.time_ms);
+  return best;
+}
+
+// Note [dominated algorithms]: timing a clearly slower algorithm once instead of
+// taking its median changes no choice. GEMM is ~10× IMPLICIT_GEMM on this
+// layer (ResNet-50's layer1 3×3, NCHW), so the cut applies.
+TEST(CudnnBenchmarker, TimingDominatedAlgorithmsOnceKeepsTheFastestWithinEveryLimit) {
+  REQUIRE_GPU();
+  auto ctx = cuda::CudaContext::create(0, cuda::MathMode::kTf32);
+  ASSERT_TRUE(ctx.has_value());
+  const ConvCase c{{16, 64, 56, 56}, {64, 64, 3, 3}, {1, 1, 1, 1}, {1, 1}};
+  ir::Graph g = conv_graph(c);
+  optimizer::CudnnBenchmarkOptions full{3, 10, 0, std::numeric_limits<double>::infinity()};
+  optimizer::CudnnBenchmarkOptions cut = full;
+  cut.dominated_factor = 2.0;
+  auto full_bench = optimizer::make_cudnn_benchmarker(**ctx, full);
+  auto cut_bench = optimizer::make_cudnn_benchmarker(**ctx, cut);
+  auto kernels = optimizer::collect_conv_kernels(g, full_bench->device_key());
+  ASSERT_TRUE(kernels.has_value());
+  const std::vector<int64_t> sizes = {8, 16};
+  auto with_medians = full_bench->measure(g, kernels->front(), sizes);
+  auto with_cut = cut_bench->measure(g, kernels->front(), sizes);
+  ASSERT_TRUE(with_medians.has_value()) << with_medians.status().to_string();
+  ASSERT_TRUE(with_cut.has_value()) << with_cut.status().to_string();
+  for (int64_t size : sizes) {
+    const auto& a = with_medians->by_batch.at(size);
+    const auto& b = with_cut->by_batch.at(size);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].available, b[i].available) << a[i].name << " at " << size;
+      EXPECT_EQ(a[i].workspace_bytes, b[i].workspace_bytes) << a[i].name << " at " << size;
+    }
+    for (const optimizer::AlgoMeasurement& m : a) {
+      if (!m.available) continue;
+      const double expected = fastest_within(a, m.workspace_bytes), actual = fastest_within(b, m.workspace_bytes);
+      EXPECT_LT(actual, 1.3 * expected) << "within " << m.workspace_bytes << " B at " << size;
+      EXPECT_GT(actual, expected / 1.3) << "within " << m.workspace_bytes << " B at " << size;
+    }
+  }
 }
 
 // Runs `graph` on the CPU (default plan) and on the GPU with `plan`; outputs must agree.
