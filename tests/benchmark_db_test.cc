@@ -1,6 +1,6 @@
 // Tests for the SQLite benchmark database: round trip, reuse across opens,
-// garbage files, foreign schema versions, rebuild, and concurrent writers
-// (processes and threads, each with its own connection).
+// garbage files, foreign schema versions, conversion of version 1, rebuild,
+// and concurrent writers (processes and threads, each with its own connection).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -147,6 +147,43 @@ TEST_F(BenchmarkDbTest, ForeignSchemaVersionIsAnError) {
   EXPECT_NE(db.status().message().find("schema version 999"), std::string::npos) << db.status().message();
   EXPECT_NE(db.status().message().find(path()), std::string::npos);
   EXPECT_TRUE(BenchmarkDb::open(path(), true).has_value());
+}
+
+// A version-1 file (models/h200_benchmarks.sqlite before 2026-12-03) is
+// converted on open: every row reads back in its order, the version becomes 2.
+TEST_F(BenchmarkDbTest, VersionOneDatabaseIsConvertedOnOpen) {
+  fs::create_directories(fs::path(path()).parent_path());
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path().c_str(), &raw), SQLITE_OK);
+  const char* version_one = R"sql(
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+    INSERT INTO meta VALUES ('schema_version', '1');
+    CREATE TABLE measurements (kernel_key TEXT NOT NULL, micro_batch INTEGER NOT NULL, algorithm INTEGER NOT NULL,
+                               name TEXT NOT NULL, time_ms REAL NOT NULL, workspace_bytes INTEGER NOT NULL,
+                               available INTEGER NOT NULL);
+    CREATE INDEX measurements_by_kernel ON measurements (kernel_key, micro_batch);
+    INSERT INTO measurements VALUES ('kb', 4, 2, 'GEMM', 3.0, 8589934592, 1);
+    INSERT INTO measurements VALUES ('ka', 2, 1, 'B', 2.0, 0, 0);
+    INSERT INTO measurements VALUES ('kb', 4, 0, 'IMPLICIT_GEMM', 1.5, 0, 1);
+    INSERT INTO measurements VALUES ('ka', 1, 0, 'A', 1.0, 16, 1);
+  )sql";
+  ASSERT_EQ(sqlite3_exec(raw, version_one, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+
+  auto db = BenchmarkDb::open(path());
+  ASSERT_TRUE(db.has_value()) << db.status().to_string();
+  EXPECT_EQ(query_single(path(), "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+  EXPECT_EQ(query_single(path(), "SELECT COUNT(*) FROM kernels"), "2");
+  EXPECT_EQ(*db->kernel_count(), 2);
+  KernelTimings a, b;
+  a.by_batch[1] = {{0, "A", 1.0, 16, true}};
+  a.by_batch[2] = {{1, "B", 2.0, 0, false}};
+  b.by_batch[4] = {{2, "GEMM", 3.0, size_t{1} << 33, true}, {0, "IMPLICIT_GEMM", 1.5, 0, true}};
+  EXPECT_EQ(**db->lookup("ka"), a);
+  EXPECT_EQ(**db->lookup("kb"), b);
+  ASSERT_TRUE(db->store("ka", sample_timings(4)).is_ok());
+  EXPECT_EQ(**db->lookup("ka"), sample_timings(4));
+  EXPECT_EQ(**db->lookup("kb"), b);
 }
 
 TEST_F(BenchmarkDbTest, SqliteFileOfAnotherProgramIsAnError) {

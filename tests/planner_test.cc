@@ -178,6 +178,8 @@ TEST(Planner, GoldenPlanFromCheckedInDatabase) {
     ASSERT_TRUE(db.has_value());
     ASSERT_TRUE(plan_graph(graph, "cpu", options, bench, &*db, cpu_workspace_of).has_value());
   }
+  // The checked-in database has schema version 1: opening the copy converts it
+  // (BenchmarkDb), and the plan must come out the same.
   fs::copy_file(data + "/tiny_cnn_bench.sqlite", db_copy, fs::copy_options::overwrite_existing);
   auto db = BenchmarkDb::open(db_copy.string());
   ASSERT_TRUE(db.has_value()) << db.status().to_string();

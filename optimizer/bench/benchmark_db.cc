@@ -18,10 +18,14 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 60'000;
 
+// Version 2: each kernel key is stored once (version 1 repeated the ~200-byte
+// key in every row, which made a database of every micro-batch size 1..256
+// six times larger).
 const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS kernels (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS measurements (
-  kernel_key TEXT NOT NULL,
+  kernel_id INTEGER NOT NULL REFERENCES kernels (id),
   micro_batch INTEGER NOT NULL,
   algorithm INTEGER NOT NULL,
   name TEXT NOT NULL,
@@ -29,7 +33,29 @@ CREATE TABLE IF NOT EXISTS measurements (
   workspace_bytes INTEGER NOT NULL,
   available INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS measurements_by_kernel ON measurements (kernel_key, micro_batch);
+CREATE INDEX IF NOT EXISTS measurements_by_kernel ON measurements (kernel_id, micro_batch);
+)sql";
+
+// Version 1 → 2, inside ensure_schema's transaction: the old rows keep their order.
+const char* kMigrateFromVersion1 = R"sql(
+DROP INDEX IF EXISTS measurements_by_kernel;
+ALTER TABLE measurements RENAME TO measurements_v1;
+CREATE TABLE kernels (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+INSERT INTO kernels (key) SELECT DISTINCT kernel_key FROM measurements_v1 ORDER BY kernel_key;
+CREATE TABLE measurements (
+  kernel_id INTEGER NOT NULL REFERENCES kernels (id),
+  micro_batch INTEGER NOT NULL,
+  algorithm INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  time_ms REAL NOT NULL,
+  workspace_bytes INTEGER NOT NULL,
+  available INTEGER NOT NULL
+);
+INSERT INTO measurements (kernel_id, micro_batch, algorithm, name, time_ms, workspace_bytes, available)
+  SELECT kernels.id, m.micro_batch, m.algorithm, m.name, m.time_ms, m.workspace_bytes, m.available
+  FROM measurements_v1 AS m JOIN kernels ON kernels.key = m.kernel_key ORDER BY m.rowid;
+DROP TABLE measurements_v1;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql";
 
 std::string fix_hint() {
@@ -114,17 +140,21 @@ Status ensure_schema(sqlite3* db, const std::string& path) {
                               "' is an SQLite file without ucudnn's 'meta' table (not a ucudnn benchmark database); " +
                               fix_hint());
     }
-    Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
-    if (version.prepare_code() != SQLITE_OK) return db_error(db, path, "reading schema_version", version.prepare_code());
-    const int rc = sqlite3_step(version.get());
     std::string found = "(none)";
-    if (rc == SQLITE_ROW) {
-      const char* text = reinterpret_cast<const char*>(sqlite3_column_text(version.get(), 0));
-      found = text ? text : "(null)";
-    } else if (rc != SQLITE_DONE) {
-      return db_error(db, path, "reading schema_version", rc);
+    {  // finalized before a migration changes the tables
+      Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+      if (version.prepare_code() != SQLITE_OK) return db_error(db, path, "reading schema_version", version.prepare_code());
+      const int rc = sqlite3_step(version.get());
+      if (rc == SQLITE_ROW) {
+        const char* text = reinterpret_cast<const char*>(sqlite3_column_text(version.get(), 0));
+        found = text ? text : "(null)";
+      } else if (rc != SQLITE_DONE) {
+        return db_error(db, path, "reading schema_version", rc);
+      }
     }
-    if (found != std::to_string(BenchmarkDb::kSchemaVersion)) {
+    if (found == "1") {
+      UCUDNN_RETURN_IF_ERROR(exec(db, path, kMigrateFromVersion1));
+    } else if (found != std::to_string(BenchmarkDb::kSchemaVersion)) {
       return invalid_argument("benchmark database '" + path + "' has schema version " + found +
                               " but this ucudnn uses version " + std::to_string(BenchmarkDb::kSchemaVersion) +
                               "; " + fix_hint());
@@ -194,8 +224,9 @@ Status BenchmarkDb::error(const std::string& what) const {
 
 Expected<std::optional<KernelTimings>> BenchmarkDb::lookup(const std::string& kernel_key) {
   Statement select(db_,
-                   "SELECT micro_batch, algorithm, name, time_ms, workspace_bytes, available "
-                   "FROM measurements WHERE kernel_key = ?1 ORDER BY micro_batch, rowid");
+                   "SELECT m.micro_batch, m.algorithm, m.name, m.time_ms, m.workspace_bytes, m.available "
+                   "FROM measurements AS m JOIN kernels ON kernels.id = m.kernel_id "
+                   "WHERE kernels.key = ?1 ORDER BY m.micro_batch, m.rowid");
   if (select.prepare_code() != SQLITE_OK) return error("preparing the lookup");
   sqlite3_bind_text(select.get(), 1, kernel_key.c_str(), static_cast<int>(kernel_key.size()), SQLITE_TRANSIENT);
   KernelTimings timings;
@@ -222,19 +253,28 @@ Status BenchmarkDb::store(const std::string& kernel_key, const KernelTimings& ti
   UCUDNN_RETURN_IF_ERROR(exec(db_, path_, "BEGIN IMMEDIATE")
                              .with_context("starting a transaction to store kernel '" + kernel_key + "'"));
   auto body = [&]() -> Status {
-    Statement remove(db_, "DELETE FROM measurements WHERE kernel_key = ?1");
+    Statement add_kernel(db_, "INSERT OR IGNORE INTO kernels (key) VALUES (?1)");
+    if (add_kernel.prepare_code() != SQLITE_OK) return error("preparing the kernel insert");
+    sqlite3_bind_text(add_kernel.get(), 1, kernel_key.c_str(), static_cast<int>(kernel_key.size()), SQLITE_TRANSIENT);
+    if (sqlite3_step(add_kernel.get()) != SQLITE_DONE) return error("adding kernel '" + kernel_key + "'");
+    Statement find_kernel(db_, "SELECT id FROM kernels WHERE key = ?1");
+    if (find_kernel.prepare_code() != SQLITE_OK) return error("preparing the kernel id lookup");
+    sqlite3_bind_text(find_kernel.get(), 1, kernel_key.c_str(), static_cast<int>(kernel_key.size()), SQLITE_TRANSIENT);
+    if (sqlite3_step(find_kernel.get()) != SQLITE_ROW) return error("finding the id of kernel '" + kernel_key + "'");
+    const sqlite3_int64 kernel_id = sqlite3_column_int64(find_kernel.get(), 0);
+    Statement remove(db_, "DELETE FROM measurements WHERE kernel_id = ?1");
     if (remove.prepare_code() != SQLITE_OK) return error("preparing the delete");
-    sqlite3_bind_text(remove.get(), 1, kernel_key.c_str(), static_cast<int>(kernel_key.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(remove.get(), 1, kernel_id);
     if (sqlite3_step(remove.get()) != SQLITE_DONE) return error("deleting old rows of kernel '" + kernel_key + "'");
     Statement insert(db_,
-                     "INSERT INTO measurements (kernel_key, micro_batch, algorithm, name, time_ms, "
+                     "INSERT INTO measurements (kernel_id, micro_batch, algorithm, name, time_ms, "
                      "workspace_bytes, available) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (insert.prepare_code() != SQLITE_OK) return error("preparing the insert");
     sqlite3_stmt* s = insert.get();
     for (const auto& [micro_batch, measurements] : timings.by_batch) {
       for (const AlgoMeasurement& m : measurements) {
         sqlite3_reset(s);
-        sqlite3_bind_text(s, 1, kernel_key.c_str(), static_cast<int>(kernel_key.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 1, kernel_id);
         sqlite3_bind_int64(s, 2, micro_batch);
         sqlite3_bind_int(s, 3, m.algorithm);
         sqlite3_bind_text(s, 4, m.name.c_str(), static_cast<int>(m.name.size()), SQLITE_TRANSIENT);
@@ -260,7 +300,7 @@ Status BenchmarkDb::store(const std::string& kernel_key, const KernelTimings& ti
 }
 
 Expected<int64_t> BenchmarkDb::kernel_count() {
-  Statement count(db_, "SELECT COUNT(DISTINCT kernel_key) FROM measurements");
+  Statement count(db_, "SELECT COUNT(DISTINCT kernel_id) FROM measurements");
   if (count.prepare_code() != SQLITE_OK) return error("preparing the kernel count");
   if (sqlite3_step(count.get()) != SQLITE_ROW) return error("counting kernels");
   return static_cast<int64_t>(sqlite3_column_int64(count.get(), 0));
@@ -319,8 +359,8 @@ std::optional<ConvKernelKey> parse_device_part(const std::string& text) {
 Expected<std::vector<ConvKernelKey>> BenchmarkDb::device_keys() {
   // Everything before ";n=" is the device part (kernel_key.cc's field order).
   Statement select(db_,
-                   "SELECT DISTINCT substr(kernel_key, 1, instr(kernel_key, ';n=') - 1) FROM measurements "
-                   "WHERE instr(kernel_key, ';n=') > 0");
+                   "SELECT DISTINCT substr(key, 1, instr(key, ';n=') - 1) FROM kernels "
+                   "WHERE instr(key, ';n=') > 0 AND id IN (SELECT kernel_id FROM measurements)");
   if (select.prepare_code() != SQLITE_OK) return error("preparing the device list");
   std::set<std::string> prefixes;
   int rc;

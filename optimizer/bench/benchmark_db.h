@@ -1,13 +1,16 @@
 // BenchmarkDb: the SQLite store of convolution measurements.
 //
-// Rows are keyed by ConvKernelKey::to_string() and micro-batch size:
+// Kernels are keyed by ConvKernelKey::to_string(), measurements by kernel and
+// micro-batch size:
 //   meta(key TEXT PRIMARY KEY, value TEXT)          -- holds schema_version
-//   measurements(kernel_key, micro_batch, algorithm, name, time_ms,
+//   kernels(id INTEGER PRIMARY KEY, key TEXT UNIQUE)
+//   measurements(kernel_id, micro_batch, algorithm, name, time_ms,
 //                workspace_bytes, available)        -- one row per measurement
 // Several processes may share one file: WAL journal, a busy timeout, and one
 // IMMEDIATE transaction per stored kernel (store replaces the kernel's rows).
 // A file that is not SQLite, or holds another schema version, is reported as
-// kInvalidArgument naming the path and the fix; open(path, rebuild=true)
+// kInvalidArgument naming the path and the fix; a version-1 file (the key in
+// every row) is converted in place on open; open(path, rebuild=true)
 // deletes and recreates it. One BenchmarkDb object belongs to one thread.
 #pragma once
 
@@ -26,7 +29,7 @@ namespace ucudnn::optimizer {
 
 class BenchmarkDb {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database at `path` (creating parent directories).
   // rebuild: delete whatever is there first (the CLI's --rebenchmark).
