@@ -3,14 +3,15 @@
 //  - measuring one convolution returns every forward algorithm id at every
 //    size, unavailable ones flagged, times > 0 and workspaces equal to what
 //    cudnnGetConvolutionForwardWorkspaceSize says on descriptors built here;
-//  - timing a dominated algorithm once (Note [dominated algorithms]) keeps
-//    the fastest time within every workspace limit;
+//  - what the benchmarker times once (Note [dominated algorithms]) is
+//    dominated in a measurement with every median too;
 //  - plan_with_database(..., "cuda", wr / wd) gives plans the CUDA executor runs,
 //    whose outputs match the CPU's, and a second plan reuses the stored timings.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -188,18 +189,33 @@ TEST(CudnnBenchmarker, WorkspaceCapMakesAlgorithmsUnavailable) {
   EXPECT_TRUE(timings->by_batch.at(8)[0].available);
 }
 
-// The fastest available time in `row` with workspace at most `limit`, or infinity.
-double fastest_within(const std::vector<optimizer::AlgoMeasurement>& row, size_t limit) {
+// The algorithms of `row` the benchmarker timed once (Note [dominated
+// algorithms]): in its order (workspace, then id), those whose stored time is
+// more than `factor` × the best stored time before them. (A median that lands
+// above the bar is counted too; the test below holds for it as well.)
+std::vector<int> timed_once(const std::vector<optimizer::AlgoMeasurement>& row, double factor) {
+  std::vector<int> order(row.size());
+  for (size_t a = 0; a < order.size(); ++a) order[a] = static_cast<int>(a);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return row[a].workspace_bytes < row[b].workspace_bytes; });
+  std::vector<int> once;
   double best = std::numeric_limits<double>::infinity();
-  for (const optimizer::AlgoMeasurement& m : row)
-    if (m.available && m.workspace_bytes <= limit) best = std::min(best, m.time_ms);
-  return best;
+  for (int a : order) {
+    if (!row[a].available) continue;
+    if (row[a].time_ms > factor * best) once.push_back(a);
+    best = std::min(best, row[a].time_ms);
+  }
+  return once;
 }
 
-// Note [dominated algorithms]: timing a clearly slower algorithm once instead of
-// taking its median changes no choice. GEMM is ~10× IMPLICIT_GEMM on this
-// layer (ResNet-50's layer1 3×3, NCHW), so the cut applies.
-TEST(CudnnBenchmarker, TimingDominatedAlgorithmsOnceKeepsTheFastestWithinEveryLimit) {
+// Note [dominated algorithms]: what the benchmarker timed once must be
+// dominated in a measurement with every median too — some algorithm needing no
+// more workspace is faster — so no plan would have chosen it. (Comparing the
+// two measurements' times directly does not work: single 50–75 µs calls differ
+// by up to 1.4× between two measurements on the H200; the 2× bar is above that.)
+// GEMM is ~10× IMPLICIT_GEMM on this layer (ResNet-50's layer1 3×3, NCHW), so
+// the cut applies.
+TEST(CudnnBenchmarker, WhatIsTimedOnceIsDominatedWithEveryMedianToo) {
   REQUIRE_GPU();
   auto ctx = cuda::CudaContext::create(0, cuda::MathMode::kTf32);
   ASSERT_TRUE(ctx.has_value());
@@ -225,11 +241,17 @@ TEST(CudnnBenchmarker, TimingDominatedAlgorithmsOnceKeepsTheFastestWithinEveryLi
       EXPECT_EQ(a[i].available, b[i].available) << a[i].name << " at " << size;
       EXPECT_EQ(a[i].workspace_bytes, b[i].workspace_bytes) << a[i].name << " at " << size;
     }
-    for (const optimizer::AlgoMeasurement& m : a) {
-      if (!m.available) continue;
-      const double expected = fastest_within(a, m.workspace_bytes), actual = fastest_within(b, m.workspace_bytes);
-      EXPECT_LT(actual, 1.3 * expected) << "within " << m.workspace_bytes << " B at " << size;
-      EXPECT_GT(actual, expected / 1.3) << "within " << m.workspace_bytes << " B at " << size;
+    const std::vector<int> once = timed_once(b, cut.dominated_factor);
+    EXPECT_NE(std::find(once.begin(), once.end(), CUDNN_CONVOLUTION_FWD_ALGO_GEMM), once.end())
+        << "GEMM should be timed once at " << size;
+    for (int dominated : once) {
+      bool beaten = false;
+      for (const optimizer::AlgoMeasurement& m : a)
+        beaten |= m.available && m.algorithm != dominated && m.workspace_bytes <= a[dominated].workspace_bytes &&
+                  m.time_ms < a[dominated].time_ms;
+      EXPECT_TRUE(beaten) << a[dominated].name << " at " << size << " was timed once (" << b[dominated].time_ms
+                          << " ms) but with every median nothing needing no more workspace beats its "
+                          << a[dominated].time_ms << " ms";
     }
   }
 }
