@@ -36,21 +36,14 @@ CREATE TABLE IF NOT EXISTS measurements (
 CREATE INDEX IF NOT EXISTS measurements_by_kernel ON measurements (kernel_id, micro_batch);
 )sql";
 
-// Version 1 → 2, inside ensure_schema's transaction: the old rows keep their order.
-const char* kMigrateFromVersion1 = R"sql(
+// Version 1 → 2, inside ensure_schema's transaction: the old table is set
+// aside, kSchema creates the new ones, the rows are copied in their order.
+const char* kSetAsideVersion1 = R"sql(
 DROP INDEX IF EXISTS measurements_by_kernel;
 ALTER TABLE measurements RENAME TO measurements_v1;
-CREATE TABLE kernels (id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE);
+)sql";
+const char* kCopyFromVersion1 = R"sql(
 INSERT INTO kernels (key) SELECT DISTINCT kernel_key FROM measurements_v1 ORDER BY kernel_key;
-CREATE TABLE measurements (
-  kernel_id INTEGER NOT NULL REFERENCES kernels (id),
-  micro_batch INTEGER NOT NULL,
-  algorithm INTEGER NOT NULL,
-  name TEXT NOT NULL,
-  time_ms REAL NOT NULL,
-  workspace_bytes INTEGER NOT NULL,
-  available INTEGER NOT NULL
-);
 INSERT INTO measurements (kernel_id, micro_batch, algorithm, name, time_ms, workspace_bytes, available)
   SELECT kernels.id, m.micro_batch, m.algorithm, m.name, m.time_ms, m.workspace_bytes, m.available
   FROM measurements_v1 AS m JOIN kernels ON kernels.key = m.kernel_key ORDER BY m.rowid;
@@ -153,7 +146,9 @@ Status ensure_schema(sqlite3* db, const std::string& path) {
       }
     }
     if (found == "1") {
-      UCUDNN_RETURN_IF_ERROR(exec(db, path, kMigrateFromVersion1));
+      UCUDNN_RETURN_IF_ERROR(exec(db, path, kSetAsideVersion1));
+      UCUDNN_RETURN_IF_ERROR(exec(db, path, kSchema));
+      return exec(db, path, kCopyFromVersion1);
     } else if (found != std::to_string(BenchmarkDb::kSchemaVersion)) {
       return invalid_argument("benchmark database '" + path + "' has schema version " + found +
                               " but this ucudnn uses version " + std::to_string(BenchmarkDb::kSchemaVersion) +
