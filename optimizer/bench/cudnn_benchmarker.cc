@@ -14,9 +14,11 @@
 // needing no more workspace, thanks to the order — can never be chosen: the
 // DP and the Pareto fronts only ever pick, per size, the fastest algorithm
 // within a workspace limit. Its warm-up time is stored and the repeats are
-// skipped. At batch 256 that is GEMM's 32 ms beside IMPLICIT_GEMM's 2.6 ms
-// (ResNet-50's 3×3 layer1 convolution, NCHW), so recording every micro-batch
-// size 1..B (--batch-sizes all) costs a fraction of the full medians.
+// skipped (only with 2 or more warm-ups: the first run of an algorithm pays
+// cuDNN's lazy initialisation). At batch 256 that is GEMM's 32 ms beside
+// IMPLICIT_GEMM's 2.6 ms (ResNet-50's 3×3 layer1 convolution, NCHW), so
+// recording every micro-batch size 1..B (--batch-sizes all) costs a fraction
+// of the full medians.
 #include "optimizer/bench/cudnn_benchmarker.h"
 
 #include <algorithm>
@@ -77,6 +79,9 @@ class CudnnBenchmarker final : public Benchmarker {
     options_.warmup = std::max(options_.warmup, 1);
     options_.repeats = std::max(options_.repeats, 1);
     options_.dominated_factor = std::max(options_.dominated_factor, 1.0);
+    // With one warm-up the timed one is an algorithm's first run, which pays
+    // cuDNN's lazy initialisation: too slow to judge it by.
+    if (options_.warmup < 2) options_.dominated_factor = std::numeric_limits<double>::infinity();
     key_.device_name = "unknown GPU";
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, ctx.device()) == cudaSuccess) {

@@ -24,12 +24,14 @@ class CudaContext;
 namespace ucudnn::optimizer {
 
 struct CudnnBenchmarkOptions {
-  int warmup = 3;                 // untimed runs per algorithm and size (cuDNN initialises lazily)
+  int warmup = 3;                 // runs before the timed ones, per algorithm and size (cuDNN
+                                  // initialises lazily); the last is timed for dominated_factor
   int repeats = 10;               // median of this many timed runs
   size_t max_workspace_bytes = 0; // algorithms asking more are unavailable; 0 = whatever cudaMalloc gives
   // An algorithm whose timed warm-up run is this many times slower than a faster
   // one needing no more workspace keeps that one time, without the repeats
-  // (Note [dominated algorithms] in cudnn_benchmarker.cc); infinity: always the median.
+  // (Note [dominated algorithms] in cudnn_benchmarker.cc); infinity, or warmup < 2:
+  // always the median.
   double dominated_factor = 2.0;
 };
 
