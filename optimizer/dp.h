@@ -20,14 +20,12 @@
 
 #include "optimizer/benchmark_table.h"
 #include "runtime/core/status.h"
+#include "runtime/executor/plan.h"
 
 namespace ucudnn::optimizer {
 
-struct MicroBatch {
-  int64_t size = 0;
-  int algorithm = 0;
-  friend bool operator==(const MicroBatch&, const MicroBatch&) = default;
-};
+// One part of a configuration: the plan's own type (runtime/executor/plan.h).
+using MicroBatch = runtime::MicroBatch;
 
 struct Configuration {
   std::vector<MicroBatch> parts;  // sizes sum to B; largest first

@@ -172,7 +172,7 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
     const KernelPlan& kp = result.policy.kernels[k];
     for (ir::NodeId node : result.kernels[k].nodes) {
       runtime::PlanStep& step = plan.steps[node];
-      for (const MicroBatch& m : kp.config.parts) step.micro_batches.push_back({m.size, m.algorithm});
+      step.micro_batches = kp.config.parts;
       step.workspace_offset = kp.workspace_offset;
       step.workspace_bytes = kp.workspace_size;
     }

@@ -10,10 +10,6 @@ namespace {
 
 constexpr size_t kNoLimit = std::numeric_limits<size_t>::max();
 
-size_t align_up(size_t bytes) {
-  return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
-}
-
 double undivided_time(const KernelTimings& timings, int64_t batch, size_t limit) {
   auto best = fastest_algorithm(timings, batch, limit);
   return best ? best->time_ms : -1.0;
@@ -100,7 +96,7 @@ Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t 
     }
     std::vector<IlpOption> ilp_options;
     for (const Configuration& config : kept) {
-      ilp_options.push_back({kernel.calls * config.time_ms, align_up(config.workspace_bytes)});
+      ilp_options.push_back({kernel.calls * config.time_ms, align_up(config.workspace_bytes, kWorkspaceAlignment)});
     }
     problem.kernels.push_back(std::move(ilp_options));
     problem.kernel_names.push_back(kernel.name);

@@ -17,11 +17,12 @@
 #include "optimizer/benchmark_table.h"
 #include "optimizer/dp.h"
 #include "optimizer/ilp.h"
+#include "runtime/core/bytes.h"
 #include "runtime/core/status.h"
 
 namespace ucudnn::optimizer {
 
-inline constexpr size_t kWorkspaceAlignment = 256;
+inline constexpr size_t kWorkspaceAlignment = kBufferAlignment;
 
 struct NamedKernel {
   std::string name;

@@ -91,7 +91,7 @@ TEST(CudaLayout, NhwcMatchesNchwAndTheCpuOnEveryTinyModel) {
 
 // A plan whose every Conv runs as micro-batches 3 + 5 (cuDNN's default algorithm),
 // in both layouts: the residual block's second Conv divides its z input too
-// (Note [conv residual input]); the outputs must match the CPU's.
+// (Note [fused nodes]); the outputs must match the CPU's.
 TEST(CudaLayout, DividedResidualConvMatchesTheCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
   const std::string model = model_path("tiny_residual");

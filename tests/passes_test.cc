@@ -75,7 +75,7 @@ TEST(Passes, TinyCnnFoldsAndFusesAndStillMatches) {
   EXPECT_EQ(count_ops(rewritten, OpKind::kRelu), 0);
   for (const ir::Node& node : rewritten.nodes) {
     if (node.op == OpKind::kConv) {
-      EXPECT_EQ(node.attrs.get_string(kFusedActivationAttr), "Relu") << node.name;
+      EXPECT_EQ(node.attrs.get_string(ir::kFusedActivationAttr), "Relu") << node.name;
     }
   }
   EXPECT_EQ(rewritten.nodes.size(), original.nodes.size() - 3);
@@ -97,7 +97,7 @@ TEST(Passes, ResidualBlockMatches) {
   EXPECT_EQ(second.op, OpKind::kConv);
   ASSERT_EQ(second.inputs.size(), 4u);
   EXPECT_EQ(second.inputs[3], rewritten.inputs[0]);  // z: the block's input
-  EXPECT_EQ(second.attrs.get_string(kFusedActivationAttr), "Relu");
+  EXPECT_EQ(second.attrs.get_string(ir::kFusedActivationAttr), "Relu");
   EXPECT_EQ(second.outputs[0], rewritten.outputs[0]);
   const auto inputs = random_inputs(original);
   expect_close(run(original, inputs), run(rewritten, inputs));

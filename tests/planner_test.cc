@@ -276,7 +276,7 @@ TEST(Planner, DividedPlanMatchesUndividedOnCpu) {
   expect_divided_matches_undivided(graph, 2);
 
   // The residual block after the passes: its second Conv carries the skip as
-  // input z (Note [conv residual input]), which is divided with X and Y.
+  // input z (Note [fused nodes]), which is divided with X and Y.
   onnx_import::ImportOptions options;
   options.batch = 7;
   auto residual = onnx_import::load_model(source_dir() + "/models/tiny/tiny_residual/model.onnx", options);

@@ -106,7 +106,7 @@ class CudnnBenchmarker final : public Benchmarker {
     // The bare convolution: no bias, no fused activation (see the header).
     ir::Node conv = graph.nodes[kernel.nodes.front()];
     conv.inputs.resize(2);
-    conv.attrs.erase(kFusedActivationAttr);
+    conv.attrs.erase(ir::kFusedActivationAttr);
     const std::string context = "cuDNN benchmark of " + conv.describe() + " " + shape_to_string(kernel.x_shape) +
                                 "*" + shape_to_string(kernel.w_shape);
     const int64_t largest = *std::max_element(sizes.begin(), sizes.end());

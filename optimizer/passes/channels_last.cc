@@ -88,8 +88,8 @@ class ChannelsLastRewriter {
       node.inputs[0] = nhwc(node.inputs[0]);
       if (node.op == OpKind::kConv) {
         node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed here, once
-        if (node.inputs.size() > runtime::kConvResidualInput)  // z has Y's shape, so Y's layout
-          node.inputs[runtime::kConvResidualInput] = nhwc(node.inputs[runtime::kConvResidualInput]);
+        if (node.inputs.size() > ir::kConvResidualInput)  // z has Y's shape, so Y's layout
+          node.inputs[ir::kConvResidualInput] = nhwc(node.inputs[ir::kConvResidualInput]);
       }
       node.attrs.set(ir::kChannelsLastAttr, int64_t{1});
       emit_nhwc(std::move(node));

@@ -31,7 +31,7 @@ Status fold_batch_norm(ir::Graph& graph, PassStats* stats) {
     ir::Node& conv = graph.nodes[conv_id];
     const ir::ValueId conv_out = conv.outputs[0];
     if (conv.op != OpKind::kConv || uses[conv_out] != 1 || is_graph_output(graph, conv_out)) continue;
-    if (conv.attrs.has(kFusedActivationAttr)) continue;
+    if (conv.attrs.has(ir::kFusedActivationAttr)) continue;
     const Tensor* w = constant_of(graph, conv.inputs[1]);
     const Tensor* b = conv.inputs.size() > 2 ? constant_of(graph, conv.inputs[2]) : nullptr;
     const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != ir::kNoValue;

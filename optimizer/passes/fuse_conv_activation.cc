@@ -17,9 +17,9 @@ Status fuse_conv_activation(ir::Graph& graph, PassStats* stats) {
     const ir::NodeId conv_id = graph.value(relu.inputs[0]).producer;
     if (conv_id < 0 || remove[conv_id]) continue;
     ir::Node& conv = graph.nodes[conv_id];
-    if (conv.op != OpKind::kConv || conv.attrs.has(kFusedActivationAttr)) continue;
+    if (conv.op != OpKind::kConv || conv.attrs.has(ir::kFusedActivationAttr)) continue;
     if (uses[conv.outputs[0]] != 1 || is_graph_output(graph, conv.outputs[0])) continue;
-    conv.attrs.set(kFusedActivationAttr, std::string("Relu"));
+    conv.attrs.set(ir::kFusedActivationAttr, std::string("Relu"));
     conv.outputs[0] = relu.outputs[0];
     graph.value(conv.outputs[0]).producer = conv_id;
     remove[n] = true;
@@ -38,10 +38,10 @@ Status fuse_add_activation(ir::Graph& graph, PassStats* stats) {
     const ir::NodeId add_id = graph.value(relu.inputs[0]).producer;
     if (add_id < 0 || remove[add_id]) continue;
     ir::Node& add = graph.nodes[add_id];
-    if (add.op != OpKind::kAdd || add.attrs.has(kFusedActivationAttr)) continue;
+    if (add.op != OpKind::kAdd || add.attrs.has(ir::kFusedActivationAttr)) continue;
     if (graph.value(add.outputs[0]).dtype != DType::kFloat32) continue;
     if (uses[add.outputs[0]] != 1 || is_graph_output(graph, add.outputs[0])) continue;
-    add.attrs.set(kFusedActivationAttr, std::string("Relu"));
+    add.attrs.set(ir::kFusedActivationAttr, std::string("Relu"));
     add.outputs[0] = relu.outputs[0];
     graph.value(add.outputs[0]).producer = add_id;
     remove[n] = true;

@@ -1,6 +1,6 @@
 // fuse_conv_add: a residual join Add(Conv(x), z) → Relu (the Add already
 // carrying the fused Relu, see fuse_add_activation) becomes one Conv with a
-// fourth input z: y = relu(conv(x, w) + b + z) (Note [conv residual input]).
+// fourth input z: y = relu(conv(x, w) + b + z) (Note [fused nodes]).
 // cuDNN computes exactly this in cudnnConvolutionBiasActivationForward (z with
 // alpha2 = 1), so the Add kernel and one pass over the activations disappear.
 //
@@ -23,7 +23,7 @@ bool fusable_conv(const ir::Graph& graph, const std::vector<int>& uses, const st
   if (id < 0 || remove[id] || conv_out == z) return false;
   const ir::Node& conv = graph.nodes[id];
   return conv.op == OpKind::kConv && conv.inputs.size() == 3 && conv.inputs[2] != ir::kNoValue &&
-         !conv.attrs.has(kFusedActivationAttr) && uses[conv_out] == 1 && !is_graph_output(graph, conv_out) &&
+         !conv.attrs.has(ir::kFusedActivationAttr) && uses[conv_out] == 1 && !is_graph_output(graph, conv_out) &&
          graph.value(conv_out).shape == graph.value(z).shape && graph.value(conv_out).dtype == DType::kFloat32 &&
          graph.value(z).dtype == DType::kFloat32;
 }
@@ -36,7 +36,7 @@ Status fuse_conv_add(ir::Graph& graph, PassStats* stats) {
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const ir::Node& add = graph.nodes[n];
     if (add.op != OpKind::kAdd || add.inputs.size() != 2) continue;
-    if (!add.attrs.has(kFusedActivationAttr) || add.attrs.get_string(kFusedActivationAttr) != "Relu") continue;
+    if (!add.attrs.has(ir::kFusedActivationAttr) || add.attrs.get_string(ir::kFusedActivationAttr) != "Relu") continue;
     int which = -1;  // the Add operand that is the Conv's output
     for (int i = 0; i < 2 && which < 0; ++i)
       if (fusable_conv(graph, uses, remove, add.inputs[i], add.inputs[1 - i])) which = i;
@@ -44,7 +44,7 @@ Status fuse_conv_add(ir::Graph& graph, PassStats* stats) {
     const ir::NodeId conv_id = graph.value(add.inputs[which]).producer;
     ir::Node fused = graph.nodes[conv_id];
     fused.inputs.push_back(add.inputs[1 - which]);
-    fused.attrs.set(kFusedActivationAttr, std::string("Relu"));
+    fused.attrs.set(ir::kFusedActivationAttr, std::string("Relu"));
     fused.outputs = add.outputs;
     graph.nodes[n] = std::move(fused);  // the Add's place: z and x are both computed by now
     remove[conv_id] = true;

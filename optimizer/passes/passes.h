@@ -6,7 +6,7 @@
 //                          (kernels apply it to their output; cuDNN fuses it)
 //   fuse_add_activation    Add → Relu likewise (one elementwise pass instead of two)
 //   fuse_conv_add          Conv → Add(·, z) → Relu becomes one Conv with a fourth input z
-//                          (Note [conv residual input], runtime/executor/plan.h)
+//                          (Note [fused nodes], runtime/ir/fusion.h)
 // One more pass is not part of run_inference_passes; the CUDA backend runs it
 // when a session's layout is NHWC:
 //   convert_to_channels_last  4-D activations between convolutions stored NHWC, with
@@ -18,12 +18,10 @@
 #pragma once
 
 #include "runtime/core/status.h"
+#include "runtime/ir/fusion.h"
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::optimizer {
-
-// Name of the Conv attribute the fusion adds (not an ONNX attribute).
-inline constexpr const char* kFusedActivationAttr = "activation";
 
 struct PassStats {
   int identities_removed = 0;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ir/fusion.h"
 
 namespace ucudnn::cpu {
 
@@ -90,8 +91,8 @@ Status channels_last_unsupported(const ir::Node& node) {
 }
 
 Status apply_fused_activation(const ir::Node& node, Tensor& dst) {
-  if (!node.attrs.has("activation")) return Status::ok();
-  const std::string& activation = node.attrs.get_string("activation");
+  const std::string activation = ir::fused_activation(node);  // Note [fused nodes]
+  if (activation.empty()) return Status::ok();
   if (activation != "Relu" || dst.dtype() != DType::kFloat32)
     return unsupported(node.describe() + ": fused activation '" + activation + "' on " + dst.describe() +
                        " has no CPU kernel");

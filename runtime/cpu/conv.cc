@@ -3,8 +3,8 @@
 #include <limits>
 
 #include "runtime/cpu/conv_algorithms.h"
+#include "runtime/ir/fusion.h"
 #include "runtime/cpu/cpu_kernel.h"
-#include "runtime/executor/plan.h"
 #include "runtime/ir/layout.h"
 
 namespace ucudnn::cpu {
@@ -48,9 +48,9 @@ Status run_conv(const KernelArgs& args) {
                             std::to_string(needed) + " workspace bytes, got " + std::to_string(args.workspace_bytes));
   run_conv_algorithm(problem, algorithm, x.data<float>(), w.data<float>(), bias ? bias->data<float>() : nullptr,
                      y.data<float>(), static_cast<float*>(args.workspace));
-  if (args.src.size() > runtime::kConvResidualInput && args.src[runtime::kConvResidualInput] != nullptr) {
-    // Note [conv residual input]: y += z before the activation.
-    const Tensor& z = *args.src[runtime::kConvResidualInput];
+  if (args.src.size() > ir::kConvResidualInput && args.src[ir::kConvResidualInput] != nullptr) {
+    // Note [fused nodes]: y += z before the activation.
+    const Tensor& z = *args.src[ir::kConvResidualInput];
     if (z.shape() != y.shape() || z.dtype() != DType::kFloat32)
       return invalid_argument(args.node.describe() + ": residual input " + z.describe() + " does not match Y " +
                               y.describe());

@@ -8,7 +8,7 @@
 // run: cudnnConvolutionForward, then the bias with cudnnAddTensor; with a Relu
 // fused by optimizer/passes (attribute "activation" = "Relu") and a bias, one
 // cudnnConvolutionBiasActivationForward call (Note [fused conv fallback]),
-// which also adds a residual input z (Note [conv residual input]) for free.
+// which also adds a residual input z (Note [fused nodes]) for free.
 // Channels-last nodes (Note [channels-last], runtime/ir/layout.h) get NHWC
 // descriptors for x, y and the filter (KRSC); cuDNN then picks NHWC kernels.
 // Assumptions: float32 NCHW or 2-D NHWC, 1–3 spatial dims, symmetric padding (cuDNN has one
@@ -16,11 +16,11 @@
 #include <algorithm>
 
 #include "runtime/cuda/cuda_executor.h"
+#include "runtime/ir/fusion.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/cudnn_descriptors.h"
 #include "runtime/cuda/device_memory.h"
 #include "runtime/cuda/kernels.h"
-#include "runtime/executor/plan.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -54,7 +54,7 @@ Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const s
 
 namespace {
 
-constexpr size_t kZ = runtime::kConvResidualInput;
+constexpr size_t kZ = ir::kConvResidualInput;
 
 class ConvState final : public KernelState {
  public:
@@ -64,7 +64,7 @@ class ConvState final : public KernelState {
   cudnnConvolutionFwdAlgo_t algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace = 0;
   bool has_bias = false;
-  bool has_z = false;  // a residual input (Note [conv residual input], runtime/executor/plan.h)
+  bool has_z = false;  // a residual input (Note [fused nodes], runtime/ir/fusion.h)
   bool relu = false;   // a Relu fused into this Conv
   bool fused = false;  // relu && has_bias: try cudnnConvolutionBiasActivationForward
   ActivationDescriptor activation;
@@ -160,9 +160,8 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
                      context);
   if (expected != cudnn_dims(ys))
     return a.unsupported_error("cuDNN's output shape differs from ONNX's " + shape_to_string(a.dst_shapes[0]));
-  if (a.node.attrs.has("activation")) {  // set by optimizer/passes/fuse_conv_activation
-    if (a.node.attrs.get_string("activation") != "Relu")
-      return a.unsupported_error("fused activation '" + a.node.attrs.get_string("activation") + "'");
+  if (const std::string activation = ir::fused_activation(a.node); !activation.empty()) {  // Note [fused nodes]
+    if (activation != "Relu") return a.unsupported_error("fused activation '" + activation + "'");
     s->relu = true;
   }
   s->has_bias = a.has_src(2);

@@ -1,6 +1,7 @@
 // CudaExecutor and make_cuda_plan: plan checks, the three device allocations,
 // per-call preparation (micro-batches included) and the run loop.
 #include "runtime/cuda/cuda_executor.h"
+#include "runtime/ir/fusion.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -93,7 +94,7 @@ Status CudaExecutor::prepare_call(const ir::Node& node, int64_t micro_batch, int
   for (ir::ValueId id : node.outputs) dst_shapes.push_back(id == ir::kNoValue ? Shape{} : graph_.value(id).shape);
   if (micro_batch > 0) {
     for (size_t i = 0; i < src_shapes.size(); ++i)
-      if (runtime::is_batch_divided_input(node, i)) src_shapes[i] = with_batch(src_shapes[i], micro_batch);
+      if (ir::is_batch_divided_input(node, i)) src_shapes[i] = with_batch(src_shapes[i], micro_batch);
     dst_shapes[0] = with_batch(dst_shapes[0], micro_batch);
   }
   PrepareArgs args{ctx_, graph_, node, src_shapes, dst_shapes, algorithm};
@@ -178,7 +179,7 @@ Status CudaExecutor::build() {
         call.src = whole.src;
         call.dst = whole.dst;
         for (size_t i = 0; i < call.src.size(); ++i)
-          if (runtime::is_batch_divided_input(node, i) && call.src[i].data != nullptr)
+          if (ir::is_batch_divided_input(node, i) && call.src[i].data != nullptr)
             call.src[i] = batch_slice(whole.src[i], begin, m.size);
         call.dst[0] = batch_slice(whole.dst[0], begin, m.size);
         call.workspace = whole.workspace;

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/ir/fusion.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
 
@@ -84,9 +85,9 @@ Expected<std::unique_ptr<KernelState>> prepare_binary(const PrepareArgs& a, Bina
     return a.unsupported_error("only float32 operands");
   auto s = std::make_unique<BinaryState>();
   s->op = op;
-  if (a.node.attrs.has("activation")) {  // a Relu fused by optimizer/passes
-    if (op != BinaryOp::kAdd || a.node.attrs.get_string("activation") != "Relu")
-      return a.unsupported_error("fused activation '" + a.node.attrs.get_string("activation") + "'");
+  if (const std::string activation = ir::fused_activation(a.node); !activation.empty()) {  // Note [fused nodes]
+    if (op != BinaryOp::kAdd || activation != "Relu")
+      return a.unsupported_error("fused activation '" + activation + "'");
     s->op = BinaryOp::kAddRelu;
   }
   const Shape& out = a.dst_shapes[0];

@@ -1,5 +1,6 @@
 // CpuExecutor: plan checks, one-time allocation, and the run loop.
 #include "runtime/executor/cpu_executor.h"
+#include "runtime/ir/fusion.h"
 
 #include <chrono>
 #include <cstring>
@@ -17,7 +18,7 @@ std::vector<Shape> input_shapes(const ir::Graph& graph, const ir::Node& node, in
   for (ir::ValueId id : node.inputs) shapes.push_back(id == ir::kNoValue ? Shape{} : graph.value(id).shape);
   if (micro_batch > 0)
     for (size_t i = 0; i < shapes.size(); ++i)
-      if (is_batch_divided_input(node, i) && !shapes[i].empty()) shapes[i][0] = micro_batch;
+      if (ir::is_batch_divided_input(node, i) && !shapes[i].empty()) shapes[i][0] = micro_batch;
   return shapes;
 }
 
@@ -129,7 +130,7 @@ Status CpuExecutor::build() {
         Call call = whole;
         call.algorithm = m.algorithm;
         for (size_t i = 0; i < whole.src.size(); ++i) {
-          if (!is_batch_divided_input(node, i) || whole.src[i] == nullptr) continue;
+          if (!ir::is_batch_divided_input(node, i) || whole.src[i] == nullptr) continue;
           slice_views_.push_back(std::make_unique<Tensor>(batch_slice(*whole.src[i], begin, m.size)));
           call.src[i] = slice_views_.back().get();
         }

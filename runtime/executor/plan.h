@@ -20,6 +20,7 @@ namespace ucudnn::runtime {
 struct MicroBatch {
   int64_t size = 0;
   int algorithm = -1;  // backend-specific algorithm id; -1 = backend default
+  friend bool operator==(const MicroBatch&, const MicroBatch&) = default;
 };
 
 struct PlanStep {
@@ -47,17 +48,6 @@ struct Plan {
 // A short hash of the graph's structure and shapes (ops, attributes' names,
 // value shapes and dtypes): a plan made for one graph is refused by another.
 std::string graph_fingerprint(const ir::Graph& graph);
-
-// Note [conv residual input]: after optimizer/passes' fuse_conv_add a Conv may
-// have a fourth input z (not ONNX's), of Y's shape: Y = activation(conv(X, W) +
-// B + z). When the Conv runs as micro-batches, z is divided with X and Y.
-inline constexpr size_t kConvResidualInput = 3;
-
-// Whether input `i` of `node` is cut along the batch when the node runs as
-// micro-batches (X, and a Conv's residual z); the others (weights) are shared.
-inline bool is_batch_divided_input(const ir::Node& node, size_t i) {
-  return i == 0 || (node.op == OpKind::kConv && i == kConvResidualInput);
-}
 
 // Checks that the configuration of `step` is consistent with the node's batch:
 // micro-batch sizes positive and summing to `batch`.

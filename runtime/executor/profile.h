@@ -10,7 +10,7 @@
 #include <string>
 
 #include "runtime/ir/graph.h"
-#include "runtime/ops/op_list.h"
+#include "runtime/ir/op_list.h"
 
 namespace ucudnn::runtime {
 

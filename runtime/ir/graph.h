@@ -17,7 +17,7 @@
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
 #include "runtime/ir/attributes.h"
-#include "runtime/ops/op_list.h"
+#include "runtime/ir/op_list.h"
 
 namespace ucudnn::ir {
 

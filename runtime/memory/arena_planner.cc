@@ -4,11 +4,9 @@
 #include <algorithm>
 #include <numeric>
 
-namespace ucudnn::memory {
+#include "runtime/core/bytes.h"
 
-namespace {
-size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
-}  // namespace
+namespace ucudnn::memory {
 
 ArenaLayout plan_arena(const std::vector<BufferRequest>& requests, size_t alignment) {
   ArenaLayout layout;

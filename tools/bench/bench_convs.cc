@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "api/planning.h"
+#include "runtime/ir/fusion.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
@@ -144,7 +145,7 @@ Expected<double> measure_plan(cuda::CudaContext& ctx, const ir::Graph& graph, co
     ir::Node conv = graph.nodes[step.node];
     if (conv.op != OpKind::kConv) continue;
     conv.inputs.resize(2);
-    conv.attrs.erase(optimizer::kFusedActivationAttr);
+    conv.attrs.erase(ir::kFusedActivationAttr);
     const Shape x_shape = graph.value(conv.inputs[0]).shape, w_shape = graph.value(conv.inputs[1]).shape;
     const Shape y_shape = graph.value(conv.outputs[0]).shape;
     std::vector<runtime::MicroBatch> parts = step.micro_batches;

@@ -1,0 +1,122 @@
+// Backend: what a device gives the one Executor (runtime/executor/executor.h).
+//
+// The executor owns the plan and the step loop; a backend owns the device. It
+// provides, each behind one small virtual call:
+//   - memory: `allocate` (the executor makes one buffer each for weights, the
+//     activation arena and the workspace pool, all at load) and copies between
+//     the host and the device, queued on stream 0;
+//   - streams and events: `use_streams`, `record`, `wait`, `synchronize`, and
+//     `elapsed_ms` between two recorded events (profiling);
+//   - kernels, two-phase: `prepare(request)` builds what one call of a node
+//     needs for its shapes and algorithm and reports its workspace bytes (a
+//     pure query: nothing is allocated on the device); the returned Kernel's
+//     `run(io)` then only queues work on `io.stream`: no allocation, no sync.
+// Ops are found by name through each backend's kernel table
+// (runtime/cpu/cpu_kernel.h, runtime/cuda/cuda_kernel.h), generated from
+// runtime/ir/op_list.h. A backend never includes the executor.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/dtype.h"
+#include "runtime/core/shape.h"
+#include "runtime/core/status.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::runtime {
+
+// A dense row-major tensor in a backend's memory (not owning).
+struct TensorRef {
+  DType dtype = DType::kUndefined;  // kUndefined for an absent optional input
+  Shape shape;
+  void* data = nullptr;
+  int64_t numel() const { return shape_numel(shape); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  template <typename T> T* as() const { return static_cast<T*>(data); }
+};
+
+// One call of a node to prepare: the whole step, or one micro-batch of it
+// (then the batch-divided inputs and output 0 carry the micro-batch size).
+struct KernelRequest {
+  const ir::Graph& graph;
+  const ir::Node& node;
+  std::vector<Shape> src_shapes;  // this call's input shapes ({} for an absent input)
+  std::vector<Shape> dst_shapes;  // this call's output shapes
+  int algorithm = -1;             // Conv: the backend's algorithm id; -1 = the kernel's default
+};
+
+// What a prepared kernel runs on.
+struct KernelIo {
+  const std::vector<TensorRef>& src;
+  const std::vector<TensorRef>& dst;
+  void* workspace = nullptr;  // at least workspace_bytes() of the kernel
+  size_t workspace_bytes = 0;
+  int stream = 0;             // < the count given to Backend::use_streams
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Scratch bytes run() needs (fixed at prepare).
+  virtual size_t workspace_bytes() const = 0;
+  // Queues the call on io.stream; errors name the op and shapes.
+  virtual Status run(const KernelIo& io) = 0;
+};
+
+// Memory a backend allocated; freed on destruction.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual void* data() const = 0;
+  virtual size_t bytes() const = 0;
+};
+
+// A point on a stream: where work was when it was recorded.
+class Event {
+ public:
+  virtual ~Event() = default;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "cpu" or "cuda": a Plan's `device`.
+  virtual const char* name() const = 0;
+  // The processor plans are made for ("NVIDIA H200"); "" where plans do not depend on it (the CPU).
+  virtual std::string device_name() const = 0;
+  // Unsupported naming every op of `graph` without a kernel here (and what to do); OK when none.
+  virtual Status check_support(const ir::Graph& graph) const = 0;
+  // The kernel for one call (see KernelRequest). Unsupported for shapes or attributes it lacks.
+  virtual Expected<std::unique_ptr<Kernel>> prepare(const KernelRequest& request) = 0;
+
+  // Device memory of `bytes` (zero → an empty buffer); kOutOfMemory names `what` and the sizes.
+  virtual Expected<std::unique_ptr<Buffer>> allocate(size_t bytes, const std::string& what) = 0;
+  // True when device memory is host memory: host tensors are then used in place, without copies.
+  virtual bool is_host_memory() const = 0;
+  // Copies queued on stream 0; `what` names the tensor in errors.
+  virtual Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string& what) = 0;
+  virtual Status copy_to_host(void* dst, const void* src, size_t bytes, const std::string& what) = 0;
+  virtual Status copy_on_device(void* dst, const void* src, size_t bytes, const std::string& what) = 0;
+  // OK when `p` may be read and written by kernels (device memory of this backend); else
+  // InvalidArgument saying what it is instead. `what` names the buffer.
+  virtual Status check_device_pointer(const void* p, const std::string& what) const = 0;
+
+  // How many streams can run at once (1: every step in order on stream 0).
+  virtual int max_streams() const = 0;
+  // Makes streams 0..count-1 ready (count <= max_streams()); called at load, never while running.
+  virtual Status use_streams(int count) = 0;
+  virtual Expected<std::unique_ptr<Event>> create_event() = 0;
+  virtual Status record(Event& event, int stream) = 0;
+  // Work queued on `stream` after this waits for `event`.
+  virtual Status wait(int stream, Event& event) = 0;
+  // Waits for all queued work; reports an asynchronous error with `context`.
+  virtual Status synchronize(const std::string& context) = 0;
+  // Milliseconds between two recorded events, after synchronize().
+  virtual Expected<double> elapsed_ms(const Event& start, const Event& end) const = 0;
+};
+
+}  // namespace ucudnn::runtime

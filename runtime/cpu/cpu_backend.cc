@@ -1,0 +1,165 @@
+// CpuBackend (see cpu_backend.h).
+#include "runtime/cpu/cpu_backend.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "runtime/core/bytes.h"
+#include "runtime/core/tensor.h"
+#include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ir/fusion.h"
+#include "runtime/ir/layout.h"
+
+namespace ucudnn::cpu {
+
+namespace {
+
+using runtime::KernelIo;
+using runtime::TensorRef;
+
+// One call of a CPU kernel: the table's function, its algorithm and workspace.
+class CpuCall final : public runtime::Kernel {
+ public:
+  CpuCall(const ir::Node& node, const CpuKernel& kernel, int algorithm, size_t workspace)
+      : node_(node), kernel_(kernel), algorithm_(algorithm), workspace_(workspace) {}
+
+  size_t workspace_bytes() const override { return workspace_; }
+
+  Status run(const KernelIo& io) override {
+    // Views of this run's memory (the executor may point inputs and outputs elsewhere between runs).
+    src_.resize(io.src.size());
+    dst_.resize(io.dst.size());
+    src_ptrs_.assign(io.src.size(), nullptr);
+    dst_ptrs_.assign(io.dst.size(), nullptr);
+    for (size_t i = 0; i < io.src.size(); ++i) {
+      if (io.src[i].dtype == DType::kUndefined) continue;  // an absent optional input
+      src_[i] = Tensor::view(io.src[i].dtype, io.src[i].shape, io.src[i].data);
+      src_ptrs_[i] = &src_[i];
+    }
+    for (size_t i = 0; i < io.dst.size(); ++i) {
+      if (io.dst[i].dtype == DType::kUndefined) continue;
+      dst_[i] = Tensor::view(io.dst[i].dtype, io.dst[i].shape, io.dst[i].data);
+      dst_ptrs_[i] = &dst_[i];
+    }
+    return kernel_.run(KernelArgs{node_, src_ptrs_, dst_ptrs_, io.workspace, io.workspace_bytes, algorithm_});
+  }
+
+ private:
+  const ir::Node& node_;
+  const CpuKernel& kernel_;
+  int algorithm_;
+  size_t workspace_;
+  std::vector<Tensor> src_, dst_;
+  std::vector<const Tensor*> src_ptrs_;
+  std::vector<Tensor*> dst_ptrs_;
+};
+
+// 64-byte aligned host memory, freed with the buffer.
+class HostBuffer final : public runtime::Buffer {
+ public:
+  HostBuffer(void* data, size_t bytes) : data_(data), bytes_(bytes) {}
+  ~HostBuffer() override { std::free(data_); }
+  void* data() const override { return data_; }
+  size_t bytes() const override { return bytes_; }
+
+ private:
+  void* data_;
+  size_t bytes_;
+};
+
+// The CPU runs everything in order: an event is the moment it was recorded.
+class TimePoint final : public runtime::Event {
+ public:
+  std::chrono::steady_clock::time_point at;
+};
+
+class CpuBackend final : public runtime::Backend {
+ public:
+  const char* name() const override { return "cpu"; }
+  std::string device_name() const override { return ""; }
+
+  Status check_support(const ir::Graph& graph) const override {
+    std::set<std::string> missing;
+    for (const ir::Node& node : graph.nodes) {
+      if (ir::is_channels_last(node)) return channels_last_unsupported(node);
+      if (cpu_kernel(node.op).run == nullptr) missing.insert(op_name(node.op));
+    }
+    if (missing.empty()) return Status::ok();
+    std::string names;
+    for (const std::string& name : missing) names += (names.empty() ? "" : ", ") + name;
+    return unsupported("the CPU backend has no kernel for: " + names + " (model '" + graph.name + "')");
+  }
+
+  Expected<std::unique_ptr<runtime::Kernel>> prepare(const runtime::KernelRequest& request) override {
+    const CpuKernel& kernel = cpu_kernel(request.node.op);
+    if (kernel.run == nullptr) return unsupported(request.node.describe() + ": no CPU kernel");
+    const size_t workspace = kernel.workspace_bytes == nullptr
+                                 ? 0
+                                 : kernel.workspace_bytes(request.node, request.src_shapes, request.algorithm);
+    return std::unique_ptr<runtime::Kernel>(new CpuCall(request.node, kernel, request.algorithm, workspace));
+  }
+
+  Expected<std::unique_ptr<runtime::Buffer>> allocate(size_t bytes, const std::string& what) override {
+    if (bytes == 0) return std::unique_ptr<runtime::Buffer>(new HostBuffer(nullptr, 0));
+    constexpr size_t kAlignment = 64;
+    void* data = bytes > SIZE_MAX - kAlignment ? nullptr : std::aligned_alloc(kAlignment, align_up(bytes, kAlignment));
+    if (data == nullptr)
+      return out_of_memory("cannot allocate the " + what + " (" + format_bytes(bytes) + ") in host memory");
+    return std::unique_ptr<runtime::Buffer>(new HostBuffer(data, bytes));
+  }
+  bool is_host_memory() const override { return true; }
+  Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string&) override {
+    std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
+  Status copy_to_host(void* dst, const void* src, size_t bytes, const std::string&) override {
+    std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
+  Status copy_on_device(void* dst, const void* src, size_t bytes, const std::string&) override {
+    std::memmove(dst, src, bytes);
+    return Status::ok();
+  }
+  Status check_device_pointer(const void*, const std::string& what) const override {
+    return unsupported(what + ": device buffers need a CUDA session; this session runs on the CPU");
+  }
+
+  int max_streams() const override { return 1; }
+  Status use_streams(int count) override {
+    if (count == 1) return Status::ok();
+    return internal_error("the CPU backend runs one stream, asked for " + std::to_string(count));
+  }
+  Expected<std::unique_ptr<runtime::Event>> create_event() override {
+    return std::unique_ptr<runtime::Event>(new TimePoint());
+  }
+  Status record(runtime::Event& event, int) override {
+    static_cast<TimePoint&>(event).at = std::chrono::steady_clock::now();
+    return Status::ok();
+  }
+  Status wait(int, runtime::Event&) override { return Status::ok(); }
+  Status synchronize(const std::string&) override { return Status::ok(); }
+  Expected<double> elapsed_ms(const runtime::Event& start, const runtime::Event& end) const override {
+    return std::chrono::duration<double, std::milli>(static_cast<const TimePoint&>(end).at -
+                                                     static_cast<const TimePoint&>(start).at)
+        .count();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+size_t cpu_step_workspace(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm) {
+  const CpuKernel& kernel = cpu_kernel(node.op);
+  if (kernel.workspace_bytes == nullptr) return 0;
+  std::vector<Shape> shapes;
+  for (ir::ValueId id : node.inputs) shapes.push_back(id == ir::kNoValue ? Shape{} : graph.value(id).shape);
+  if (micro_batch > 0)
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (ir::is_batch_divided_input(node, i) && !shapes[i].empty()) shapes[i][0] = micro_batch;
+  return kernel.workspace_bytes(node, shapes, algorithm);
+}
+
+}  // namespace ucudnn::cpu

@@ -1,0 +1,134 @@
+// Executor: runs a runtime::Plan over a graph on a Backend — the one executor
+// for every device (runtime/backend/backend.h draws the line between them).
+//
+// At creation it checks the plan against the graph (every step's node, slice
+// and micro-batches; every value inside the arena, with overflow-safe sums),
+// makes the only three allocations (weights — or, on a backend whose memory is
+// the host's, the constants in place —, the activation arena, the workspace
+// pool), uploads the weights, and prepares every call: a whole step, or one per
+// micro-batch of a divided convolution, whose batch-divided inputs and output
+// point into the middle of the same arena tensors and whose kernel is prepared
+// for that micro-batch size. `run` copies inputs in, queues every call (no
+// host sync between micro-batches or steps), copies outputs out and
+// synchronises once. `profile` does the same with an event recorded between
+// the parts (events made on the first profile call, never in `run`) and reads
+// the times after the one sync; it runs every step on stream 0, so each step's
+// time is its own.
+//
+// Steps a plan puts on the side stream (Note [side stream],
+// runtime/executor/side_stream.h) run on stream 1 when the backend has two,
+// ordered against stream 0 by events made at creation: stream 0 records one
+// after the step's fork, stream 1 waits for it, and stream 0 waits for the
+// step's own event before its join. A backend with one stream runs them in order.
+//
+// `run_bound` runs on caller-owned device buffers without copies: calls hold
+// their tensors' pointers, so at build time every reference to a graph input
+// or to a graph output a node writes is recorded (step, call, slot, byte
+// offset: a micro-batch points into the middle of its tensor), and each run
+// first points those references at this run's memory — the caller's buffers,
+// or for `run` and `profile` the arena again.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/backend/backend.h"
+#include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
+#include "runtime/executor/plan.h"
+#include "runtime/executor/profile.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::runtime {
+
+class Executor {
+ public:
+  // `backend` and `graph` must outlive the executor.
+  static Expected<std::unique_ptr<Executor>> create(Backend& backend, const ir::Graph& graph, Plan plan);
+
+  // Host inputs in the order of graph.inputs, exactly their dtype and shape; host outputs.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+  // Runs once like `run`, returning the time of each step and of the input and
+  // output copies (the backend's events: device time on a GPU); outputs dropped.
+  Expected<std::vector<StepTiming>> profile(const std::vector<Tensor>& inputs);
+  // Runs on caller-owned device memory (see Session::run_on_device): inputs[i] holds graph input i,
+  // outputs[j] receives graph output j, each dense with the value's dtype and shape. Inputs are read
+  // in place and outputs written in place; an output that no node writes (a graph input or constant
+  // passed through) or that repeats an earlier one is copied on the device at the end.
+  // Synchronises once.
+  Status run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  const Plan& plan() const { return plan_; }
+  const Backend& backend() const { return backend_; }
+  // Bytes of the graph's constants it reads (uploaded, or in place on the host).
+  size_t weight_bytes() const { return weight_bytes_; }
+  // Bytes this executor allocated: weights (when uploaded) + arena + workspace pool.
+  size_t allocated_bytes() const;
+
+ private:
+  struct Call {  // one kernel invocation: a whole step, or one micro-batch of it
+    std::vector<TensorRef> src, dst;
+    std::unique_ptr<Kernel> kernel;
+    void* workspace = nullptr;
+    size_t workspace_bytes = 0;
+  };
+  struct Step {
+    const ir::Node* node = nullptr;
+    std::vector<Call> calls;
+    int stream = 0;                         // 1: on the side stream (only when the backend has two)
+    std::unique_ptr<Event> forked, joined;  // side steps: after the fork on 0; after the step on 1
+  };
+  // One place a prepared call refers to a value: steps_[step].calls[call].src or .dst [slot],
+  // `offset` bytes after the value's start.
+  struct ValueRef {
+    size_t step = 0, call = 0;
+    bool dst = false;
+    size_t slot = 0;
+    size_t offset = 0;
+  };
+
+  Executor(Backend& backend, const ir::Graph& graph, Plan plan)
+      : backend_(backend), graph_(graph), plan_(std::move(plan)) {}
+  Status build();
+  // The plan against the graph, before anything is allocated.
+  Status check_plan() const;
+  Status place_values();
+  Status prepare_steps();
+  Status prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call);
+  Status prepare_side_stream();
+  // The three parts of a run, queued on stream 0; `run` and `profile` call them in order.
+  Status copy_inputs_in(const std::vector<Tensor>& inputs);
+  Status run_step(const Step& step, int stream);
+  Expected<std::vector<Tensor>> copy_outputs_out();
+  // Every step, side steps on stream 1 with their events; `run` and `run_bound` use it.
+  Status run_steps();
+  Status queue_steps();  // run_steps without its clean-up after a failure
+  // Records refs_ for graph inputs and for the outputs in output_bound_ (after steps_ is built).
+  void record_value_refs();
+  // Points every recorded reference to graph input i at inputs[i] and to bound graph output j at
+  // outputs[j]; an empty vector means the arena (values_) for all of them.
+  void point_values_at(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  Status check_bound_buffers(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) const;
+  // Where value `id` lives during run_bound: the caller's buffer it is bound to, else values_.
+  const void* bound_location(ir::ValueId id, const std::vector<const void*>& inputs,
+                             const std::vector<void*>& outputs) const;
+
+  Backend& backend_;
+  const ir::Graph& graph_;
+  Plan plan_;
+  std::unique_ptr<Buffer> weights_, arena_, workspace_;
+  size_t weight_bytes_ = 0;
+  std::vector<TensorRef> values_;  // per graph value: where it lives
+  std::vector<Step> steps_;
+  std::vector<std::vector<ValueRef>> refs_;  // per graph value; only graph inputs and bound outputs have any
+  std::vector<bool> output_bound_;           // per graph output: written in place by run_bound
+  std::vector<std::unique_ptr<Event>> profile_events_;  // steps + 3 boundaries, made on the first profile()
+  std::vector<std::vector<size_t>> forks_before_;  // per position 0..steps: side steps whose fork to record
+  std::vector<std::vector<size_t>> joins_before_;  // per position 0..steps: side steps stream 0 waits for
+};
+
+}  // namespace ucudnn::runtime
