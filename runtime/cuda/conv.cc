@@ -1,5 +1,5 @@
-// Conv on the GPU through cuDNN's convolution descriptor API, and the search
-// for its algorithm (make_cuda_plan's undivided policy).
+// Conv on the GPU through cuDNN's convolution descriptor API. Which algorithm
+// runs is the plan's (the optimizer times them: optimizer/bench/cudnn_benchmarker.cc).
 //
 // prepare: x/w/y/bias descriptors for this call's batch (a micro-batch has its
 // own), the convolution descriptor (pads, strides, dilations, groups, math
@@ -15,11 +15,9 @@
 // pad per axis; asymmetric pads are reported as Unsupported).
 #include <algorithm>
 
-#include "runtime/cuda/cuda_executor.h"
 #include "runtime/ir/fusion.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/cudnn_descriptors.h"
-#include "runtime/cuda/device_memory.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
@@ -197,43 +195,6 @@ Expected<std::unique_ptr<KernelState>> prepare_conv(const PrepareArgs& a) {
 }
 
 }  // namespace
-
-Expected<std::vector<ConvAlgorithmTiming>> find_conv_algorithms(CudaContext& ctx, const ir::Graph& graph,
-                                                                const ir::Node& node, int64_t micro_batch,
-                                                                size_t workspace_limit) {
-  std::vector<Shape> src_shapes;
-  for (ir::ValueId id : node.inputs) src_shapes.push_back(id == ir::kNoValue ? Shape{} : graph.value(id).shape);
-  Shape y_shape = graph.value(node.outputs[0]).shape;
-  src_shapes[0][0] = micro_batch;
-  y_shape[0] = micro_batch;
-  PrepareArgs a{ctx, graph, node, src_shapes, {y_shape}, -1};
-  ConvState s;
-  UCUDNN_RETURN_IF_ERROR(build_descriptors(a, &s));
-  const std::string context = a.describe() + ", searching algorithms";
-  // Temporary buffers, load time only; zeroed so timings see ordinary numbers.
-  UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer x, DeviceBuffer::allocate(shape_numel(src_shapes[0]) * 4, "search input"));
-  UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer w, DeviceBuffer::allocate(shape_numel(src_shapes[1]) * 4, "search weights"));
-  UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer y, DeviceBuffer::allocate(shape_numel(y_shape) * 4, "search output"));
-  UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::allocate(workspace_limit, "search workspace"));
-  UCUDNN_CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes(), ctx.stream()), context);
-  UCUDNN_CUDA_CHECK(cudaMemsetAsync(w.data(), 0, w.bytes(), ctx.stream()), context);
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int returned = 0;
-  UCUDNN_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(ctx.cudnn(), s.x.get(), x.data(), s.w.get(), w.data(),
-                                                            s.conv.get(), s.y.get(), y.data(),
-                                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
-                                                            ws.data(), workspace_limit),
-                     context);
-  UCUDNN_RETURN_IF_ERROR(ctx.synchronize(context));
-  std::vector<ConvAlgorithmTiming> timings;
-  for (int i = 0; i < returned; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > workspace_limit) continue;
-    timings.push_back({static_cast<int>(perf[i].algo), perf[i].time, perf[i].memory});
-  }
-  std::stable_sort(timings.begin(), timings.end(),
-                   [](const ConvAlgorithmTiming& l, const ConvAlgorithmTiming& r) { return l.milliseconds < r.milliseconds; });
-  return timings;
-}
 
 const CudaKernel& cuda_kernel_Conv() {
   static const CudaKernel k{.prepare = prepare_conv};

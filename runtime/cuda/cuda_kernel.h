@@ -1,7 +1,8 @@
 // The CUDA backend's kernel interface (cuDNN, cuBLAS and our own kernels).
 //
-// Mirrors runtime/cpu/cpu_kernel.h, but two-phase with state, because cuDNN
-// wants descriptors built once: `prepare` runs at load, for one call's shapes
+// What runtime/cuda/cuda_backend.cc adapts to the backend interface
+// (runtime/backend/backend.h). Two-phase with state, because cuDNN wants
+// descriptors built once: `prepare` runs at load, for one call's shapes
 // (a micro-batch of a divided convolution has its own), builds descriptors,
 // fixes the algorithm and reports its workspace bytes — a pure query, nothing
 // is allocated on the device. `run` later gets device tensors and a workspace
@@ -17,21 +18,15 @@
 #include <vector>
 
 #include "runtime/core/status.h"
+#include "runtime/backend/backend.h"
 #include "runtime/core/tensor.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::cuda {
 
-// A dense row-major tensor in device memory (not owning).
-struct DeviceTensor {
-  DType dtype = DType::kUndefined;  // kUndefined for an absent optional input
-  Shape shape;
-  void* data = nullptr;
-  int64_t numel() const { return shape_numel(shape); }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
-  template <typename T> T* as() const { return static_cast<T*>(data); }
-};
+// A dense row-major tensor in device memory (not owning): the backend interface's TensorRef.
+using DeviceTensor = runtime::TensorRef;
 
 struct PrepareArgs {
   CudaContext& ctx;

@@ -1,0 +1,178 @@
+// CudaBackend (see cuda_backend.h).
+#include "runtime/cuda/cuda_backend.h"
+
+#include <set>
+#include <vector>
+
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_kernel.h"
+#include "runtime/cuda/device_memory.h"
+
+namespace ucudnn::cuda {
+
+namespace {
+
+class CudaBackend;
+
+// One prepared call: the kernel's state, run on the context of the stream it is given.
+class CudaCall final : public runtime::Kernel {
+ public:
+  CudaCall(const std::vector<std::unique_ptr<CudaContext>>& contexts, std::unique_ptr<KernelState> state)
+      : contexts_(contexts), state_(std::move(state)) {}
+  size_t workspace_bytes() const override { return state_->workspace_bytes(); }
+  Status run(const runtime::KernelIo& io) override {
+    Status status = state_->run(RunArgs{*contexts_[io.stream], io.src, io.dst, io.workspace, io.workspace_bytes});
+    return status.is_ok() ? status : status.with_context(state_->context);
+  }
+
+ private:
+  const std::vector<std::unique_ptr<CudaContext>>& contexts_;
+  std::unique_ptr<KernelState> state_;
+};
+
+class DeviceMemory final : public runtime::Buffer {
+ public:
+  explicit DeviceMemory(DeviceBuffer buffer) : buffer_(std::move(buffer)) {}
+  void* data() const override { return buffer_.data(); }
+  size_t bytes() const override { return buffer_.bytes(); }
+
+ private:
+  DeviceBuffer buffer_;
+};
+
+class CudaEvent final : public runtime::Event {
+ public:
+  ~CudaEvent() override {
+    if (event) cudaEventDestroy(event);  // errors at teardown have nowhere to go
+  }
+  cudaEvent_t event = nullptr;
+};
+
+class CudaBackend final : public runtime::Backend {
+ public:
+  explicit CudaBackend(std::unique_ptr<CudaContext> main) { contexts_.push_back(std::move(main)); }
+
+  const char* name() const override { return "cuda"; }
+  std::string device_name() const override { return gpu_name(main().device()); }
+
+  Status check_support(const ir::Graph& graph) const override {
+    std::set<std::string> missing;
+    for (const ir::Node& node : graph.nodes)
+      if (cuda_kernel(node.op).prepare == nullptr) missing.insert(op_name(node.op));
+    if (missing.empty()) return Status::ok();
+    std::string names;
+    for (const std::string& name : missing) names += (names.empty() ? "" : ", ") + name;
+    return unsupported("the CUDA backend has no kernel for: " + names + " (model '" + graph.name +
+                       "'; run it with --device cpu)");
+  }
+
+  Expected<std::unique_ptr<runtime::Kernel>> prepare(const runtime::KernelRequest& request) override {
+    const CudaKernel& kernel = cuda_kernel(request.node.op);
+    if (kernel.prepare == nullptr) return unsupported(request.node.describe() + ": no CUDA kernel");
+    PrepareArgs args{main(), request.graph, request.node, request.src_shapes, request.dst_shapes, request.algorithm};
+    UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<KernelState> state, kernel.prepare(args));
+    state->context = args.describe();
+    return std::unique_ptr<runtime::Kernel>(new CudaCall(contexts_, std::move(state)));
+  }
+
+  Expected<std::unique_ptr<runtime::Buffer>> allocate(size_t bytes, const std::string& what) override {
+    UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(bytes, what));
+    return std::unique_ptr<runtime::Buffer>(new DeviceMemory(std::move(buffer)));
+  }
+  bool is_host_memory() const override { return false; }
+  Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string& what) override {
+    UCUDNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, main().stream()),
+                      "copying " + what + " to the GPU");
+    return Status::ok();
+  }
+  Status copy_to_host(void* dst, const void* src, size_t bytes, const std::string& what) override {
+    UCUDNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, main().stream()),
+                      "copying " + what + " from the GPU");
+    return Status::ok();
+  }
+  Status copy_on_device(void* dst, const void* src, size_t bytes, const std::string& what) override {
+    UCUDNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, main().stream()),
+                      "copying " + what + " on the GPU");
+    return Status::ok();
+  }
+  Status check_device_pointer(const void* p, const std::string& what) const override {
+    // A host pointer would fail later as an illegal address that poisons the whole context.
+    cudaPointerAttributes attributes{};
+    const cudaError_t error = cudaPointerGetAttributes(&attributes, p);
+    if (error != cudaSuccess) {
+      cudaGetLastError();  // not sticky; clear it so the next call does not report it
+      return invalid_argument(what + " is not a pointer CUDA knows (" + cudaGetErrorName(error) + ")");
+    }
+    if (attributes.type == cudaMemoryTypeUnregistered)
+      return invalid_argument(what + " points to host memory, not GPU memory");
+    if (attributes.type == cudaMemoryTypeDevice && attributes.device != main().device())
+      return invalid_argument(what + " is on GPU " + std::to_string(attributes.device) + ", the session runs on GPU " +
+                              std::to_string(main().device()));
+    return Status::ok();
+  }
+
+  int max_streams() const override { return 2; }
+  Status use_streams(int count) override {
+    if (count < 1 || count > max_streams())
+      return internal_error("the CUDA backend runs 1 or 2 streams, asked for " + std::to_string(count));
+    while (static_cast<int>(contexts_.size()) < count) {
+      UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<CudaContext> ctx, CudaContext::create(main().device(), main().math()));
+      contexts_.push_back(std::move(ctx));
+    }
+    return Status::ok();
+  }
+  Expected<std::unique_ptr<runtime::Event>> create_event() override {
+    auto event = std::make_unique<CudaEvent>();
+    UCUDNN_CUDA_CHECK(cudaEventCreate(&event->event), "creating a CUDA event");
+    return std::unique_ptr<runtime::Event>(std::move(event));
+  }
+  Status record(runtime::Event& event, int stream) override {
+    UCUDNN_CUDA_CHECK(cudaEventRecord(static_cast<CudaEvent&>(event).event, contexts_[stream]->stream()),
+                      "recording an event on stream " + std::to_string(stream));
+    return Status::ok();
+  }
+  Status wait(int stream, runtime::Event& event) override {
+    UCUDNN_CUDA_CHECK(cudaStreamWaitEvent(contexts_[stream]->stream(), static_cast<CudaEvent&>(event).event, 0),
+                      "making stream " + std::to_string(stream) + " wait for an event");
+    return Status::ok();
+  }
+  Status synchronize(const std::string& context) override {
+    Status status = Status::ok();
+    for (auto it = contexts_.rbegin(); it != contexts_.rend(); ++it) {  // the side stream first
+      Status s = (*it)->synchronize(context);
+      if (status.is_ok()) status = s;
+    }
+    return status;
+  }
+  Expected<double> elapsed_ms(const runtime::Event& start, const runtime::Event& end) const override {
+    float ms = 0;
+    UCUDNN_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<const CudaEvent&>(start).event,
+                                           static_cast<const CudaEvent&>(end).event),
+                      "reading a profiling event");
+    return static_cast<double>(ms);
+  }
+
+ private:
+  const CudaContext& main() const { return *contexts_.front(); }
+  CudaContext& main() { return *contexts_.front(); }
+
+  std::vector<std::unique_ptr<CudaContext>> contexts_;  // per stream; [0] main
+};
+
+}  // namespace
+
+std::string gpu_name(int device) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "unknown GPU";
+  }
+  return prop.name;
+}
+
+Expected<std::unique_ptr<runtime::Backend>> make_cuda_backend(int device, MathMode math) {
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<CudaContext> ctx, CudaContext::create(device, math));
+  return std::unique_ptr<runtime::Backend>(new CudaBackend(std::move(ctx)));
+}
+
+}  // namespace ucudnn::cuda
