@@ -10,8 +10,14 @@ function(ucudnn_target_defaults target)
   if(UCUDNN_WERROR)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()
-  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
+  # Installed, the headers lie under <prefix>/include (cmake/UcudnnInstall.cmake).
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                              $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
 endfunction()
+
+# Where tests keep what ucudnn caches (XDG_CACHE_HOME): the benchmark database of every session
+# and plan that names none.
+set(UCUDNN_TEST_CACHE_HOME ${PROJECT_BINARY_DIR}/test-cache)
 
 # add_ucudnn_test(NAME SOURCES... [LIBS libs...]): a GoogleTest binary registered with CTest.
 function(add_ucudnn_test name)
@@ -21,6 +27,8 @@ function(add_ucudnn_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE UCUDNN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")  # tests/test_paths.h
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+  # XDG_CACHE_HOME: a session's default benchmark database lies in the build folder, not the user's cache.
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES ENVIRONMENT "UCUDNN_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+                       PROPERTIES ENVIRONMENT
+                         "UCUDNN_SOURCE_DIR=${PROJECT_SOURCE_DIR};XDG_CACHE_HOME=${UCUDNN_TEST_CACHE_HOME}")
 endfunction()
