@@ -63,16 +63,7 @@ Status Executor::check_plan() const {
                             " steps for " + std::to_string(graph_.nodes.size()) + " nodes, " +
                             std::to_string(plan_.value_offsets.size()) + " value offsets for " +
                             std::to_string(graph_.values.size()) + " values)");
-  for (size_t id = 0; id < graph_.values.size(); ++id) {
-    const ir::Value& v = graph_.values[id];
-    const int64_t offset = plan_.value_offsets[id];
-    if (v.constant || offset == -1) continue;
-    size_t end = 0;
-    if (offset < 0 || !checked_add(static_cast<size_t>(offset), shape_numel(v.shape) * dtype_size(v.dtype), &end) ||
-        end > plan_.arena_bytes)
-      return invalid_argument("the plan places value '" + v.name + "' at arena offset " + std::to_string(offset) +
-                              ", outside the arena of " + bytes_text(plan_.arena_bytes));
-  }
+  UCUDNN_RETURN_IF_ERROR(check_activation_memory(graph_, plan_));
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const PlanStep& step = plan_.steps[s];
     if (step.node != static_cast<ir::NodeId>(s))

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "runtime/core/bytes.h"
 #include "runtime/executor/side_stream.h"
 #include "runtime/memory/arena_planner.h"
 
@@ -53,40 +54,46 @@ Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& input
   return Status::ok();
 }
 
-void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
+std::vector<Lifetime> value_lifetimes(const ir::Graph& graph, const Plan& plan) {
   const int32_t n_steps = static_cast<int32_t>(graph.nodes.size());
-  const size_t n_values = graph.values.size();
-  std::vector<int32_t> first(n_values, -1), last(n_values, -1);
-  for (ir::ValueId id : graph.inputs) first[id] = last[id] = 0;
+  std::vector<Lifetime> life(graph.values.size());
+  for (ir::ValueId id : graph.inputs) life[id] = {0, 0};
   for (int32_t step = 0; step < n_steps; ++step) {
     const ir::Node& node = graph.nodes[step];
     for (ir::ValueId id : node.inputs)
-      if (id != ir::kNoValue && !graph.value(id).constant) last[id] = step;
+      if (id != ir::kNoValue && !graph.value(id).constant) life[id].last = step;
     for (ir::ValueId id : node.outputs) {
-      first[id] = step;
-      if (last[id] < step) last[id] = step;
+      life[id].first = step;
+      if (life[id].last < step) life[id].last = step;
     }
   }
   for (ir::ValueId id : graph.outputs)
-    if (!graph.value(id).constant) last[id] = n_steps;  // outputs live until they are copied out
-  for (int32_t step = 0; step < n_steps && static_cast<size_t>(step) < plan->steps.size(); ++step) {
-    if (plan->steps[step].stream != kSideStream) continue;
+    if (!graph.value(id).constant) life[id].last = n_steps;  // outputs live until they are copied out
+  for (int32_t step = 0; step < n_steps && static_cast<size_t>(step) < plan.steps.size(); ++step) {
+    if (plan.steps[step].stream != kSideStream) continue;
     const SideWindow window = side_window(graph, step);
     const ir::Node& node = graph.nodes[step];
     for (const std::vector<ir::ValueId>* ids : {&node.inputs, &node.outputs})
       for (ir::ValueId id : *ids) {
         if (id == ir::kNoValue || graph.value(id).constant) continue;
-        first[id] = std::min(first[id], window.fork + 1);
-        last[id] = std::max(last[id], window.join);
+        life[id].first = std::min(life[id].first, window.fork + 1);
+        life[id].last = std::max(life[id].last, window.join);
       }
   }
+  for (size_t id = 0; id < life.size(); ++id)
+    if (graph.values[id].constant) life[id] = {};
+  return life;
+}
 
+void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
+  const size_t n_values = graph.values.size();
+  const std::vector<Lifetime> life = value_lifetimes(graph, *plan);
   std::vector<memory::BufferRequest> requests;
   std::vector<ir::ValueId> request_value;
   for (size_t id = 0; id < n_values; ++id) {
     const ir::Value& v = graph.values[id];
-    if (v.constant || first[id] < 0) continue;
-    requests.push_back({static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype), first[id], last[id]});
+    if (v.constant || life[id].first < 0) continue;
+    requests.push_back({static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype), life[id].first, life[id].last});
     request_value.push_back(static_cast<ir::ValueId>(id));
   }
   const memory::ArenaLayout layout = memory::plan_arena(requests);
@@ -95,6 +102,45 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
     plan->value_offsets[request_value[i]] = static_cast<int64_t>(layout.offsets[i]);
   plan->arena_bytes = layout.arena_bytes;
   plan->unplanned_bytes = layout.unplanned_bytes;
+}
+
+Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
+  struct Placed {
+    ir::ValueId id;
+    size_t begin, end;
+    Lifetime life;
+  };
+  const std::vector<Lifetime> life = value_lifetimes(graph, plan);
+  std::vector<Placed> placed;
+  for (size_t id = 0; id < graph.values.size(); ++id) {
+    const ir::Value& v = graph.values[id];
+    const int64_t offset = plan.value_offsets[id];
+    if (v.constant) continue;
+    if (offset == -1) {
+      if (life[id].first >= 0)
+        return invalid_argument("the plan gives value '" + v.name + "', which the model uses, no place in the arena");
+      continue;
+    }
+    size_t end = 0;
+    if (offset < 0 || !checked_add(static_cast<size_t>(offset), shape_numel(v.shape) * dtype_size(v.dtype), &end) ||
+        end > plan.arena_bytes)
+      return invalid_argument("the plan places value '" + v.name + "' at arena offset " + std::to_string(offset) +
+                              ", outside the arena of " + std::to_string(plan.arena_bytes) + " bytes");
+    if (end > static_cast<size_t>(offset) && life[id].first >= 0)
+      placed.push_back({static_cast<ir::ValueId>(id), static_cast<size_t>(offset), end, life[id]});
+  }
+  std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
+  for (size_t i = 0; i < placed.size(); ++i)
+    for (size_t j = i + 1; j < placed.size() && placed[j].begin < placed[i].end; ++j) {
+      const Placed& a = placed[i];
+      const Placed& b = placed[j];
+      if (a.life.last < b.life.first || b.life.last < a.life.first) continue;  // never alive together
+      return invalid_argument("the plan gives values '" + graph.value(a.id).name + "' and '" + graph.value(b.id).name +
+                              "' overlapping arena bytes while both are alive (steps " +
+                              std::to_string(std::max(a.life.first, b.life.first)) + " to " +
+                              std::to_string(std::min(a.life.last, b.life.last)) + ")");
+    }
+  return Status::ok();
 }
 
 }  // namespace ucudnn::runtime

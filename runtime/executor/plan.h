@@ -63,4 +63,17 @@ Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& input
 // plan->steps must be set, one per node in order.
 void plan_activation_memory(const ir::Graph& graph, Plan* plan);
 
+// Steps [first, last] during which a value must keep its bytes; first = -1 for a
+// value that never lives in the arena (a constant, or one no step touches).
+struct Lifetime {
+  int32_t first = -1;
+  int32_t last = -1;
+};
+// Per graph value, as plan_activation_memory lays them out (side-stream windows included).
+std::vector<Lifetime> value_lifetimes(const ir::Graph& graph, const Plan& plan);
+
+// A plan's arena against the graph: every value inside the arena (overflow-safe)
+// and no two values alive at the same time sharing a byte. Names the values.
+Status check_activation_memory(const ir::Graph& graph, const Plan& plan);
+
 }  // namespace ucudnn::runtime
