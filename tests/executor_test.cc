@@ -1,14 +1,25 @@
-// Tests of the CPU executor and the activation memory plan, on hand-built graphs.
+// Tests of runtime::Executor over the CPU backend and of the activation
+// memory plan, on hand-built graphs with plans built by hand
+// (tests/support/backend_runner.h): running, reusing arena memory, refusing
+// bad inputs and plans that do not match, and profiling.
 #include <gtest/gtest.h>
 
-#include "runtime/executor/cpu_executor.h"
+#include <algorithm>
+
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/executor/executor.h"
+#include "tests/support/backend_runner.h"
 
 namespace ucudnn::runtime {
 namespace {
 
+using ucudnn_test::make_plan;
+using ucudnn_test::undivided_plan;
+
 // x -> Relu -> Relu -> ... (n nodes) -> y
 ir::Graph relu_chain(int n, Shape shape) {
   ir::Graph g;
+  g.name = "relu_chain";
   ir::ValueId prev = g.add_value({"x", DType::kFloat32, shape, std::nullopt, -1});
   g.inputs.push_back(prev);
   for (int i = 0; i < n; ++i) {
@@ -26,59 +37,126 @@ ir::Graph relu_chain(int n, Shape shape) {
   return g;
 }
 
-TEST(CpuExecutor, RunsReluChainAndReusesMemory) {
+class CpuExecutorTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Backend> backend_ = cpu::make_cpu_backend();
+};
+
+TEST_F(CpuExecutorTest, RunsReluChainAndReusesMemory) {
   ir::Graph g = relu_chain(6, {2, 3, 4});
   ASSERT_TRUE(g.validate().is_ok());
-  auto plan = make_cpu_plan(g);
-  ASSERT_TRUE(plan.has_value());
+  auto plan = make_plan(*backend_, g);
+  ASSERT_TRUE(plan.has_value()) << plan.status().to_string();
   // Seven 96-byte tensors, at most two alive at once (three while the last is copied out).
   EXPECT_EQ(plan->unplanned_bytes, 7u * 96u);
-  EXPECT_LE(plan->arena_bytes, 3u * 128u);
+  EXPECT_LE(plan->arena_bytes, 3u * 256u);
+  EXPECT_EQ(plan->workspace_pool_bytes, 0u);  // Relu needs none
 
-  auto executor = CpuExecutor::create(g, *plan);
+  auto executor = Executor::create(*backend_, g, *plan);
   ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+  EXPECT_EQ((*executor)->allocated_bytes(), plan->arena_bytes);  // constants stay in place on the host
   std::vector<float> values(24);
   for (int i = 0; i < 24; ++i) values[i] = static_cast<float>(i) - 12.0f;
-  auto outputs = (*executor)->run({Tensor::from_floats({2, 3, 4}, values)});
-  ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
-  ASSERT_EQ(outputs->size(), 1u);
-  for (int i = 0; i < 24; ++i) EXPECT_EQ((*outputs)[0].data<float>()[i], std::max(values[i], 0.0f));
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    auto outputs = (*executor)->run({Tensor::from_floats({2, 3, 4}, values)});
+    ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+    ASSERT_EQ(outputs->size(), 1u);
+    for (int i = 0; i < 24; ++i) EXPECT_EQ((*outputs)[0].data<float>()[i], std::max(values[i], 0.0f)) << i;
+  }
 }
 
-TEST(CpuExecutor, RejectsWrongInputShapeAndDtype) {
+TEST_F(CpuExecutorTest, RejectsWrongInputShapeAndDtype) {
   ir::Graph g = relu_chain(1, {2, 3});
-  auto executor = CpuExecutor::create(g, *make_cpu_plan(g));
-  ASSERT_TRUE(executor.has_value());
+  auto executor = Executor::create(*backend_, g, undivided_plan(*backend_, g));
+  ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
   std::vector<float> six(6, 1.0f);
   auto wrong_shape = (*executor)->run({Tensor::from_floats({3, 2}, six)});
   ASSERT_FALSE(wrong_shape.has_value());
   EXPECT_EQ(wrong_shape.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(wrong_shape.status().message().find("'x'"), std::string::npos);
+  EXPECT_NE(wrong_shape.status().message().find("'x'"), std::string::npos) << wrong_shape.status().message();
   std::vector<int64_t> ints(6, 1);
   auto wrong_dtype = (*executor)->run({Tensor::from_int64s({2, 3}, ints)});
   ASSERT_FALSE(wrong_dtype.has_value());
+  EXPECT_EQ(wrong_dtype.status().code(), StatusCode::kInvalidArgument);
   auto wrong_count = (*executor)->run({});
   ASSERT_FALSE(wrong_count.has_value());
+  EXPECT_EQ(wrong_count.status().code(), StatusCode::kInvalidArgument);
 }
 
-TEST(CpuExecutor, RejectsPlanThatDoesNotMatch) {
+TEST_F(CpuExecutorTest, RejectsPlanThatDoesNotMatch) {
   ir::Graph g = relu_chain(2, {4});
-  Plan plan = *make_cpu_plan(g);
+  Plan plan = undivided_plan(*backend_, g);
   plan.steps.pop_back();
-  auto executor = CpuExecutor::create(g, plan);
+  auto executor = Executor::create(*backend_, g, plan);
   ASSERT_FALSE(executor.has_value());
-  EXPECT_NE(executor.status().message().find("does not match"), std::string::npos);
+  EXPECT_NE(executor.status().message().find("does not match"), std::string::npos) << executor.status().message();
 
-  Plan divided = *make_cpu_plan(g);
+  Plan divided = undivided_plan(*backend_, g);
   divided.steps[0].micro_batches = {{2, -1}, {2, -1}};  // Relu cannot be divided
-  auto refused = CpuExecutor::create(g, divided);
+  auto refused = Executor::create(*backend_, g, divided);
   ASSERT_FALSE(refused.has_value());
-  EXPECT_NE(refused.status().message().find("only convolutions"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("only convolutions"), std::string::npos) << refused.status().message();
+
+  Plan for_gpu = undivided_plan(*backend_, g);
+  for_gpu.device = "cuda";
+  auto wrong_device = Executor::create(*backend_, g, for_gpu);
+  ASSERT_FALSE(wrong_device.has_value());
+  EXPECT_EQ(wrong_device.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(wrong_device.status().message().find("made for device 'cuda'"), std::string::npos)
+      << wrong_device.status().message();
+
+  Plan outside = undivided_plan(*backend_, g);
+  outside.value_offsets[g.outputs[0]] = static_cast<int64_t>(outside.arena_bytes);  // past the arena's end
+  auto outside_arena = Executor::create(*backend_, g, outside);
+  ASSERT_FALSE(outside_arena.has_value());
+  EXPECT_NE(outside_arena.status().message().find("outside the arena"), std::string::npos)
+      << outside_arena.status().message();
 }
 
-TEST(CpuExecutor, ProfileTimesEveryStepAndTheCopies) {
+// A convolution whose algorithm needs workspace, given a plan with none: refused at creation, naming the node.
+TEST_F(CpuExecutorTest, RejectsAWorkspaceSliceTooSmallForTheAlgorithm) {
+  ir::Graph g;
+  g.name = "one_conv";
+  const ir::ValueId x = g.add_value({"x", DType::kFloat32, {2, 3, 6, 6}, std::nullopt, -1});
+  const ir::ValueId w = g.add_value({"w", DType::kFloat32, {4, 3, 3, 3}, Tensor::from_floats({4, 3, 3, 3},
+                                     std::vector<float>(108, 0.5f)), -1});
+  const ir::ValueId y = g.add_value({"y", DType::kFloat32, {2, 4, 4, 4}, std::nullopt, 0});
+  g.inputs = {x};
+  g.outputs = {y};
+  ir::Node conv;
+  conv.name = "conv";
+  conv.op = OpKind::kConv;
+  conv.opset = 17;
+  conv.inputs = {x, w};
+  conv.outputs = {y};
+  conv.attrs.set("group", int64_t{1});
+  conv.attrs.set("auto_pad", std::string("NOTSET"));
+  g.nodes.push_back(conv);
+  ASSERT_TRUE(g.validate().is_ok());
+
+  Plan plan = undivided_plan(*backend_, g);
+  plan.steps[0].micro_batches = {{2, 0}};  // im2col_gemm: needs an im2col buffer
+  auto executor = Executor::create(*backend_, g, plan);
+  ASSERT_FALSE(executor.has_value());
+  EXPECT_EQ(executor.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(executor.status().message().find("node 'conv'"), std::string::npos) << executor.status().message();
+  EXPECT_NE(executor.status().message().find("of workspace"), std::string::npos) << executor.status().message();
+
+  ucudnn_test::RunOptions options;
+  options.conv_algorithm = 0;
+  auto sized = make_plan(*backend_, g, options);  // the same algorithm with its workspace
+  ASSERT_TRUE(sized.has_value()) << sized.status().to_string();
+  EXPECT_GT(sized->steps[0].workspace_bytes, 0u);
+  auto runs = Executor::create(*backend_, g, *sized);
+  ASSERT_TRUE(runs.has_value()) << runs.status().to_string();
+  auto outputs = (*runs)->run({Tensor::from_floats({2, 3, 6, 6}, std::vector<float>(216, 1.0f))});
+  ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  EXPECT_FLOAT_EQ((*outputs)[0].data<float>()[0], 27 * 0.5f);  // 3·3·3 products of 1 · 0.5
+}
+
+TEST_F(CpuExecutorTest, ProfileTimesEveryStepAndTheCopies) {
   ir::Graph g = relu_chain(3, {2, 3});
-  auto executor = CpuExecutor::create(g, *make_cpu_plan(g));
+  auto executor = Executor::create(*backend_, g, undivided_plan(*backend_, g));
   ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
   std::vector<float> six(6, -1.0f);
   auto timings = (*executor)->profile({Tensor::from_floats({2, 3}, six)});
@@ -112,6 +190,17 @@ TEST(CpuExecutor, ProfileTimesEveryStepAndTheCopies) {
   auto outputs = (*executor)->run({Tensor::from_floats({2, 3}, six)});
   ASSERT_TRUE(outputs.has_value());
   EXPECT_EQ((*outputs)[0].data<float>()[0], 0.0f);
+}
+
+// Device buffers are the GPU's: on the CPU run_bound is refused, naming the buffer.
+TEST_F(CpuExecutorTest, RunBoundNeedsADeviceBackend) {
+  ir::Graph g = relu_chain(1, {2, 3});
+  auto executor = Executor::create(*backend_, g, undivided_plan(*backend_, g));
+  ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+  float in[6] = {}, out[6] = {};
+  const Status status = (*executor)->run_bound({in}, {out});
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.to_string();
+  EXPECT_NE(status.message().find("input 'x'"), std::string::npos) << status.message();
 }
 
 }  // namespace

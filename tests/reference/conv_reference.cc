@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include "runtime/ir/fusion.h"
+
 namespace ucudnn::reference {
 
 namespace {
@@ -72,6 +74,9 @@ Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& sr
   const Tensor& x = *src[0];
   const Tensor& w = *src[1];
   const Tensor* b = src.size() > 2 ? src[2] : nullptr;
+  // Note [fused nodes] (runtime/ir/fusion.h): a residual input z of Y's shape, and a fused Relu.
+  const Tensor* z = src.size() > ir::kConvResidualInput ? src[ir::kConvResidualInput] : nullptr;
+  const bool relu = ir::fused_activation(node) == "Relu";
   const int64_t group = node.attrs.has("group") ? node.attrs.get_int("group") : 1;
   const Ints kernel(w.shape().begin() + 2, w.shape().end());
   const std::vector<Axis> ax = window_axes(node.attrs, x.shape(), kernel, false);
@@ -99,7 +104,9 @@ Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& sr
                 const double wv = wd[((m * cg + c) * ah.kernel + kh) * aw.kernel + kw];
                 sum += xv * wv;
               }
-          yd[((n * filters + m) * ah.out + oh) * aw.out + ow] = static_cast<float>(sum);
+          const int64_t at = ((n * filters + m) * ah.out + oh) * aw.out + ow;
+          if (z != nullptr) sum += z->data<float>()[at];
+          yd[at] = static_cast<float>(relu ? std::max(sum, 0.0) : sum);
         }
   return y;
 }

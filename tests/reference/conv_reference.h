@@ -6,6 +6,8 @@
 // the kernels in runtime/cpu/ (including the output-size arithmetic). Each takes
 // the node (attributes; absent ones take their spec defaults) and its inputs
 // (nullptr for an absent optional input) and returns a new float32 tensor.
+// Conv also computes what optimizer/passes fuse into it (Note [fused nodes],
+// runtime/ir/fusion.h): a residual fourth input z and the activation "Relu".
 // Inputs are assumed valid (the tests only pass shapes the shape rule accepted).
 #pragma once
 

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/ir/fusion.h"
+
 namespace ucudnn::reference {
 
 namespace {
@@ -393,9 +395,13 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
       out.push_back(std::move(y));
       break;
     }
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-      out.push_back(binary(node.op, *x, *in[1]));
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: {
+      Tensor y = binary(node.op, *x, *in[1]);
+      if (ir::fused_activation(node) == "Relu")  // Add → Relu fused by optimizer/passes (Note [fused nodes])
+        for (int64_t i = 0; i < y.numel(); ++i) put(y, i, std::max(get(y, i), 0.0));
+      out.push_back(std::move(y));
       break;
+    }
     case OpKind::kIdentity: out.push_back(copy_as(*x, x->shape())); break;
     case OpKind::kDropout: {
       out.push_back(copy_as(*x, x->shape()));

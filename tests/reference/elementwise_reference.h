@@ -1,5 +1,5 @@
 // Naive reference implementations of the elementwise, data-movement, shape and
-// reduction ops — the oracle for tests/ops_elementwise_test.cc.
+// reduction ops — an oracle of the op table (tests/op_table_test.cc).
 //
 // Written independently of runtime/cpu: every output element is computed from
 // its multi-dimensional index (unravel → map to input index → ravel), in
@@ -19,8 +19,8 @@ namespace ucudnn::reference {
 // The outputs of `node` for `inputs` (nullptr = absent optional input).
 // `node.attrs` must already hold the spec defaults (as the importer leaves
 // them); optional attributes (Softmax axis, Transpose perm, Shape end) may be
-// absent. Covers Relu..Elu, Add..Div, Concat..Constant, ReduceMean, Softmax,
-// LogSoftmax; other ops return Unsupported.
+// absent. Covers Relu..Elu, Add..Div (with a fused "Relu", Note [fused nodes]),
+// Concat..Constant, ReduceMean, Softmax, LogSoftmax; other ops return Unsupported.
 Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& inputs);
 
 // Element i of `t` (any dtype a Tensor holds) as a double; NaN for other dtypes.

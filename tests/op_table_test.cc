@@ -1,0 +1,206 @@
+// The op table: every case of tests/op_cases.h on every backend present
+// (tests/support/backend_runner.h: the CPU; the GPU in FP32 and TF32 where
+// there is one), each a one-node graph run through runtime::Executor and
+// compared with the naive reference (tests/reference/). On the CPU a Conv case
+// also runs with each CPU algorithm that applies to it (runtime/cpu/
+// conv_algorithms.h). Tolerances are the backend's, the absolute one scaled by
+// √(the longest sum behind an output element). A case a backend does not
+// support (Unsupported from prepare or the executor) is a skip with the
+// reason — except on the CPU, which must run every case. Also: every op has a
+// case, and the cases every backend must reject fail with their code and a
+// message naming the node.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/conv_algorithms.h"
+#include "tests/op_cases.h"
+#include "tests/reference/op_reference.h"
+#include "tests/support/backend_runner.h"
+#include "tests/support/one_node_graph.h"
+#include "tests/support/tensor_checks.h"
+
+namespace ucudnn_test {
+namespace {
+
+using ucudnn::OpKind;
+using ucudnn::Shape;
+using ucudnn::Status;
+using ucudnn::StatusCode;
+namespace ir = ucudnn::ir;
+namespace cpu = ucudnn::cpu;
+
+// One test: a case on a backend, with a Conv algorithm.
+struct OpRun {
+  size_t backend = 0;   // into backend_configs()
+  size_t op_case = 0;   // into op_cases()
+  int algorithm = -1;   // Conv on the CPU: a CpuConvAlgorithm; -1 = the backend's default
+  std::string name;     // "<backend>_<case>[_<algorithm>]"
+};
+
+void PrintTo(const OpRun& run, std::ostream* os) { *os << run.name; }
+
+// The CPU algorithms that apply to a Conv case (conv_problem on its shapes).
+std::vector<int> cpu_algorithms_for(const OpCase& c) {
+  std::vector<int> algorithms;
+  const ir::Node node = make_node(c.name, c.op, c.attrs, c.inputs.size(), c.outputs, c.opset);
+  auto problem = cpu::conv_problem(node, c.inputs[0].shape, c.inputs[1].shape);
+  if (!problem) return algorithms;  // a malformed case fails in its default run
+  for (int a = 0; a < cpu::kNumCpuConvAlgorithms; ++a)
+    if (cpu::conv_algorithm_applies(*problem, a)) algorithms.push_back(a);
+  return algorithms;
+}
+
+const std::vector<OpRun>& op_runs() {
+  static const std::vector<OpRun> runs = [] {
+    std::vector<OpRun> all;
+    for (size_t b = 0; b < backend_configs().size(); ++b) {
+      const BackendConfig& config = backend_configs()[b];
+      for (size_t i = 0; i < op_cases().size(); ++i) {
+        const OpCase& c = op_cases()[i];
+        all.push_back({b, i, -1, config.name + "_" + c.name});
+        if (c.op != OpKind::kConv || config.kind != BackendConfig::Kind::kCpu) continue;
+        for (int a : cpu_algorithms_for(c))
+          all.push_back({b, i, a, config.name + "_" + c.name + "_" + cpu::cpu_conv_algorithm_name(a)});
+      }
+    }
+    return all;
+  }();
+  return runs;
+}
+
+// Length of the longest sum behind one output element of `node` (scales atol).
+int64_t reduction_length(const ir::Graph& graph, const ir::Node& node) {
+  if (node.inputs.empty()) return 1;  // Constant
+  const Shape& x = graph.value(node.inputs[0]).shape;
+  const Shape& y = graph.value(node.outputs[0]).shape;
+  switch (node.op) {
+    case OpKind::kConv: {
+      const Shape& w = graph.value(node.inputs[1]).shape;
+      return ucudnn::shape_numel(Shape(w.begin() + 1, w.end()));
+    }
+    case OpKind::kGemm: return node.attrs.get_int("transA") != 0 ? x[0] : x[1];
+    case OpKind::kMatMul: return x.back();
+    case OpKind::kAveragePool: return ucudnn::shape_numel(node.attrs.get_ints("kernel_shape"));
+    case OpKind::kGlobalAveragePool: return ucudnn::shape_numel(Shape(x.begin() + 2, x.end()));
+    case OpKind::kLRN: return node.attrs.get_int("size");
+    case OpKind::kReduceMean: return ucudnn::shape_numel(x) / std::max<int64_t>(1, ucudnn::shape_numel(y));
+    case OpKind::kSoftmax: case OpKind::kLogSoftmax: {
+      const auto rank = static_cast<int64_t>(x.size());
+      int64_t axis = node.attrs.has("axis") ? node.attrs.get_int("axis") : (node.opset < 13 ? 1 : -1);
+      if (axis < 0) axis += rank;
+      return node.opset < 13 ? ucudnn::shape_numel(Shape(x.begin() + axis, x.end())) : x[axis];
+    }
+    default: return 1;
+  }
+}
+
+Tolerance tolerance_for(const BackendConfig& config, const ir::Graph& graph, const ir::Node& node) {
+  const bool product = node.op == OpKind::kConv || node.op == OpKind::kGemm || node.op == OpKind::kMatMul;
+  const Tolerance base = product ? config.product_tolerance : config.tolerance;
+  const double length = static_cast<double>(std::max<int64_t>(1, reduction_length(graph, node)));
+  return {base.atol * std::sqrt(length), base.rtol};
+}
+
+class OpTable : public ::testing::TestWithParam<OpRun> {};
+
+TEST_P(OpTable, MatchesReference) {
+  const OpRun& run = GetParam();
+  const BackendConfig& config = backend_configs()[run.backend];
+  const OpCase& c = op_cases()[run.op_case];
+  const SharedBackend shared = shared_backend(config);
+  if (!shared.skip_reason.empty()) GTEST_SKIP() << shared.skip_reason;
+  ASSERT_TRUE(shared.error.is_ok()) << config.name << " did not start: " << shared.error.to_string();
+
+  auto built = make_one_node_graph(c.name, c.op, c.opset, c.inputs, c.attrs, c.outputs, seed_for(c.name));
+  ASSERT_TRUE(built.has_value()) << built.status().to_string();
+  const ir::Graph& graph = built->graph;
+  if (c.expected_shape) {
+    EXPECT_EQ(graph.value(graph.outputs[0]).shape, *c.expected_shape) << "shape rule of " << c.name;
+  }
+
+  auto want = ucudnn::reference::reference_outputs(built->node(), built->node_inputs());
+  ASSERT_TRUE(want.has_value()) << want.status().to_string();
+  ASSERT_EQ(want->size(), graph.outputs.size()) << "outputs of the reference";
+  for (size_t o = 0; o < want->size(); ++o)
+    EXPECT_EQ((*want)[o].shape(), graph.value(graph.outputs[o]).shape)
+        << "output " << o << ": the reference and the shape rule disagree";
+
+  RunOptions options;
+  options.conv_algorithm = run.algorithm;
+  for (int64_t size : c.micro_batches) options.micro_batches.push_back({size, run.algorithm});
+  auto got = run_on_backend(*shared.backend, graph, built->feeds, options);
+  if (!got && got.status().code() == StatusCode::kUnsupported && !config.runs_every_case)
+    GTEST_SKIP() << config.name << " does not support " << c.name << ": " << got.status().message();
+  ASSERT_TRUE(got.has_value()) << got.status().to_string();
+  expect_close(*got, *want, tolerance_for(config, graph, built->node()), run.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, OpTable, ::testing::ValuesIn(op_runs()),
+                         [](const ::testing::TestParamInfo<OpRun>& info) { return info.param.name; });
+
+// --- coverage -------------------------------------------------------------------
+
+TEST(OpTableCoverage, EveryOpHasACase) {
+  std::vector<int> cases_per_op(static_cast<size_t>(OpKind::kCount), 0);
+  for (const OpCase& c : op_cases()) ++cases_per_op[static_cast<size_t>(c.op)];
+  for (int k = 0; k < static_cast<int>(OpKind::kCount); ++k)
+    EXPECT_GT(cases_per_op[static_cast<size_t>(k)], 0)
+        << ucudnn::op_name(static_cast<OpKind>(k)) << " (runtime/ir/op_list.h) has no case in tests/op_cases*.cc";
+}
+
+TEST(OpTableCoverage, EveryCpuConvAlgorithmRunsSeveralCases) {
+  std::vector<int> runs_per_algorithm(cpu::kNumCpuConvAlgorithms, 0);
+  int micro_batched = 0;
+  for (const OpRun& run : op_runs()) {
+    if (run.algorithm < 0) continue;
+    ++runs_per_algorithm[static_cast<size_t>(run.algorithm)];
+    if (!op_cases()[run.op_case].micro_batches.empty()) ++micro_batched;
+  }
+  for (int a = 0; a < cpu::kNumCpuConvAlgorithms; ++a)
+    EXPECT_GE(runs_per_algorithm[static_cast<size_t>(a)], 3) << cpu::cpu_conv_algorithm_name(a);
+  EXPECT_GE(micro_batched, cpu::kNumCpuConvAlgorithms) << "micro-batched cases with an explicit algorithm";
+}
+
+// A build without the CUDA backend says so once, as a skip, instead of silently running the CPU alone.
+TEST(OpTableCoverage, CudaBackendIsInThisBuild) {
+  for (const BackendConfig& config : backend_configs())
+    if (config.kind == BackendConfig::Kind::kCuda) return;
+  GTEST_SKIP() << "this build has no CUDA backend (configure with -DUCUDNN_CUDA=ON): the op table ran on the CPU only";
+}
+
+// --- cases every backend must reject ---------------------------------------------
+
+class OpErrors : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(OpErrors, FailWithCodeAndNodeName) {
+  const ErrorCase& e = error_cases()[GetParam()];
+  const OpCase& c = e.op_case;
+  auto built = make_one_node_graph(c.name, c.op, c.opset, c.inputs, c.attrs, c.outputs, seed_for(c.name));
+  Status status = built.status();
+  if (e.at_run) {
+    ASSERT_TRUE(built.has_value()) << "the shape rule should accept it: " << status.to_string();
+    const SharedBackend cpu_backend = shared_backend(backend_config("cpu"));
+    ASSERT_NE(cpu_backend.backend, nullptr);
+    status = run_on_backend(*cpu_backend.backend, built->graph, built->feeds).status();
+  }
+  ASSERT_FALSE(status.is_ok()) << c.name << " was accepted";
+  EXPECT_EQ(status.code(), e.code) << status.to_string();
+  EXPECT_NE(status.message().find("node '" + c.name + "'"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find(ucudnn::op_name(c.op)), std::string::npos) << status.message();
+  if (!e.mentions.empty()) {
+    EXPECT_NE(status.message().find(e.mentions), std::string::npos) << status.message();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, OpErrors, ::testing::Range(size_t{0}, error_cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return error_cases()[info.param].op_case.name;
+                         });
+
+}  // namespace
+}  // namespace ucudnn_test

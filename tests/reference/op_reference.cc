@@ -1,0 +1,22 @@
+// The reference of any op (see op_reference.h): one switch over the two families.
+#include "tests/reference/op_reference.h"
+
+#include "tests/reference/conv_reference.h"
+#include "tests/reference/elementwise_reference.h"
+
+namespace ucudnn::reference {
+
+Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std::vector<const Tensor*>& inputs) {
+  switch (node.op) {
+    case OpKind::kConv: case OpKind::kBatchNormalization: case OpKind::kLRN: case OpKind::kMaxPool:
+    case OpKind::kAveragePool: case OpKind::kGlobalAveragePool: case OpKind::kGlobalMaxPool: case OpKind::kGemm:
+    case OpKind::kMatMul: {
+      std::vector<Tensor> outputs;
+      outputs.push_back(reference_for(node, inputs));
+      return outputs;
+    }
+    default: return elementwise_reference(node, inputs);
+  }
+}
+
+}  // namespace ucudnn::reference
