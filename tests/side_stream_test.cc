@@ -7,16 +7,27 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "onnx_import/onnx_import.h"
 #include "optimizer/passes/passes.h"
-#include "runtime/executor/cpu_executor.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/executor/executor.h"
 #include "runtime/executor/plan_json.h"
 #include "runtime/executor/side_stream.h"
+#include "tests/support/backend_runner.h"
 #include "tests/test_paths.h"
 
 namespace ucudnn::runtime {
 namespace {
+
+Backend& cpu_backend() {
+  static const std::unique_ptr<Backend> backend = cpu::make_cpu_backend();
+  return *backend;
+}
+
+// Every step whole with the default algorithm and the workspace it asks for, activations by liveness.
+Expected<Plan> make_cpu_plan(const ir::Graph& graph) { return ucudnn_test::make_plan(cpu_backend(), graph, {}); }
 
 std::string model_dir(const std::string& name) { return ucudnn_test::source_dir() + "/models/tiny/" + name; }
 
@@ -160,8 +171,9 @@ TEST(SideStream, InconsistentPlansAreRefused) {
   overlapping.workspace_pool_bytes = 96;
   EXPECT_NE(refusal(overlapping).find("overlaps that of node 'conv2'"), std::string::npos) << refusal(overlapping);
 
-  // The executor refuses it too, before allocating anything.
-  auto executor = CpuExecutor::create(graph, overlapping);
+  // The executor refuses it too, before allocating anything (its arena laid out for the side step).
+  plan_activation_memory(graph, &overlapping);
+  auto executor = Executor::create(cpu_backend(), graph, overlapping);
   ASSERT_FALSE(executor.has_value());
   EXPECT_NE(executor.status().to_string().find("workspace slice overlaps"), std::string::npos);
 }
@@ -184,7 +196,7 @@ TEST(SideStream, CpuRunsAPlanWithASideStepCorrectly) {
   ASSERT_TRUE(plan.has_value());
   ASSERT_EQ(assign_side_streams(graph, side_stream_candidates(graph), SIZE_MAX, &*plan), 1);  // apart from conv1's im2col
   plan_activation_memory(graph, &*plan);
-  auto executor = CpuExecutor::create(graph, *plan);
+  auto executor = Executor::create(cpu_backend(), graph, *plan);
   ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
   auto input = onnx_import::read_tensor_file(model_dir("tiny_downsample") + "/test_data_set_0/input_0.pb");
   auto expected = onnx_import::read_tensor_file(model_dir("tiny_downsample") + "/test_data_set_0/output_0.pb");
