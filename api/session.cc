@@ -1,74 +1,53 @@
-// Session: the one place that wires ONNX import, graph passes, planning and an
-// executor together behind the public API (include/ucudnn/ucudnn.h).
+// Session::load and the one Session there is. The CPU and the GPU take the same
+// road: options checked → backend (runtime/cpu or runtime/cuda) → graph (import
+// + inference passes + the plan's layout) → plan (made now by
+// optimizer::plan_model, or a saved one checked against the graph, the device
+// and the GPU) → runtime::Executor over the backend.
 #include <memory>
 
-#include "api/executor_session.h"
-#include "api/planning.h"
-#include "onnx_import/onnx_import.h"
+#include "api/device.h"
+#include "api/loading.h"
+#include "optimizer/passes/passes.h"
 #include "runtime/cpu/cpu_kernel.h"
-#include "runtime/executor/cpu_executor.h"
+#include "runtime/executor/executor.h"
+#include "runtime/executor/plan_json.h"
 #include "ucudnn/ucudnn.h"
-#ifdef UCUDNN_HAVE_CUDA
-#include "api/cuda_session.h"
-#include "runtime/cuda/cuda_context.h"
-#endif
 
 namespace ucudnn {
 
-const char* device_name(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
-
-const char* layout_name(Layout layout) {
-  switch (layout) {
-    case Layout::kNchw: return "nchw";
-    case Layout::kNhwc: return "nhwc";
-    case Layout::kAuto: break;
-  }
-  return "auto";
-}
-
-#ifdef UCUDNN_HAVE_CUDA
-bool cuda_available() { return cuda::device_count() > 0; }
-#else
-bool cuda_available() { return false; }  // built without the CUDA backend
-#endif
-
 namespace {
 
-// The graph and plan a CPU session runs: a saved plan, one made now by the
-// optimizer, or the default. The CPU runs NCHW only.
-Expected<GraphAndPlan> load_and_plan(const std::string& model_path, const SessionOptions& options) {
-  UCUDNN_RETURN_IF_ERROR(candidate_layouts(options, "cpu").status());
-  if (!options.policy.empty()) {
-    UCUDNN_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(model_path, "cpu", options));
-    return GraphAndPlan{std::move(planned.graph), std::move(planned.result.plan)};
-  }
-  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_graph(model_path, options, Layout::kNchw));
-  if (!options.plan_path.empty()) {
-    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, load_matching_plan(options, graph, "cpu", ""));
-    return GraphAndPlan{std::move(graph), std::move(plan)};
-  }
-  UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::make_cpu_plan(graph));
-  return GraphAndPlan{std::move(graph), std::move(plan)};
+Layout plan_layout(const runtime::Plan& plan) { return plan.layout == "nhwc" ? Layout::kNhwc : Layout::kNchw; }
+
+std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
+  std::vector<TensorInfo> infos;
+  for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});
+  return infos;
 }
 
-class CpuSession final : public ExecutorSession<runtime::CpuExecutor> {
- public:
-  static Expected<std::unique_ptr<Session>> create(const std::string& model_path, const SessionOptions& options) {
-    UCUDNN_ASSIGN_OR_RETURN(GraphAndPlan loaded, load_and_plan(model_path, options));
-    std::unique_ptr<CpuSession> session(new CpuSession(std::move(loaded.graph)));
-    UCUDNN_ASSIGN_OR_RETURN(auto executor, runtime::CpuExecutor::create(session->graph_, std::move(loaded.plan)));
-    session->attach(std::move(executor));
-    return std::unique_ptr<Session>(std::move(session));
+// The saved plan named by options.plan_path, with `graph` (NCHW) converted to
+// the plan's layout; refused, naming the file, when it was made for another
+// device, layout, graph or GPU.
+Expected<runtime::Plan> load_saved_plan(const SessionOptions& options, const runtime::Backend& backend,
+                                        ir::Graph* graph) {
+  const std::string& path = options.plan_path;
+  UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, runtime::load_plan(path));
+  if (plan.device != backend.name())
+    return invalid_argument(path + ": the plan was made for device '" + plan.device + "', this session runs on '" +
+                            backend.name() + "'; make it again with `ucudnn plan --device " + backend.name() + "`");
+  const Layout layout = plan_layout(plan);
+  if (options.layout != Layout::kAuto && options.layout != layout)
+    return invalid_argument("the plan '" + path + "' runs layout " + plan.layout + ", not " +
+                            layout_name(options.layout) + "; drop --layout or make the plan with --layout " +
+                            layout_name(options.layout));
+  if (layout == Layout::kNhwc) {
+    optimizer::PassStats stats;
+    UCUDNN_RETURN_IF_ERROR(optimizer::convert_to_channels_last(*graph, &stats));
   }
-
-  Status run_on_device(const std::vector<const void*>&, const std::vector<void*>&) override {
-    return unsupported("run_on_device needs a CUDA session (--device cuda, SessionOptions::device = "
-                       "Device::kCuda); this session runs on the CPU");
-  }
-
- private:
-  explicit CpuSession(ir::Graph graph) : ExecutorSession(std::move(graph)) {}
-};
+  UCUDNN_RETURN_IF_ERROR(runtime::check_plan_matches(plan, *graph, backend.name(), backend.device_name())
+                             .with_context(path));
+  return plan;
+}
 
 // run_on_device's GpuTensors against the model's inputs() or outputs().
 Status check_gpu_tensors(const char* kind, const std::vector<TensorInfo>& infos,
@@ -83,25 +62,77 @@ Status check_gpu_tensors(const char* kind, const std::vector<TensorInfo>& infos,
   return Status::ok();
 }
 
+// A graph and its plan running on one backend through the executor.
+class ExecutorSession final : public Session {
+ public:
+  static Expected<std::unique_ptr<Session>> create(Device device, std::unique_ptr<runtime::Backend> backend,
+                                                   ir::Graph graph, runtime::Plan plan) {
+    std::unique_ptr<ExecutorSession> session(new ExecutorSession(device, std::move(backend), std::move(graph)));
+    // The executor keeps references to the backend and the graph: both live in the session.
+    UCUDNN_ASSIGN_OR_RETURN(session->executor_,
+                            runtime::Executor::create(*session->backend_, session->graph_, std::move(plan)));
+    return std::unique_ptr<Session>(std::move(session));
+  }
+
+  const std::vector<TensorInfo>& inputs() const override { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override { return executor_->run(inputs); }
+
+  Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) override {
+    UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executor_->profile(inputs));
+    std::vector<StepProfile> steps;
+    for (const runtime::StepTiming& t : timings) steps.push_back({t.name, runtime::step_op_name(t), t.ms});
+    return steps;
+  }
+
+  MemoryStats memory() const override {
+    const runtime::Plan& plan = executor_->plan();
+    return {plan.arena_bytes, plan.unplanned_bytes, executor_->weight_bytes(), plan.workspace_pool_bytes};
+  }
+  Layout layout() const override { return plan_layout(executor_->plan()); }
+  std::string plan_json() const override { return runtime::plan_to_json(executor_->plan(), graph_); }
+
+  Status run_on_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) override {
+    if (device_ != Device::kCuda)
+      return unsupported("run_on_device needs a CUDA session (--device cuda, SessionOptions::device = "
+                         "Device::kCuda); this session runs on the CPU");
+    return executor_->run_bound(inputs, outputs);
+  }
+
+ private:
+  ExecutorSession(Device device, std::unique_ptr<runtime::Backend> backend, ir::Graph graph)
+      : device_(device),
+        backend_(std::move(backend)),
+        graph_(std::move(graph)),
+        inputs_(describe_values(graph_, graph_.inputs)),
+        outputs_(describe_values(graph_, graph_.outputs)) {}
+
+  // Declared in the order they are built; destroyed in reverse, the executor first.
+  Device device_;
+  std::unique_ptr<runtime::Backend> backend_;
+  ir::Graph graph_;
+  std::vector<TensorInfo> inputs_, outputs_;
+  std::unique_ptr<runtime::Executor> executor_;
+};
+
 }  // namespace
 
 Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
-  if (options.batch < 1) return invalid_argument("batch must be at least 1, got " + std::to_string(options.batch));
-  if (options.threads < 0) return invalid_argument("threads must be 0 (all cores) or positive");
-  UCUDNN_RETURN_IF_ERROR(check_streams(options));
-#ifndef UCUDNN_HAVE_CUDA
-  if (options.device == Device::kCuda)
-    return unsupported("device 'cuda' is not available: this build of ucudnn has no CUDA backend");
-#else
-  if (options.device == Device::kCuda && !cuda_available())
-    return unsupported("device 'cuda' is not available: no CUDA device is present (or no driver)");
-#endif
+  UCUDNN_RETURN_IF_ERROR(check_options(options));
   cpu::set_num_threads(options.threads);
-
-#ifdef UCUDNN_HAVE_CUDA
-  if (options.device == Device::kCuda) return create_cuda_session(model_path, options);
-#endif
-  return CpuSession::create(model_path, options);
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Backend> backend, make_backend(options.device, options.math));
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_inference_graph(model_path, options));
+  // Before anything is benchmarked: every op of the model has a kernel here.
+  UCUDNN_RETURN_IF_ERROR(backend->check_support(graph));
+  runtime::Plan plan;
+  if (!options.plan_path.empty()) {
+    UCUDNN_ASSIGN_OR_RETURN(plan, load_saved_plan(options, *backend, &graph));
+  } else {
+    UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned, optimizer::plan_model(graph, plan_request(options)));
+    graph = std::move(planned.graph);
+    plan = std::move(planned.result.plan);
+  }
+  return ExecutorSession::create(options.device, std::move(backend), std::move(graph), std::move(plan));
 }
 
 Status Session::run_on_device(const std::vector<GpuTensor>& in, std::vector<GpuTensor>& out) {

@@ -27,8 +27,18 @@ function(add_ucudnn_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE UCUDNN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")  # tests/test_paths.h
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
-  # XDG_CACHE_HOME: a session's default benchmark database lies in the build folder, not the user's cache.
+  # XDG_CACHE_HOME: a session's default benchmark database lies in the build folder, not the user's
+  # cache. (A second variable in ENVIRONMENT would be split apart by gtest_discover_tests.)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES ENVIRONMENT
-                         "UCUDNN_SOURCE_DIR=${PROJECT_SOURCE_DIR};XDG_CACHE_HOME=${UCUDNN_TEST_CACHE_HOME}")
+                       PROPERTIES ENVIRONMENT "UCUDNN_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+                                  ENVIRONMENT_MODIFICATION "XDG_CACHE_HOME=set:${UCUDNN_TEST_CACHE_HOME}")
+endfunction()
+
+# Gives every test of the current folder registered with add_test XDG_CACHE_HOME=UCUDNN_TEST_CACHE_HOME
+# (add_ucudnn_test's do it themselves). Deferred to the end of the folder: cmake_language(DEFER CALL ...).
+function(ucudnn_isolate_test_cache)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  if(tests)
+    set_property(TEST ${tests} APPEND PROPERTY ENVIRONMENT "XDG_CACHE_HOME=${UCUDNN_TEST_CACHE_HOME}")
+  endif()
 endfunction()

@@ -130,6 +130,20 @@ double objective_of(const IlpProblem& problem, const std::vector<int>& choice) {
   return total;
 }
 
+// Per kernel its fastest option; among equally fast ones the smallest workspace.
+std::vector<int> fastest_options(const IlpProblem& problem) {
+  std::vector<int> choice(problem.kernels.size(), 0);
+  for (size_t k = 0; k < problem.kernels.size(); ++k) {
+    for (size_t c = 1; c < problem.kernels[k].size(); ++c) {
+      const IlpOption& o = problem.kernels[k][c];
+      const IlpOption& b = problem.kernels[k][choice[k]];
+      if (o.time_ms < b.time_ms || (o.time_ms == b.time_ms && o.workspace_bytes < b.workspace_bytes))
+        choice[k] = static_cast<int>(c);
+    }
+  }
+  return choice;
+}
+
 }  // namespace
 
 Expected<IlpSolution> solve_ilp(const IlpProblem& problem, double time_limit_s) {
@@ -140,6 +154,15 @@ Expected<IlpSolution> solve_ilp(const IlpProblem& problem, double time_limit_s) 
   IlpSolution solution;
   if (problem.kernels.empty()) {
     solution.status = "trivial";
+    return solution;
+  }
+  // A budget that does not bind — every kernel's fastest option fits, as always
+  // under an unlimited one (SIZE_MAX) — needs no ILP: that choice is optimal.
+  if (std::vector<int> fastest = fastest_options(problem); satisfies_constraints(problem, fastest)) {
+    solution.choice = std::move(fastest);
+    solution.objective_ms = objective_of(problem, solution.choice);
+    solution.status = "optimal";
+    solution.solve_seconds = elapsed();
     return solution;
   }
   const std::vector<std::vector<int>> sets = effective_sets(problem);

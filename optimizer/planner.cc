@@ -1,13 +1,10 @@
-// The planner (see planner.h).
+// plan_from_timings: the planner's pure part (see planner.h).
 #include "optimizer/planner.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
 
+#include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/side_stream.h"
 #include "runtime/ir/layout.h"
 
@@ -15,32 +12,30 @@ namespace ucudnn::optimizer {
 
 namespace {
 
-// "[#####.....] 12/40 kernels  3.2 s elapsed  ETA 7.5 s" on one stderr line.
-class ProgressBar {
- public:
-  ProgressBar(int total, bool enabled) : total_(total), enabled_(enabled && total > 0 && isatty(STDERR_FILENO)) {}
-  void update(int done) {
-    if (!enabled_) return;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double eta = done > 0 ? elapsed / done * (total_ - done) : 0.0;
-    const int width = 30, filled = total_ ? width * done / total_ : width;
-    std::fprintf(stderr, "\rbenchmarking [%s%s] %d/%d kernels  %.1f s elapsed  ETA %.1f s ",
-                 std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done, total_, elapsed,
-                 eta);
-    if (done == total_) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
+// The timings name every Conv node of `graph` exactly once, with one table per kernel.
+Status check_timings(const ir::Graph& graph, const GraphTimings& timings) {
+  if (timings.kernels.size() != timings.timings.size())
+    return invalid_argument("plan_from_timings: " + std::to_string(timings.kernels.size()) + " kernels but " +
+                            std::to_string(timings.timings.size()) + " timing tables");
+  std::vector<int> seen(graph.nodes.size(), 0);
+  for (const ConvKernel& kernel : timings.kernels) {
+    for (ir::NodeId id : kernel.nodes) {
+      if (id < 0 || static_cast<size_t>(id) >= graph.nodes.size() || graph.nodes[id].op != OpKind::kConv)
+        return invalid_argument("plan_from_timings: kernel " + kernel.key.to_string() + " names node " +
+                                std::to_string(id) + ", which is not a Conv of graph '" + graph.name + "'");
+      ++seen[id];
+    }
   }
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (graph.nodes[n].op == OpKind::kConv && seen[n] != 1)
+      return invalid_argument("plan_from_timings: " + graph.nodes[n].describe() + " is in " + std::to_string(seen[n]) +
+                              " kernels' timings, expected 1");
+  return Status::ok();
+}
 
- private:
-  int total_;
-  bool enabled_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
-bool has_all_sizes(const KernelTimings& timings, const std::vector<int64_t>& sizes) {
-  for (int64_t s : sizes)
-    if (!timings.by_batch.count(s)) return false;
-  return true;
+// Workspace of a step that is not a convolution (see planner.h for why CUDA's is 0).
+size_t other_step_workspace(const std::string& device, const ir::Graph& graph, const ir::Node& node) {
+  return device == "cpu" ? cpu::cpu_step_workspace(graph, node, 0, -1) : 0;
 }
 
 // Each side-stream candidate's kernel with the kernel of every main-stream Conv in
@@ -63,6 +58,16 @@ std::vector<std::vector<int>> overlapping_kernel_pairs(const ir::Graph& graph, c
   return pairs;
 }
 
+Expected<PolicyResult> run_policy(const PlannerOptions& options, const std::vector<NamedKernel>& kernels,
+                                  int64_t batch, const PolicyOptions& policy_options) {
+  switch (options.policy) {
+    case Policy::kUndivided: return plan_undivided(kernels, batch, options.workspace_bytes);
+    case Policy::kWr: return plan_wr(kernels, batch, options.workspace_bytes, policy_options);
+    case Policy::kWd: return plan_wd(kernels, batch, options.workspace_bytes, policy_options);
+  }
+  return internal_error("unknown policy " + std::to_string(static_cast<int>(options.policy)));
+}
+
 }  // namespace
 
 const char* policy_name(Policy policy) {
@@ -74,58 +79,19 @@ const char* policy_name(Policy policy) {
   return "?";
 }
 
-Expected<Policy> parse_policy(const std::string& name) {
-  if (name == "undivided") return Policy::kUndivided;
-  if (name == "wr") return Policy::kWr;
-  if (name == "wd") return Policy::kWd;
-  return invalid_argument("--policy must be undivided, wr or wd, got '" + name + "'");
-}
-
-Expected<BatchSizePolicy> parse_batch_size_policy(const std::string& name) {
-  if (name == "all") return BatchSizePolicy::kAll;
-  if (name == "powerOfTwo") return BatchSizePolicy::kPowerOfTwo;
-  if (name == "undivided") return BatchSizePolicy::kUndivided;
-  return invalid_argument("--batch-sizes must be all, powerOfTwo or undivided, got '" + name + "'");
-}
-
-Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& device, const PlannerOptions& options,
-                                Benchmarker& benchmarker, BenchmarkDb* db,
-                                size_t (*workspace_of)(const ir::Graph&, const ir::Node&)) {
-  const auto start = std::chrono::steady_clock::now();
+Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string& device,
+                                       const PlannerOptions& options, GraphTimings timings) {
+  if (device != "cpu" && device != "cuda")
+    return invalid_argument("cannot plan for device '" + device + "': expected cpu or cuda");
+  UCUDNN_RETURN_IF_ERROR(check_timings(graph, timings));
   PlanResult result;
   result.options = options;
-  const ConvKernelKey device_key = benchmarker.device_key();
-  UCUDNN_ASSIGN_OR_RETURN(result.kernels, collect_conv_kernels(graph, device_key));
+  result.kernels = std::move(timings.kernels);
+  result.timings = std::move(timings.timings);
+  result.kernels_benchmarked = timings.kernels_benchmarked;
+  result.kernels_reused = timings.kernels_reused;
 
-  // 1. Timings: stored, else measured (and stored).
-  std::vector<NamedKernel>& named = result.timings;
-  ProgressBar progress(static_cast<int>(result.kernels.size()), options.progress);
-  for (size_t i = 0; i < result.kernels.size(); ++i) {
-    const ConvKernel& kernel = result.kernels[i];
-    const std::string key = kernel.key.to_string();
-    // Timings at every size any policy may use, so a stored kernel serves all policies.
-    const std::vector<int64_t> sizes = micro_batch_sizes(options.batch_sizes, kernel.batch());
-    std::optional<KernelTimings> timings;
-    if (db && !options.rebenchmark) {
-      UCUDNN_ASSIGN_OR_RETURN(timings, db->lookup(key));
-      if (timings && !has_all_sizes(*timings, sizes)) timings.reset();
-    }
-    if (timings) {
-      ++result.kernels_reused;
-    } else {
-      auto measured = benchmarker.measure(graph, kernel, sizes);
-      if (!measured) return measured.status().with_context(graph.nodes[kernel.nodes.front()].describe());
-      timings = std::move(*measured);
-      ++result.kernels_benchmarked;
-      if (db) UCUDNN_RETURN_IF_ERROR(db->store(key, *timings));
-    }
-    const ir::Node& node = graph.nodes[kernel.nodes.front()];
-    named.push_back({node.name + " " + shape_to_string(kernel.x_shape) + "*" + shape_to_string(kernel.w_shape),
-                     std::move(*timings), static_cast<int>(kernel.nodes.size())});
-    progress.update(static_cast<int>(i + 1));
-  }
-
-  // 2. The policy over all kernels (they share the batch of the graph).
+  // 1. The policy over all kernels (they share the batch of the graph).
   const int64_t batch = result.kernels.empty() ? 1 : result.kernels.front().batch();
   for (const ConvKernel& k : result.kernels)
     if (k.batch() != batch)
@@ -139,22 +105,14 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
       options.streams == 2 ? runtime::side_stream_candidates(graph) : std::vector<ir::NodeId>{};
   if (options.policy == Policy::kWd && options.share_workspace)
     policy_options.concurrent_kernels = overlapping_kernel_pairs(graph, result.kernels, side_candidates);
-  auto run_policy = [&]() -> Expected<PolicyResult> {
-    switch (options.policy) {
-      case Policy::kUndivided: return plan_undivided(named, batch, options.workspace_bytes);
-      case Policy::kWr: return plan_wr(named, batch, options.workspace_bytes, policy_options);
-      case Policy::kWd: return plan_wd(named, batch, options.workspace_bytes, policy_options);
-    }
-    return internal_error("unknown policy");
-  };
   if (!result.kernels.empty()) {
-    UCUDNN_ASSIGN_OR_RETURN(result.policy, run_policy());
+    UCUDNN_ASSIGN_OR_RETURN(result.policy, run_policy(options, result.timings, batch, policy_options));
   }
 
-  // 3. The Plan: one step per node; convolutions take their kernel's configuration.
+  // 2. The Plan: one step per node; convolutions take their kernel's configuration.
   runtime::Plan& plan = result.plan;
   plan.device = device;
-  plan.device_name = device_key.device_name;
+  plan.device_name = timings.device_name;
   plan.model_fingerprint = runtime::graph_fingerprint(graph);
   plan.policy = policy_name(options.policy);
   plan.layout = ir::graph_layout_name(graph);
@@ -165,7 +123,7 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
     plan.steps[n].node = static_cast<ir::NodeId>(n);
     if (graph.nodes[n].op == OpKind::kConv) continue;
     // Other steps run alone, so they may use the pool from offset 0.
-    plan.steps[n].workspace_bytes = workspace_of(graph, graph.nodes[n]);
+    plan.steps[n].workspace_bytes = other_step_workspace(device, graph, graph.nodes[n]);
     plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, plan.steps[n].workspace_bytes);
   }
   for (size_t k = 0; k < result.kernels.size(); ++k) {
@@ -177,6 +135,8 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
       step.workspace_bytes = kp.workspace_size;
     }
   }
+
+  // 3. Side streams, then activation memory (values a side step touches live over its window).
   if (!side_candidates.empty()) {
     // wd's budget bounds the pool; undivided and wr bound each kernel, so the pool may grow.
     const size_t pool_limit = options.policy == Policy::kWd ? options.workspace_bytes : SIZE_MAX;
@@ -185,7 +145,6 @@ Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& devic
       if (plan.steps[n].stream == runtime::kSideStream) result.side_steps.push_back(n);
   }
   runtime::plan_activation_memory(graph, &plan);
-  result.optimize_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -1,18 +1,26 @@
-// The planner: from a graph and a workspace policy to a runtime::Plan.
+// The planner's pure part: a graph and its convolution kernels' timings in, a
+// runtime::Plan out. Nothing here measures, reads a file or touches a device —
+// plan_model.h gathers the timings (benchmarker, database) and calls this — so
+// a test can hand it timings written by hand.
 //
-// Stages: collect the distinct convolution kernels → for each, timings from the
-// benchmark database or, when missing, from the benchmarker (stored back) →
-// the policy (undivided, wr or wd; optimizer/policies.h) → per Conv step its
-// micro-batches and workspace slice → with two streams, the side-stream steps
-// and their slices (runtime/executor/side_stream.h) → activation memory by liveness.
+// Stages: the policy (undivided, wr or wd; optimizer/policies.h) over every
+// kernel → per Conv step its micro-batches and workspace slice → every other
+// step its own workspace (below) → with two streams, the side-stream steps and
+// their slices (runtime/executor/side_stream.h) → activation memory by liveness.
+//
+// Workspace of the steps that are not convolutions: on the CPU, what the CPU
+// kernel's own query answers (cpu::cpu_step_workspace; e.g. a Gemm's packing
+// buffer); on CUDA, 0 — runtime/cuda's non-convolution kernels take no
+// workspace. That is not taken on trust: the executor prepares every kernel at
+// load and refuses a plan whose slice is smaller than the kernel asks for,
+// naming the step, so a kernel that starts needing some fails loudly at load.
 #pragma once
 
-#include <memory>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "optimizer/bench/benchmark_db.h"
-#include "optimizer/bench/benchmarker.h"
 #include "optimizer/conv_kernels.h"
 #include "optimizer/policies.h"
 #include "runtime/executor/plan.h"
@@ -20,40 +28,52 @@
 namespace ucudnn::optimizer {
 
 enum class Policy { kUndivided, kWr, kWd };
-const char* policy_name(Policy policy);
-// "undivided", "wr", "wd"; InvalidArgument otherwise.
-Expected<Policy> parse_policy(const std::string& name);
-Expected<BatchSizePolicy> parse_batch_size_policy(const std::string& name);
+const char* policy_name(Policy policy);  // "undivided", "wr", "wd"
 
+// A workspace bound meaning "none": every policy then lets each kernel take its
+// fastest configuration (wd without solving the ILP), and the benchmarkers
+// measure with the memory actually free.
+inline constexpr size_t kUnlimitedWorkspace = SIZE_MAX;
+
+// What the policy is asked for. Where the timings come from is plan_model's business.
 struct PlannerOptions {
-  Policy policy = Policy::kUndivided;
-  size_t workspace_bytes = size_t{64} << 20;  // per kernel (undivided, wr) or in total (wd)
+  Policy policy = Policy::kWr;
+  // Bytes: each kernel's limit under undivided and wr; the total all kernels
+  // share under wd. kUnlimitedWorkspace: no bound.
+  size_t workspace_bytes = size_t{64} << 20;
   BatchSizePolicy batch_sizes = BatchSizePolicy::kPowerOfTwo;
   double division_threshold = kDefaultDivisionThreshold;
   bool share_workspace = false;  // wd: kernels that never overlap share bytes (policies.h)
   int streams = 1;               // 2: independent convolutions on a side stream (Note [side stream])
-  bool rebenchmark = false;   // ignore stored timings and measure again
-  bool progress = true;       // progress bar on stderr (only when stderr is a terminal)
+};
+
+// Every convolution kernel of a graph with its timings: the planner's input.
+struct GraphTimings {
+  std::string device_name;           // the processor they were measured on (becomes Plan::device_name)
+  std::vector<ConvKernel> kernels;   // collect_conv_kernels(graph, ...) order
+  std::vector<NamedKernel> timings;  // one per kernel, same order (name: node + shapes)
+  int kernels_benchmarked = 0;       // measured while gathering
+  int kernels_reused = 0;            // taken from the database
 };
 
 struct PlanResult {
   runtime::Plan plan;
   PlannerOptions options;           // what was asked for
   std::vector<ConvKernel> kernels;  // same order as policy.kernels and timings
-  std::vector<NamedKernel> timings; // each kernel's measured table (name: node + shapes)
+  std::vector<NamedKernel> timings; // each kernel's measured table
   PolicyResult policy;
-  int kernels_benchmarked = 0;      // measured in this run
+  int kernels_benchmarked = 0;      // measured for this plan
   int kernels_reused = 0;           // taken from the database
-  double optimize_seconds = 0.0;    // wall time of the whole planning
+  double optimize_seconds = 0.0;    // wall time of the whole planning (set by plan_model)
   std::vector<ir::NodeId> side_steps;  // Conv nodes the plan runs on the side stream
 };
 
-// Plans `graph`: workspace-dependent steps (Conv) get their configuration and
-// slice; every other step its own (workspace-free or small) default. `db` may be null.
-// `device` names the executor ("cpu" or "cuda"); `workspace_of` answers the
-// workspace a non-convolution step needs.
-Expected<PlanResult> plan_graph(const ir::Graph& graph, const std::string& device, const PlannerOptions& options,
-                                Benchmarker& benchmarker, BenchmarkDb* db,
-                                size_t (*workspace_of)(const ir::Graph&, const ir::Node&));
+// The plan of `graph` for `device` ("cpu" or "cuda") from `timings`: every Conv
+// step gets its kernel's configuration and slice, every other step the
+// workspace described above. InvalidArgument when the timings do not describe
+// the graph's convolutions (count, node ids); Unsupported when convolutions run
+// at different batch sizes; the policy's own errors (kInfeasible) otherwise.
+Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string& device,
+                                       const PlannerOptions& options, GraphTimings timings);
 
 }  // namespace ucudnn::optimizer

@@ -134,6 +134,12 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
   return data;
 }
 
+std::string format_workspace_limit(const ReportData& data) {
+  if (data.workspace_limit != SIZE_MAX) return format_bytes(data.workspace_limit);
+  // The benchmarkers time every algorithm that gets its workspace allocated.
+  return std::string("unlimited (benchmarked with the free ") + (data.device == "cpu" ? "host" : "device") + " memory)";
+}
+
 std::string report_text(const ReportData& d) {
   std::ostringstream out;
   char buf[256];
@@ -141,7 +147,7 @@ std::string report_text(const ReportData& d) {
   if (!d.device.empty()) out << "device:   " << d.device << (d.device_name.empty() ? "" : " (" + d.device_name + ")") << "\n";
   std::snprintf(buf, sizeof buf, "policy:   %s, %s %s, batch %lld, micro-batch sizes %s, division threshold %.1f %%\n",
                 d.policy.c_str(), d.policy == "wd" ? "total budget" : "per-kernel limit",
-                format_bytes(d.workspace_limit).c_str(), static_cast<long long>(d.batch), d.batch_sizes.c_str(),
+                format_workspace_limit(d).c_str(), static_cast<long long>(d.batch), d.batch_sizes.c_str(),
                 d.division_threshold * 100);
   out << buf;
 
@@ -199,6 +205,7 @@ nlohmann::json report_json(const ReportData& d) {
   j["batch"] = d.batch;
   j["batch_sizes"] = d.batch_sizes;
   j["workspace_limit_bytes"] = optional_bytes(d.workspace_limit);
+  j["workspace_limit"] = format_workspace_limit(d);
   j["division_threshold"] = d.division_threshold;
   nlohmann::json kernels = nlohmann::json::array();
   for (const KernelReport& r : d.kernels) {

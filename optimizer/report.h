@@ -84,6 +84,10 @@ std::string report_text(const PlanResult& result, const ir::Graph& graph, const 
 nlohmann::json report_json(const PlanResult& result, const ir::Graph& graph, const std::string& model = "");
 std::string report_html(const PlanResult& result, const ir::Graph& graph, const std::string& model = "");
 
+// The asked-for limit for people: "64.0 MiB", or for an unlimited one "unlimited
+// (benchmarked with the free device memory)" — what bounded the timings instead.
+std::string format_workspace_limit(const ReportData& data);
+
 // HTML/XML text escaping of & < > " '.
 std::string html_escape(const std::string& text);
 

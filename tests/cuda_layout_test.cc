@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <random>
 
-#include "api/planning.h"
+#include <nlohmann/json.hpp>
+
+#include "api/loading.h"
 #include "runtime/executor/plan_json.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
@@ -40,7 +42,7 @@ std::vector<Tensor> run_model(const std::string& name, Device device, Layout lay
   options.device = device;
   options.batch = 3;
   options.layout = layout;
-  options.strict_fp32 = true;
+  options.math = Math::kFp32;
   auto session = Session::load(model_path(name), options);
   EXPECT_TRUE(session.has_value()) << name << " " << layout_name(layout) << ": " << session.status().to_string();
   if (!session) return {};
@@ -99,19 +101,22 @@ TEST(CudaLayout, DividedResidualConvMatchesTheCpu) {
   std::remove(db.c_str());
   SessionOptions options;
   options.batch = 8;
-  options.strict_fp32 = true;
+  options.math = Math::kFp32;
   options.progress = false;
   options.benchmark_db = db;
   std::vector<Tensor> inputs;
   const std::vector<Tensor> cpu = cpu_reference(model, options, &inputs);
   ASSERT_FALSE(cpu.empty());
   for (Layout layout : {Layout::kNchw, Layout::kNhwc}) {
-    auto graph = load_graph(model, options, layout);
-    ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
-    optimizer::PlannerOptions planner;  // undivided: only to get a plan for this GPU
-    auto planned = plan_with_database(*graph, "cuda", planner, db, /*strict_fp32=*/true);
+    SessionOptions gpu_options = options;  // the optimizer's plan for this GPU, only to be divided below
+    gpu_options.device = Device::kCuda;
+    gpu_options.layout = layout;
+    auto nchw = load_inference_graph(model, gpu_options);
+    ASSERT_TRUE(nchw.has_value()) << nchw.status().to_string();
+    auto planned = optimizer::plan_model(*nchw, plan_request(gpu_options));
     ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
-    runtime::Plan plan = planned->plan;
+    const ir::Graph* graph = &planned->graph;
+    runtime::Plan plan = planned->result.plan;
     int divided = 0;
     for (runtime::PlanStep& step : plan.steps) {
       if (graph->nodes[step.node].op != OpKind::kConv) continue;
@@ -134,9 +139,9 @@ TEST(CudaLayout, DividedResidualConvMatchesTheCpu) {
 
 // Two streams (Note [side stream], runtime/executor/side_stream.h): the
 // bottleneck block's downsample runs on the side stream beside conv1 and conv2.
-// Planned by the optimizer (wd, shared workspace) and by cuDNN's own search
-// (the default session), in both layouts, run repeatedly on host buffers and
-// on device buffers: every output must match the CPU's.
+// Planned under wd with a shared workspace (saved, then loaded) and under the
+// default policy (wr), in both layouts, run repeatedly on host buffers and on
+// device buffers: every output must match the CPU's.
 TEST(CudaLayout, SideStreamRunsMatchTheCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
   const std::string model = model_path("tiny_downsample");
@@ -144,7 +149,7 @@ TEST(CudaLayout, SideStreamRunsMatchTheCpu) {
   std::remove(db.c_str());
   SessionOptions options;
   options.batch = 64;  // enough work per convolution for the two streams to overlap
-  options.strict_fp32 = true;
+  options.math = Math::kFp32;
   options.progress = false;
   options.benchmark_db = db;
   options.streams = 2;
@@ -179,25 +184,24 @@ TEST(CudaLayout, SideStreamRunsMatchTheCpu) {
   for (Layout layout : {Layout::kNchw, Layout::kNhwc}) {
     SessionOptions planned_options = options;
     planned_options.layout = layout;
-    auto graph = load_graph(model, planned_options, layout);
-    ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
-    auto planner = planner_options(planned_options);
-    ASSERT_TRUE(planner.has_value());
-    planner->policy = optimizer::Policy::kWd;
-    planner->share_workspace = true;
-    auto planned = plan_with_database(*graph, "cuda", *planner, db, /*strict_fp32=*/true);
+    planned_options.device = Device::kCuda;
+    planned_options.policy = Policy::kWd;
+    planned_options.share_workspace = true;
+    auto planned = plan(model, planned_options);
     ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
-    ASSERT_EQ(planned->side_steps.size(), 1u) << layout_name(layout);
-    EXPECT_EQ(graph->nodes[planned->side_steps[0]].name, "downsample");
+    ASSERT_EQ(planned->summary().side_stream_convolutions, 1) << layout_name(layout);
+    const nlohmann::json report = nlohmann::json::parse(planned->report_json());
+    EXPECT_EQ(report["side_stream_nodes"], nlohmann::json::array({"downsample"}));
     const std::string plan_path = ::testing::TempDir() + "/streams_" + layout_name(layout) + ".plan.json";
-    ASSERT_TRUE(runtime::save_plan(plan_path, planned->plan, *graph).is_ok());
-    SessionOptions run_options = planned_options;
+    ASSERT_TRUE(save_plan(*planned, plan_path).is_ok());
+    SessionOptions run_options = options;
     run_options.device = Device::kCuda;
     run_options.plan_path = plan_path;
     check_session(run_options, std::string("wd plan, two streams, ") + layout_name(layout));
 
-    SessionOptions default_options = planned_options;  // undivided: cuDNN's search, two streams
+    SessionOptions default_options = options;  // the default plan (wr, 64 MiB per convolution), two streams
     default_options.device = Device::kCuda;
+    default_options.layout = layout;
     check_session(default_options, std::string("default plan, two streams, ") + layout_name(layout));
   }
 }

@@ -5,8 +5,10 @@
 //    cudnnGetConvolutionForwardWorkspaceSize says on descriptors built here;
 //  - what the benchmarker times once (Note [dominated algorithms]) is
 //    dominated in a measurement with every median too;
-//  - plan_with_database(..., "cuda", wr / wd) gives plans the CUDA executor runs,
-//    whose outputs match the CPU's, and a second plan reuses the stored timings.
+//  - optimizer::plan_model for "cuda" (wr / wd, and an unlimited workspace, timed
+//    with the free device memory) gives plans the executor runs on the CUDA
+//    backend, whose outputs match the CPU's, and a second plan reuses the
+//    stored timings.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -18,11 +20,13 @@
 #include <limits>
 #include <random>
 
-#include "api/planning.h"
+#include "api/loading.h"
 #include "optimizer/bench/cudnn_benchmarker.h"
+#include "optimizer/plan_model.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_context.h"
-#include "runtime/cuda/cuda_executor.h"
-#include "runtime/executor/cpu_executor.h"
+#include "runtime/executor/executor.h"
 #include "runtime/ops/op_descriptor.h"
 #include "tests/test_paths.h"
 
@@ -256,7 +260,22 @@ TEST(CudnnBenchmarker, WhatIsTimedOnceIsDominatedWithEveryMedianToo) {
   }
 }
 
-// Runs `graph` on the CPU (default plan) and on the GPU with `plan`; outputs must agree.
+// Every step whole with the CPU kernel's default algorithm.
+runtime::Plan whole_steps_cpu_plan(const ir::Graph& graph) {
+  runtime::Plan plan;
+  plan.device = "cpu";
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    runtime::PlanStep step;
+    step.node = static_cast<ir::NodeId>(n);
+    step.workspace_bytes = cpu::cpu_step_workspace(graph, graph.nodes[n], 0, -1);
+    plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, step.workspace_bytes);
+    plan.steps.push_back(step);
+  }
+  runtime::plan_activation_memory(graph, &plan);
+  return plan;
+}
+
+// Runs `graph` on the CPU (every step whole) and on the GPU with `plan` (strict FP32); outputs must agree.
 void expect_gpu_plan_matches_cpu(const ir::Graph& graph, runtime::Plan plan, const std::string& what) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-1, 1);
@@ -266,16 +285,15 @@ void expect_gpu_plan_matches_cpu(const ir::Graph& graph, runtime::Plan plan, con
     for (float& f : v) f = dist(rng);
     feeds.push_back(Tensor::from_floats(graph.value(id).shape, v));
   }
-  auto cpu_plan = runtime::make_cpu_plan(graph);
-  ASSERT_TRUE(cpu_plan.has_value());
-  auto cpu = runtime::CpuExecutor::create(graph, *cpu_plan);
+  const std::unique_ptr<runtime::Backend> cpu_backend = cpu::make_cpu_backend();
+  auto cpu = runtime::Executor::create(*cpu_backend, graph, whole_steps_cpu_plan(graph));
   ASSERT_TRUE(cpu.has_value()) << cpu.status().to_string();
   auto expected = (*cpu)->run(feeds);
   ASSERT_TRUE(expected.has_value()) << expected.status().to_string();
 
-  auto ctx = cuda::CudaContext::create(0, cuda::MathMode::kFp32);
-  ASSERT_TRUE(ctx.has_value());
-  auto gpu = cuda::CudaExecutor::create(**ctx, graph, std::move(plan));
+  auto gpu_backend = cuda::make_cuda_backend(0, cuda::MathMode::kFp32);
+  ASSERT_TRUE(gpu_backend.has_value()) << gpu_backend.status().to_string();
+  auto gpu = runtime::Executor::create(**gpu_backend, graph, std::move(plan));
   ASSERT_TRUE(gpu.has_value()) << what << ": " << gpu.status().to_string();
   auto actual = (*gpu)->run(feeds);
   ASSERT_TRUE(actual.has_value()) << what << ": " << actual.status().to_string();
@@ -293,7 +311,7 @@ TEST(CudnnPlanning, PlansForCudaRunOnTheExecutorAndMatchTheCpu) {
   REQUIRE_GPU();
   SessionOptions session;
   session.batch = 8;
-  auto graph = load_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", session, Layout::kNchw);
+  auto graph = load_inference_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", session);
   ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
   const std::string db = fresh_db("plan");
   struct Case {
@@ -302,31 +320,41 @@ TEST(CudnnPlanning, PlansForCudaRunOnTheExecutorAndMatchTheCpu) {
   };
   bool first = true;
   for (const Case& c : {Case{optimizer::Policy::kWr, size_t{64} << 20}, Case{optimizer::Policy::kWr, 0},
-                        Case{optimizer::Policy::kWd, size_t{1} << 20}}) {
-    optimizer::PlannerOptions options;
-    options.policy = c.policy;
-    options.workspace_bytes = c.bytes;
-    options.batch_sizes = optimizer::BatchSizePolicy::kAll;
-    options.progress = false;
-    auto result = plan_with_database(*graph, "cuda", options, db, /*strict_fp32=*/true);
-    const std::string what = std::string(optimizer::policy_name(c.policy)) + " at " + std::to_string(c.bytes) + " B";
-    ASSERT_TRUE(result.has_value()) << what << ": " << result.status().to_string();
-    EXPECT_EQ(result->plan.device, "cuda");
+                        Case{optimizer::Policy::kWd, size_t{1} << 20},
+                        Case{optimizer::Policy::kWr, optimizer::kUnlimitedWorkspace},
+                        Case{optimizer::Policy::kWd, optimizer::kUnlimitedWorkspace}}) {
+    optimizer::PlanRequest request;
+    request.device = "cuda";
+    request.math_type = "fp32";
+    request.planner.policy = c.policy;
+    request.planner.workspace_bytes = c.bytes;
+    request.planner.batch_sizes = optimizer::BatchSizePolicy::kAll;
+    request.db_path = db;
+    request.progress = false;
+    auto planned = optimizer::plan_model(*graph, request);
+    const std::string what = std::string(optimizer::policy_name(c.policy)) + " at " + format_bytes(c.bytes);
+    ASSERT_TRUE(planned.has_value()) << what << ": " << planned.status().to_string();
+    const optimizer::PlanResult& result = planned->result;
+    EXPECT_EQ(result.plan.device, "cuda");
+    EXPECT_EQ(result.plan.device_name, cuda::gpu_name(0)) << "the name the backend checks saved plans against";
     if (first) {
-      EXPECT_GT(result->kernels_benchmarked, 0) << what;
+      EXPECT_GT(result.kernels_benchmarked, 0) << what;
     } else {
-      EXPECT_EQ(result->kernels_benchmarked, 0) << what << ": timings must come from the database";
+      EXPECT_EQ(result.kernels_benchmarked, 0) << what << ": timings must come from the database";
     }
     first = false;
-    for (const runtime::PlanStep& step : result->plan.steps) {
-      if (graph->nodes[step.node].op != OpKind::kConv) continue;
+    for (const runtime::PlanStep& step : result.plan.steps) {
+      if (planned->graph.nodes[step.node].op != OpKind::kConv) {
+        EXPECT_EQ(step.workspace_bytes, 0u) << what;
+        continue;
+      }
       EXPECT_LE(step.workspace_bytes, c.bytes) << what;
       for (const runtime::MicroBatch& m : step.micro_batches) {
         EXPECT_GE(m.algorithm, 0);
         EXPECT_LT(m.algorithm, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
       }
     }
-    expect_gpu_plan_matches_cpu(*graph, result->plan, what);
+    expect_gpu_plan_matches_cpu(planned->graph, result.plan, what);
   }
 }
 

@@ -308,6 +308,36 @@ TEST(Report, ListsTheSideStreamConvolutions) {
   EXPECT_EQ(report_text(build_report(result, f.graph, "alexnet")).find("side stream"), std::string::npos);
 }
 
+// An unlimited workspace (SIZE_MAX) is reported as what bounded the timings instead:
+// the memory free on the device they were measured on.
+TEST(Report, UnlimitedWorkspaceSaysWhatBoundedTheTimings) {
+  const Fixture f = alexnet_fixture();
+  for (Policy policy : {Policy::kWr, Policy::kWd}) {
+    SCOPED_TRACE(policy_name(policy));
+    auto planned = policy == Policy::kWd ? plan_wd(f.named, f.batch, SIZE_MAX) : plan_wr(f.named, f.batch, SIZE_MAX);
+    ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+    PlanResult result = wrap(f, policy, SIZE_MAX, std::move(planned).value());
+    result.plan.device = "cuda";
+    ReportData data = build_report(result, f.graph, "alexnet");
+    const char* scope = policy == Policy::kWd ? "total budget" : "per-kernel limit";
+    EXPECT_NE(report_text(data).find(std::string(scope) + " unlimited (benchmarked with the free device memory)"),
+              std::string::npos)
+        << report_text(data);
+    EXPECT_EQ(report_json(data)["workspace_limit"], "unlimited (benchmarked with the free device memory)");
+    EXPECT_TRUE(report_json(data)["workspace_limit_bytes"].is_null());
+    EXPECT_NE(report_html(data).find("unlimited (benchmarked with the free device memory)"), std::string::npos);
+    // No kernel is held back by a limit: none is slower than its fastest undivided algorithm.
+    EXPECT_LE(data.total_predicted_ms, data.total_unlimited_ms * (1 + 1e-12));
+    result.plan.device = "cpu";
+    EXPECT_NE(report_text(build_report(result, f.graph, "alexnet")).find("unlimited (benchmarked with the free host memory)"),
+              std::string::npos);
+  }
+  // A limit is just its size.
+  ReportData limited;
+  limited.workspace_limit = 64 * kMiB;
+  EXPECT_EQ(format_workspace_limit(limited), "64.0 MiB");
+}
+
 TEST(Report, NoConvolutions) {
   PlanResult result;
   ir::Graph graph;

@@ -1,22 +1,17 @@
-// The CLI's shared session flags (tools/ucudnn/session_flags.cc): --math,
-// --device and --streams turn into SessionOptions, malformed values into InvalidArgument.
+// The CLI's shared session flags (tools/ucudnn/session_flags.cc): every flag
+// turns into its SessionOptions field, malformed or contradictory values into
+// InvalidArgument (which the commands report as usage errors, exit 2).
 // Table-driven: each row is a command line and what it must give.
 #include "tools/ucudnn/session_flags.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace ucudnn::cli {
 namespace {
-
-struct FlagCase {
-  const char* name;
-  std::vector<std::string> argv;  // after the subcommand
-  StatusCode code;                // kOk when the flags are valid
-  bool strict_fp32;               // expected when valid
-};
 
 Status parse(const std::vector<std::string>& words, SessionOptions* options) {
   std::vector<std::string> storage = {"plan"};
@@ -28,65 +23,114 @@ Status parse(const std::vector<std::string>& words, SessionOptions* options) {
   return session_options_from_flags(*args, options);
 }
 
-TEST(SessionFlags, Math) {
-  const std::vector<FlagCase> cases = {
-      {"default is tf32", {"m.onnx"}, StatusCode::kOk, false},
-      {"tf32", {"m.onnx", "--math", "tf32"}, StatusCode::kOk, false},
-      {"fp32", {"m.onnx", "--math", "fp32"}, StatusCode::kOk, true},
-      {"fp32 with =", {"m.onnx", "--math=fp32"}, StatusCode::kOk, true},
-      {"the last one counts", {"m.onnx", "--math", "fp32", "--math", "tf32"}, StatusCode::kOk, false},
-      {"cpu accepts fp32", {"m.onnx", "--device", "cpu", "--math", "fp32"}, StatusCode::kOk, true},
-      {"cpu accepts tf32", {"m.onnx", "--device", "cpu", "--math", "tf32"}, StatusCode::kOk, false},
-      {"cuda with fp32", {"m.onnx", "--device", "cuda", "--math", "fp32"}, StatusCode::kOk, true},
-      {"unknown value", {"m.onnx", "--math", "bf16"}, StatusCode::kInvalidArgument, false},
-      {"upper case", {"m.onnx", "--math", "FP32"}, StatusCode::kInvalidArgument, false},
-      {"empty value", {"m.onnx", "--math="}, StatusCode::kInvalidArgument, false},
-  };
+struct FlagCase {
+  const char* name;
+  std::vector<std::string> argv;                   // after the subcommand and MODEL
+  std::function<bool(const SessionOptions&)> ok;   // what the options must hold; null: refused
+  const char* error = "";                          // part of the refusal's message
+};
+
+void run_cases(const std::vector<FlagCase>& cases) {
   for (const FlagCase& c : cases) {
     SCOPED_TRACE(c.name);
+    std::vector<std::string> argv = {"m.onnx"};
+    argv.insert(argv.end(), c.argv.begin(), c.argv.end());
     SessionOptions options;
-    options.strict_fp32 = !c.strict_fp32;  // so a flag that is ignored shows
-    const Status status = parse(c.argv, &options);
-    EXPECT_EQ(status.code(), c.code) << status.to_string();
-    if (c.code == StatusCode::kOk) {
-      EXPECT_EQ(options.strict_fp32, c.strict_fp32);
+    const Status status = parse(argv, &options);
+    if (c.ok) {
+      ASSERT_TRUE(status.is_ok()) << status.to_string();
+      EXPECT_TRUE(c.ok(options));
     } else {
-      EXPECT_NE(status.to_string().find("--math must be tf32 or fp32"), std::string::npos) << status.to_string();
+      EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
+      EXPECT_NE(status.message().find(c.error), std::string::npos) << status.to_string();
     }
   }
+}
+
+TEST(SessionFlags, Math) {
+  auto math_is = [](Math m) { return [m](const SessionOptions& o) { return o.math == m; }; };
+  run_cases({
+      {"default is tf32", {}, math_is(Math::kTf32)},
+      {"tf32", {"--math", "tf32"}, math_is(Math::kTf32)},
+      {"fp32", {"--math", "fp32"}, math_is(Math::kFp32)},
+      {"fp32 with =", {"--math=fp32"}, math_is(Math::kFp32)},
+      {"the last one counts", {"--math", "fp32", "--math", "tf32"}, math_is(Math::kTf32)},
+      {"cpu accepts fp32", {"--device", "cpu", "--math", "fp32"}, math_is(Math::kFp32)},
+      {"cpu accepts tf32", {"--device", "cpu", "--math", "tf32"}, math_is(Math::kTf32)},
+      {"cuda with fp32", {"--device", "cuda", "--math", "fp32"}, math_is(Math::kFp32)},
+      {"unknown value", {"--math", "bf16"}, nullptr, "--math must be tf32 or fp32, got 'bf16'"},
+      {"upper case", {"--math", "FP32"}, nullptr, "--math must be tf32 or fp32"},
+      {"empty value", {"--math="}, nullptr, "--math must be tf32 or fp32"},
+  });
 }
 
 TEST(SessionFlags, Streams) {
-  struct StreamCase {
-    const char* name;
-    std::vector<std::string> argv;
-    int streams;  // expected; 0 = refused
-  };
-  const std::vector<StreamCase> cases = {
-      {"default is one", {"m.onnx"}, 1},
-      {"one", {"m.onnx", "--streams", "1"}, 1},
-      {"two", {"m.onnx", "--streams", "2"}, 2},
-      {"three", {"m.onnx", "--streams", "3"}, 0},
-      {"zero", {"m.onnx", "--streams", "0"}, 0},
-      {"not a number", {"m.onnx", "--streams", "many"}, 0},
-  };
-  for (const StreamCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    SessionOptions options;
-    const Status status = parse(c.argv, &options);
-    if (c.streams == 0) {
-      EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
-      EXPECT_NE(status.to_string().find("streams"), std::string::npos) << status.to_string();
-    } else {
-      EXPECT_TRUE(status.is_ok()) << status.to_string();
-      EXPECT_EQ(options.streams, c.streams);
-    }
-  }
+  auto streams_are = [](int n) { return [n](const SessionOptions& o) { return o.streams == n; }; };
+  run_cases({
+      {"default is one", {}, streams_are(1)},
+      {"one", {"--streams", "1"}, streams_are(1)},
+      {"two", {"--streams", "2"}, streams_are(2)},
+      {"three", {"--streams", "3"}, nullptr, "streams must be 1 or 2, got 3"},
+      {"zero", {"--streams", "0"}, nullptr, "--streams must be at least 1"},
+      {"beyond an int", {"--streams", "4294967297"}, nullptr, "--streams is too large"},
+      {"not a number", {"--streams", "many"}, nullptr, "--streams expects an integer"},
+  });
 }
 
-TEST(SessionFlags, HelpNamesMath) {
+// The default is the optimizer's own: policy wr within 64 MiB per convolution.
+TEST(SessionFlags, PolicyAndWorkspace) {
+  constexpr size_t k64MiB = size_t{64} << 20;
+  run_cases({
+      {"default: wr, 64 MiB per kernel", {},
+       [](const SessionOptions& o) { return o.policy == Policy::kWr && o.kernel_workspace_limit == k64MiB; }},
+      {"undivided", {"--policy", "undivided", "--workspace", "8MiB"},
+       [](const SessionOptions& o) {
+         return o.policy == Policy::kUndivided && o.kernel_workspace_limit == size_t{8} << 20;
+       }},
+      {"wr's limit is per kernel", {"--workspace", "1KiB"},
+       [](const SessionOptions& o) { return o.kernel_workspace_limit == 1024 && o.total_workspace_budget == k64MiB; }},
+      {"wd's budget is the total", {"--policy", "wd", "--workspace", "1KiB"},
+       [](const SessionOptions& o) { return o.total_workspace_budget == 1024 && o.kernel_workspace_limit == k64MiB; }},
+      {"unlimited", {"--workspace", "unlimited"},
+       [](const SessionOptions& o) { return o.kernel_workspace_limit == kUnlimitedWorkspace; }},
+      {"wd unlimited", {"--policy", "wd", "--workspace", "unlimited"},
+       [](const SessionOptions& o) { return o.total_workspace_budget == kUnlimitedWorkspace; }},
+      {"share with wd", {"--policy", "wd", "--share-workspace"},
+       [](const SessionOptions& o) { return o.share_workspace; }},
+      {"unknown policy", {"--policy", "fastest"}, nullptr, "--policy must be undivided, wr or wd, got 'fastest'"},
+      {"bad size", {"--workspace", "12parsecs"}, nullptr, "12parsecs"},
+      {"share without wd", {"--share-workspace"}, nullptr, "share_workspace applies to policy wd"},
+      {"plan and policy", {"--plan", "p.json", "--policy", "wr"}, nullptr, "either --plan or --policy"},
+  });
+}
+
+TEST(SessionFlags, BatchSizesLayoutDeviceAndCounts) {
+  run_cases({
+      {"default batch sizes", {}, [](const SessionOptions& o) { return o.batch_sizes == BatchSizes::kPowerOfTwo; }},
+      {"all sizes", {"--batch-sizes", "all"}, [](const SessionOptions& o) { return o.batch_sizes == BatchSizes::kAll; }},
+      {"undivided sizes", {"--batch-sizes", "undivided"},
+       [](const SessionOptions& o) { return o.batch_sizes == BatchSizes::kUndivided; }},
+      {"bad batch sizes", {"--batch-sizes", "some"}, nullptr,
+       "--batch-sizes must be powerOfTwo, all or undivided, got 'some'"},
+      {"cpu", {"--device", "cpu"}, [](const SessionOptions& o) { return o.device == Device::kCpu; }},
+      {"cuda", {"--device", "cuda"}, [](const SessionOptions& o) { return o.device == Device::kCuda; }},
+      {"bad device", {"--device", "tpu"}, nullptr, "--device must be cpu or cuda, got 'tpu'"},
+      {"nhwc on the GPU", {"--device", "cuda", "--layout", "nhwc"},
+       [](const SessionOptions& o) { return o.layout == Layout::kNhwc; }},
+      {"nhwc on the CPU", {"--device", "cpu", "--layout", "nhwc"}, nullptr, "layout nhwc is a GPU layout"},
+      {"bad layout", {"--layout", "chwn"}, nullptr, "--layout must be auto, nchw or nhwc, got 'chwn'"},
+      {"batch", {"--batch", "16"}, [](const SessionOptions& o) { return o.batch == 16; }},
+      {"batch zero", {"--batch", "0"}, nullptr, "--batch must be at least 1"},
+      {"negative threads", {"--threads", "-1"}, nullptr, "--threads must be at least 0"},
+      {"db and quiet", {"--db", "x.sqlite", "--quiet", "--rebenchmark"},
+       [](const SessionOptions& o) { return o.benchmark_db == "x.sqlite" && !o.progress && o.rebenchmark; }},
+  });
+}
+
+TEST(SessionFlags, HelpNamesTheChoices) {
   const std::string help = kSessionFlagsHelp;
-  EXPECT_NE(help.find("--math tf32|fp32"), std::string::npos);
+  for (const char* text : {"--math tf32|fp32", "undivided | wr | wd (default wr)", "unlimited", "XDG_CACHE_HOME"})
+    EXPECT_NE(help.find(text), std::string::npos) << text;
   EXPECT_NE(kSessionValueFlags.count("math"), 0u);
 }
 

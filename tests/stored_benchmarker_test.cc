@@ -2,8 +2,8 @@
 // device identity comes from the database (BenchmarkDb::device_keys), every
 // timing from its rows; a missing kernel, a database without GPU rows, an
 // ambiguous one and --rebenchmark without a GPU are clear errors. Where a GPU
-// is present plan_with_database measures instead, so the planning cases skip
-// there (tests/cudnn_benchmarker_test.cc covers that path).
+// is present plan_model measures instead, so the planning cases skip there
+// (tests/cudnn_benchmarker_test.cc covers that path).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,9 +11,10 @@
 
 #include <unistd.h>
 
-#include "api/planning.h"
+#include "api/loading.h"
 #include "optimizer/bench/benchmark_db.h"
 #include "optimizer/bench/stored_benchmarker.h"
+#include "optimizer/plan_model.h"
 #include "tests/test_paths.h"
 
 namespace ucudnn {
@@ -50,7 +51,7 @@ ConvKernelKey gpu_key(const std::string& name, const std::string& math) {
 ir::Graph tiny_cnn(int64_t batch) {
   SessionOptions options;
   options.batch = batch;
-  auto graph = load_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", options, Layout::kNchw);
+  auto graph = load_inference_graph(source_dir() + "/models/tiny/tiny_cnn/model.onnx", options);
   EXPECT_TRUE(graph.has_value()) << graph.status().to_string();
   return std::move(*graph);
 }
@@ -79,12 +80,20 @@ void record(BenchmarkDb& db, const ir::Graph& graph, const ConvKernelKey& device
   }
 }
 
-optimizer::PlannerOptions wr(size_t bytes) {
-  optimizer::PlannerOptions o;
-  o.policy = optimizer::Policy::kWr;
-  o.workspace_bytes = bytes;
-  o.progress = false;
-  return o;
+// A plan for "cuda" under wr within `bytes` per kernel, from the database at `db_path`.
+optimizer::PlanRequest wr(size_t bytes, const std::string& db_path) {
+  optimizer::PlanRequest request;
+  request.device = "cuda";
+  request.planner.policy = optimizer::Policy::kWr;
+  request.planner.workspace_bytes = bytes;
+  request.db_path = db_path;
+  request.progress = false;
+  return request;
+}
+
+Expected<optimizer::PlanResult> plan_for_cuda(const ir::Graph& graph, const optimizer::PlanRequest& request) {
+  UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned, optimizer::plan_model(graph, request));
+  return std::move(planned.result);
 }
 
 TEST(StoredBenchmarker, DeviceKeysRoundTripEscapedNames) {
@@ -141,7 +150,7 @@ TEST(StoredBenchmarker, PlansForCudaFromTheDatabaseAlone) {
     record(*db, graph, gpu_key("Recorded GPU", "tf32"));
   }
   // Room for algorithm 1 at micro-batches of 4 only: wr divides every convolution 4 + 4.
-  auto result = plan_with_database(graph, "cuda", wr(4 * 4096), path);
+  auto result = plan_for_cuda(graph, wr(4 * 4096, path));
   ASSERT_TRUE(result.has_value()) << result.status().to_string();
   EXPECT_EQ(result->plan.device, "cuda");
   EXPECT_EQ(result->plan.device_name, "Recorded GPU");
@@ -163,6 +172,33 @@ TEST(StoredBenchmarker, PlansForCudaFromTheDatabaseAlone) {
   EXPECT_GE(convs, 2);
 }
 
+// --workspace unlimited from recorded rows: every policy gives each convolution its fastest
+// configuration, algorithm 1 on the whole batch (0.801 ms beside algorithm 0's 2.401 ms).
+TEST(StoredBenchmarker, UnlimitedWorkspaceUnderEveryPolicy) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present: planning for cuda measures on it instead";
+  const std::string path = fresh_db("unlimited");
+  ir::Graph graph = tiny_cnn(8);
+  {
+    auto db = BenchmarkDb::open(path);
+    ASSERT_TRUE(db.has_value());
+    record(*db, graph, gpu_key("Recorded GPU", "tf32"));
+  }
+  for (optimizer::Policy policy : {optimizer::Policy::kUndivided, optimizer::Policy::kWr, optimizer::Policy::kWd}) {
+    SCOPED_TRACE(optimizer::policy_name(policy));
+    optimizer::PlanRequest request = wr(optimizer::kUnlimitedWorkspace, path);
+    request.planner.policy = policy;
+    auto result = plan_for_cuda(graph, request);
+    ASSERT_TRUE(result.has_value()) << result.status().to_string();
+    int convs = 0;
+    for (const runtime::PlanStep& step : result->plan.steps) {
+      if (graph.nodes[step.node].op != OpKind::kConv) continue;
+      ++convs;
+      EXPECT_EQ(step.micro_batches, (std::vector<runtime::MicroBatch>{{8, 1}})) << graph.nodes[step.node].describe();
+    }
+    EXPECT_GE(convs, 2);
+  }
+}
+
 TEST(StoredBenchmarker, MissingKernelNamesIt) {
   if (cuda_available()) GTEST_SKIP() << "a GPU is present: a missing kernel is measured there";
   const std::string path = fresh_db("missing");
@@ -175,13 +211,15 @@ TEST(StoredBenchmarker, MissingKernelNamesIt) {
   }
   auto kernels = optimizer::collect_conv_kernels(graph, device);
   ASSERT_TRUE(kernels.has_value());
-  auto result = plan_with_database(graph, "cuda", wr(size_t{64} << 20), path);
+  auto result = plan_for_cuda(graph, wr(size_t{64} << 20, path));
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.status().code(), StatusCode::kNotFound);
   EXPECT_NE(result.status().message().find((*kernels)[1].key.to_string()), std::string::npos)
       << result.status().message();
   // Strict FP32 asks for rows this database does not have.
-  auto strict = plan_with_database(graph, "cuda", wr(size_t{64} << 20), path, /*strict_fp32=*/true);
+  optimizer::PlanRequest strict_request = wr(size_t{64} << 20, path);
+  strict_request.math_type = "fp32";
+  auto strict = plan_for_cuda(graph, strict_request);
   ASSERT_FALSE(strict.has_value());
   EXPECT_NE(strict.status().message().find("'fp32'"), std::string::npos) << strict.status().message();
 }
@@ -195,9 +233,9 @@ TEST(StoredBenchmarker, RebenchmarkWithoutGpuIsRefusedAndKeepsTheDatabase) {
     ASSERT_TRUE(db.has_value());
     record(*db, graph, gpu_key("Recorded GPU", "tf32"));
   }
-  optimizer::PlannerOptions options = wr(size_t{64} << 20);
-  options.rebenchmark = true;
-  auto result = plan_with_database(graph, "cuda", options, path);
+  optimizer::PlanRequest request = wr(size_t{64} << 20, path);
+  request.rebenchmark = true;
+  auto result = plan_for_cuda(graph, request);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
   auto db = BenchmarkDb::open(path);
@@ -209,7 +247,9 @@ TEST(StoredBenchmarker, RebenchmarkWithoutGpuIsRefusedAndKeepsTheDatabase) {
 
 TEST(StoredBenchmarker, UnknownDeviceIsRejected) {
   ir::Graph graph = tiny_cnn(2);
-  auto result = plan_with_database(graph, "tpu", wr(1 << 20), fresh_db("tpu"));
+  optimizer::PlanRequest request = wr(1 << 20, fresh_db("tpu"));
+  request.device = "tpu";
+  auto result = plan_for_cuda(graph, request);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
 }

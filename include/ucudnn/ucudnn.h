@@ -1,4 +1,4 @@
-// ucudnn's public C++ API: load an ONNX model, (optionally) plan it, run it.
+// ucudnn's public C++ API: load an ONNX model, plan it, run it.
 //
 //   ucudnn::SessionOptions options;
 //   options.batch = 8;
@@ -6,9 +6,23 @@
 //   if (!session) { std::cerr << session.status().to_string(); return 1; }
 //   auto outputs = (*session)->run({input_tensor});
 //
+// Every session runs a plan made by ucudnn's optimizer (μ-cuDNN). By default
+// (SessionOptions as declared) that is policy wr: each convolution's algorithm
+// and micro-batches are chosen by dynamic programming within 64 MiB of
+// workspace per convolution, from timings of the convolutions on this
+// machine's device. Timings are measured the first time a convolution shape is
+// met and kept in a SQLite database (SessionOptions::benchmark_db; by default
+// $XDG_CACHE_HOME/ucudnn/benchmarks.sqlite, else ~/.cache/ucudnn/benchmarks.sqlite),
+// so later loads reuse them. A model without convolutions is planned without
+// measuring anything or opening the database. plan() makes the same plan
+// without a session: to save it (save_plan, then SessionOptions::plan_path) or
+// to report what the optimizer chose.
+//
 // Every call returns Status/Expected; nothing throws or aborts on bad input.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,9 +34,28 @@
 namespace ucudnn {
 
 enum class Device { kCpu, kCuda };
-const char* device_name(Device device);
+const char* device_name(Device device);  // "cpu", "cuda"
 // True when this build has the CUDA backend and a usable GPU is present.
 bool cuda_available();
+
+// How the optimizer plans the convolutions (μ-cuDNN's policies).
+enum class Policy {
+  kUndivided,  // each convolution's fastest algorithm at the full batch within
+               // kernel_workspace_limit — what frameworks do; the baseline `ucudnn report` compares against
+  kWr,         // each convolution within kernel_workspace_limit, cut into micro-batches where
+               // that is faster (dynamic programming); all share one pool (the default)
+  kWd,         // one total_workspace_budget divided among the convolutions by an integer
+               // linear program (COIN-OR CBC)
+};
+const char* policy_name(Policy policy);  // "undivided", "wr", "wd"
+
+// Which micro-batch sizes the optimizer times and may cut a batch of N into.
+enum class BatchSizes {
+  kPowerOfTwo,  // 1, 2, 4, ... and N (the default)
+  kAll,         // every size 1..N: minutes instead of seconds the first time, sometimes better plans
+  kUndivided,   // N only
+};
+const char* batch_sizes_name(BatchSizes sizes);  // "powerOfTwo", "all", "undivided"
 
 // How 4-D activations are stored on the GPU. The model's inputs and outputs
 // keep their ONNX (NCHW) shapes in every layout; transposes happen inside.
@@ -33,6 +66,18 @@ enum class Layout {
 };
 const char* layout_name(Layout layout);  // "auto", "nchw", "nhwc"
 
+// The GPU's float32 arithmetic. The CPU always computes strict FP32.
+enum class Math {
+  kTf32,  // cuDNN and cuBLAS may use TF32 tensor cores (the default, as PyTorch)
+  kFp32,  // strict FP32: no TF32 anywhere
+};
+const char* math_name(Math math);  // "tf32", "fp32"
+
+// A workspace limit or budget of "no bound": the optimizer then gives every
+// convolution its fastest configuration, and convolutions are timed with the
+// memory actually free on the device.
+inline constexpr size_t kUnlimitedWorkspace = SIZE_MAX;
+
 struct SessionOptions {
   Device device = Device::kCpu;
   // Shapes for graph inputs by name (overrides the model's declared shape).
@@ -41,22 +86,32 @@ struct SessionOptions {
   int64_t batch = 1;
   // CPU threads; 0 = all cores.
   int threads = 0;
+  Math math = Math::kTf32;
+  Layout layout = Layout::kAuto;  // a saved plan fixes its own
 
-  // How convolutions are planned (the μ-cuDNN optimizer). By default each runs
-  // undivided with the backend's default algorithm and nothing is benchmarked.
-  std::string plan_path;             // run this saved plan (`ucudnn plan -o`)
-  std::string policy;                // or plan now: "undivided", "wr" or "wd"
-  size_t workspace_bytes = size_t{64} << 20;  // per kernel (undivided, wr) or total (wd)
-  std::string batch_sizes = "powerOfTwo";     // micro-batch sizes: "all", "powerOfTwo", "undivided"
-  bool share_workspace = false;      // wd: kernels that never run at the same time share bytes
-  int streams = 1;                   // CUDA: 2 runs independent convolutions (a ResNet downsample beside
-                                     // its block's main branch) on a second stream; 1 or 2
-  std::string benchmark_db;          // "" = ~/.cache/ucudnn/benchmarks.sqlite
-  bool rebenchmark = false;          // measure again instead of reusing stored timings
-  bool progress = true;              // progress bar on stderr while benchmarking (terminals only)
-  bool strict_fp32 = false;          // CUDA: strict FP32 math (no TF32 tensor cores in cuDNN/cuBLAS)
-  Layout layout = Layout::kAuto;     // activation layout on the GPU (a saved plan fixes its own)
+  // The plan: a saved one (`ucudnn plan -o`, save_plan), which fixes the
+  // policy, workspace and layout it was made with, so the settings below are
+  // not used; or, with plan_path empty, one made at load by the optimizer.
+  std::string plan_path;
+  Policy policy = Policy::kWr;
+  // Policies undivided and wr: the most workspace one convolution may use.
+  size_t kernel_workspace_limit = size_t{64} << 20;
+  // Policy wd: the workspace all convolutions together may use.
+  size_t total_workspace_budget = size_t{64} << 20;
+  BatchSizes batch_sizes = BatchSizes::kPowerOfTwo;
+  bool share_workspace = false;  // wd only: convolutions that never run at the same time share bytes
+  int streams = 1;               // CUDA: 2 runs independent convolutions (a ResNet downsample beside
+                                 // its block's main branch) on a second stream; 1 or 2
+  std::string benchmark_db;      // "" = $XDG_CACHE_HOME/ucudnn/benchmarks.sqlite (or ~/.cache/...)
+  bool rebenchmark = false;      // measure again instead of reusing stored timings
+  bool progress = true;          // progress bar on stderr while benchmarking (terminals only)
 };
+
+// The one check of every option (Session::load and plan() begin with it):
+// InvalidArgument naming the option and its value. An application that wants
+// to tell bad options from a model that fails to load calls it first (the
+// command line does, to exit with 2 for usage errors).
+Status check_options(const SessionOptions& options);
 
 struct TensorInfo {
   std::string name;
@@ -86,7 +141,8 @@ class Session {
  public:
   virtual ~Session() = default;
 
-  // Loads and prepares `model_path`: import, graph passes, memory planning.
+  // Loads and prepares `model_path`: import, graph passes, the plan (saved or
+  // made now), memory, kernels. Errors name what failed and where.
   static Expected<std::unique_ptr<Session>> load(const std::string& model_path, const SessionOptions& options);
 
   virtual const std::vector<TensorInfo>& inputs() const = 0;
@@ -98,8 +154,10 @@ class Session {
   // with the input copies first and the output copies last; the outputs are dropped.
   virtual Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) = 0;
   virtual MemoryStats memory() const = 0;
-  // The layout this session runs (kNchw or kNhwc; what --layout auto chose).
+  // The layout this session runs (kNchw or kNhwc; what Layout::kAuto chose).
   virtual Layout layout() const = 0;
+  // The plan this session runs, as the JSON a plan file holds (save_plan's format).
+  virtual std::string plan_json() const = 0;
 
   // Runs the model on caller-owned GPU memory (CUDA sessions only): inputs[i] points to a device buffer
   // holding input i exactly as inputs()[i] describes it (dtype, shape, densely packed), outputs[i] to one
@@ -111,6 +169,80 @@ class Session {
   // The same on GpuTensors, whose dtype and shape are checked against inputs() and outputs() first.
   Status run_on_device(const std::vector<GpuTensor>& inputs, std::vector<GpuTensor>& outputs);
 };
+
+// What plan() decided, in numbers (what `ucudnn plan` prints).
+struct PlanSummary {
+  std::string device;             // "cpu" or "cuda"
+  std::string device_name;        // the processor it was planned for ("NVIDIA H200"; the CPU's model)
+  Policy policy = Policy::kWr;
+  Layout layout = Layout::kNchw;  // kNchw or kNhwc
+  std::string layout_note;        // Layout::kAuto on the GPU: each layout's predicted convolution time
+  int convolution_kernels = 0;    // distinct convolutions (nodes of equal shapes count once)
+  int kernels_benchmarked = 0;    // measured by this plan() call
+  int kernels_reused = 0;         // timings taken from the database
+  int divided_steps = 0;          // convolution nodes cut into micro-batches
+  int side_stream_convolutions = 0;  // streams = 2: convolutions run on the second stream
+  double predicted_conv_ms = 0;   // Σ predicted convolution time
+  double optimize_seconds = 0;    // wall time of the planning, benchmarks included
+  size_t workspace_pool_bytes = 0;
+  size_t arena_bytes = 0;         // planned activation memory
+};
+
+// A plan made by plan(): what Session::load would run for that model and those
+// options, with the timings and the choices behind it. Move-only.
+class ModelPlan {
+ public:
+  ModelPlan(ModelPlan&& other) noexcept;
+  ModelPlan& operator=(ModelPlan&& other) noexcept;
+  ~ModelPlan();
+
+  const PlanSummary& summary() const;
+  // The plan file's JSON (what save_plan writes and SessionOptions::plan_path reads).
+  std::string to_json() const;
+  // `ucudnn report`: per convolution the configuration chosen, its predicted time
+  // against the undivided (what Policy::kUndivided runs at the same limit) and the
+  // unlimited ones; network totals; the ILP's statistics under wd.
+  std::string report_text() const;
+  std::string report_json() const;  // the same as one JSON object
+  std::string report_html() const;  // a self-contained page (inline CSS and SVG plots)
+
+ private:
+  struct Impl;
+  explicit ModelPlan(std::unique_ptr<Impl> impl);
+  friend Expected<ModelPlan> plan(const std::string& model_path, const SessionOptions& options);
+  friend Status save_plan(const ModelPlan& plan, const std::string& path);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Plans `model_path` exactly as Session::load would with `options` (which must
+// not name a plan_path), benchmarking what the database lacks. Device kCuda
+// needs no GPU when the database holds the GPU's timings: the plan is then for
+// the one GPU recorded there (the same math type), for `ucudnn run --plan` on it.
+Expected<ModelPlan> plan(const std::string& model_path, const SessionOptions& options);
+// Writes the plan's JSON to `path` atomically: an existing file is replaced whole or left alone.
+Status save_plan(const ModelPlan& plan, const std::string& path);
+
+// What `ucudnn info` shows of a model, read without resolving shapes.
+struct ModelInfo {
+  int64_t ir_version = 0;
+  int opset = 0;
+  std::string producer;
+  struct Io {
+    std::string name;
+    std::string dtype;              // "float32", or the ONNX name of an unsupported type
+    std::vector<std::string> dims;  // numbers or symbolic names ("batch_size", "?")
+  };
+  std::vector<Io> inputs, outputs;
+  std::map<std::string, int> op_counts;  // op_type → count (domain-qualified if not the default)
+  std::vector<std::string> unsupported;  // "node 'x' (Foo, opset 13): why", one per problem
+  int64_t parameter_count = 0;
+};
+Expected<ModelInfo> model_info(const std::string& model_path);
+
+// Tensor files: an ONNX TensorProto (.pb) or a NumPy array (.npy) in; a
+// TensorProto named `name` out, written atomically.
+Expected<Tensor> read_tensor_file(const std::string& path);
+Status write_tensor_file(const std::string& path, const std::string& name, const Tensor& tensor);
 
 // A tensor in GPU memory, owned and move-only: what Session::run_on_device reads and
 // writes, for applications without CUDA code of their own. Memory is on the current

@@ -40,6 +40,7 @@ j = json.load(open(sys.argv[1]))
 for key in ("model", "device", "batch", "latency_ms", "throughput_per_s", "peak_memory_bytes"):
     assert key in j, key
 assert j["batch"] == 2 and j["device"] == "cpu" and j["io"] == "host"
+assert j["plan"] == "wr", j["plan"]  # no --policy: the optimizer's own default
 assert set(j["latency_ms"]) >= {"median", "min", "max"} and j["latency_ms"]["min"] <= j["latency_ms"]["median"]
 PY
 # Outputs written as TensorProto and fed back as an input file of another run.
@@ -61,6 +62,27 @@ PY
 expect_ok plan "$ucudnn" plan "$model" --batch 4 --policy wd --workspace 1MiB --db "$work/bench.sqlite" --quiet -o "$work/plan.json"
 expect_ok run_plan "$ucudnn" run "$model" --batch 4 --plan "$work/plan.json" --iterations 1
 expect_ok run_policy "$ucudnn" run "$model" --batch 4 --policy wr --workspace 64KiB --db "$work/bench.sqlite" --quiet --iterations 1
+# The default plan's timings go to $XDG_CACHE_HOME/ucudnn/benchmarks.sqlite; a model without
+# convolutions opens no database at all.
+XDG_CACHE_HOME="$work/cache" expect_ok run_default_db "$ucudnn" run "$model" --batch 2 --iterations 1
+[[ -s "$work/cache/ucudnn/benchmarks.sqlite" ]] || fail "the default plan stored no timings under XDG_CACHE_HOME"
+XDG_CACHE_HOME="$work/cache_noconv" expect_ok run_without_convs "$ucudnn" run "$src/models/tiny/tiny_reshape/model.onnx" --batch 2 --iterations 1
+[[ -e "$work/cache_noconv" ]] && fail "a model without convolutions created a benchmark database"
+# --workspace unlimited under every policy: plans, runs, and the report says what bounded the timings.
+for policy in undivided wr wd; do
+  expect_ok "run_unlimited_$policy" "$ucudnn" run "$model" --batch 4 --policy $policy --workspace unlimited --db "$work/bench.sqlite" --iterations 1
+done
+expect_ok report_unlimited "$ucudnn" report "$model" --batch 4 --workspace unlimited --db "$work/bench.sqlite"
+grep -q "per-kernel limit unlimited (benchmarked with the free host memory)" "$work/report_unlimited.out" || fail "report --workspace unlimited does not say so"
+# The report's "undivided" total is what --policy undivided runs (same timings, same function).
+expect_ok report_wr_json "$ucudnn" report "$model" --batch 4 --workspace 8KiB --db "$work/bench.sqlite" --json
+expect_ok report_undivided_json "$ucudnn" report "$model" --batch 4 --policy undivided --workspace 8KiB --db "$work/bench.sqlite" --json
+python3 - "$work/report_wr_json.out" "$work/report_undivided_json.out" <<'PY' || fail "report's undivided total differs from --policy undivided"
+import json, sys
+wr, undivided = (json.load(open(p)) for p in sys.argv[1:3])
+assert wr["policy"] == "wr" and undivided["policy"] == "undivided"
+assert wr["totals"]["undivided_ms"] == undivided["totals"]["predicted_ms"], (wr["totals"], undivided["totals"])
+PY
 
 # --- bad input: files
 : > "$work/empty.onnx"
@@ -84,7 +106,20 @@ expect_error bad_batch 2 "batch" -- "$ucudnn" run "$model" --batch 0
 expect_error bad_device 2 "device" -- "$ucudnn" run "$model" --device tpu
 expect_error device_io_on_cpu 2 "device-io needs --device cuda" -- "$ucudnn" run "$model" --device cpu --device-io
 expect_error bad_workspace 2 "size" -- "$ucudnn" run "$model" --policy wr --workspace 12parsecs
-expect_error bad_policy 1 "policy" -- "$ucudnn" run "$model" --policy fastest --db "$work/bench.sqlite"
+# Bad option values are usage errors (exit 2), named with the flag, in every command.
+expect_error bad_policy 2 "--policy must be undivided, wr or wd, got 'fastest'" -- "$ucudnn" run "$model" --policy fastest --db "$work/bench.sqlite"
+expect_error bad_policy_plan 2 "--policy must be" -- "$ucudnn" plan "$model" --policy fastest -o "$work/x.json"
+expect_error bad_policy_report 2 "--policy must be" -- "$ucudnn" report "$model" --policy fastest
+expect_error bad_math 2 "--math must be tf32 or fp32, got 'bf16'" -- "$ucudnn" run "$model" --math bf16
+expect_error bad_batch_sizes 2 "--batch-sizes must be powerOfTwo, all or undivided" -- "$ucudnn" plan "$model" --batch-sizes some -o "$work/x.json"
+expect_error bad_layout 2 "--layout must be auto, nchw or nhwc" -- "$ucudnn" report "$model" --layout chwn
+expect_error nhwc_on_cpu 2 "layout nhwc is a GPU layout" -- "$ucudnn" run "$model" --device cpu --layout nhwc
+expect_error bad_streams 2 "streams must be 1 or 2, got 3" -- "$ucudnn" run "$model" --streams 3
+expect_error huge_threads 2 "--threads is too large" -- "$ucudnn" run "$model" --threads 99999999999
+expect_error share_without_wd 2 "share_workspace applies to policy wd" -- "$ucudnn" plan "$model" --share-workspace -o "$work/x.json"
+expect_error plan_and_policy 2 "either --plan or --policy" -- "$ucudnn" run "$model" --plan "$work/plan.json" --policy wr
+expect_error plan_with_plan 2 "--plan is for run" -- "$ucudnn" plan "$model" --plan "$work/plan.json" -o "$work/x.json"
+[[ -e "$work/x.json" ]] && fail "a refused plan command wrote its output"
 expect_error wrong_input_name 1 "not a .*input" -- "$ucudnn" run "$model" --input nope="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb"
 expect_error wrong_input_shape 1 "input" -- "$ucudnn" run "$src/models/tiny/tiny_residual/model.onnx" --input input="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb"
 expect_error missing_input_file 1 "nope.pb" -- "$ucudnn" run "$model" --input input="$work/nope.pb"

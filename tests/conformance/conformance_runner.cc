@@ -216,8 +216,9 @@ bool read_skip_list(const std::string& path, std::map<std::string, std::string>*
 ucudnn::SessionOptions session_options(const Options& options) {
   ucudnn::SessionOptions session;
   session.device = options.device;
-  session.strict_fp32 = options.strict_fp32;
+  session.math = options.strict_fp32 ? ucudnn::Math::kFp32 : ucudnn::Math::kTf32;
   session.threads = options.threads;
+  session.progress = false;  // one bar per case would bury the results
   return session;
 }
 

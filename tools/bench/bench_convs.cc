@@ -2,7 +2,7 @@
 // on the GPU, for the undivided, wr and wd policies at several workspace
 // budgets and for unlimited workspace (issue 4, "Benchmarks", items 1 and 3).
 //
-// For each (policy, budget) the model is planned with plan_with_database (the
+// For each (policy, budget) the model is planned with optimizer::plan_model (the
 // benchmark database fills on the first plan and serves the rest). Then only
 // the Conv steps of the plan run, each as its configuration: per micro-batch
 // the CUDA backend's Conv prepare with the plan's algorithm and a run on
@@ -20,13 +20,14 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "api/planning.h"
+#include "api/loading.h"
+#include "optimizer/plan_model.h"
 #include "runtime/ir/fusion.h"
-#include "optimizer/passes/passes.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_kernel.h"
@@ -36,10 +37,10 @@ namespace ucudnn {
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
-constexpr size_t kUnlimited = size_t{1} << 40;  // 1 TiB: no algorithm asks for more
 
 struct Flags {
-  std::string model, db, json_out, batch_sizes = "powerOfTwo";
+  std::string model, db, json_out;
+  BatchSizes batch_sizes = BatchSizes::kPowerOfTwo;
   int64_t batch = 256;
   std::vector<size_t> budgets_mib = {8, 64, 512};
   int repeats = 20, warmup = 3;
@@ -59,7 +60,12 @@ Expected<Flags> parse_flags(int argc, char** argv) {
       if (a == "--batch") { UCUDNN_ASSIGN_OR_RETURN(std::string v, value()); f.batch = std::stoll(v); }
       else if (a == "--db") { UCUDNN_ASSIGN_OR_RETURN(f.db, value()); }
       else if (a == "--json-out") { UCUDNN_ASSIGN_OR_RETURN(f.json_out, value()); }
-      else if (a == "--batch-sizes") { UCUDNN_ASSIGN_OR_RETURN(f.batch_sizes, value()); }
+      else if (a == "--batch-sizes") {
+        UCUDNN_ASSIGN_OR_RETURN(std::string v, value());
+        if (v == "all") f.batch_sizes = BatchSizes::kAll;
+        else if (v == "undivided") f.batch_sizes = BatchSizes::kUndivided;
+        else if (v != "powerOfTwo") return invalid_argument("--batch-sizes must be powerOfTwo, all or undivided");
+      }
       else if (a == "--repeats") { UCUDNN_ASSIGN_OR_RETURN(std::string v, value()); f.repeats = std::stoi(v); }
       else if (a == "--warmup") { UCUDNN_ASSIGN_OR_RETURN(std::string v, value()); f.warmup = std::stoi(v); }
       else if (a == "--strict-fp32") { f.strict_fp32 = true; }
@@ -214,10 +220,13 @@ int run(int argc, char** argv) {
     return 2;
   }
   SessionOptions options;
+  options.device = Device::kCuda;
   options.batch = flags->batch;
   options.batch_sizes = flags->batch_sizes;
-  options.strict_fp32 = flags->strict_fp32;
-  auto graph = load_graph(flags->model, options, flags->layout);
+  options.math = flags->strict_fp32 ? Math::kFp32 : Math::kTf32;
+  options.layout = flags->layout;
+  options.benchmark_db = flags->db;
+  auto graph = load_inference_graph(flags->model, options);  // NCHW; plan_model converts for nhwc
   if (!graph) {
     std::fprintf(stderr, "error: %s\n", graph.status().to_string().c_str());
     return 1;
@@ -227,39 +236,41 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", ctx.status().to_string().c_str());
     return 1;
   }
-  auto buffers = allocate_conv_buffers(*graph);
-  if (!buffers) {
-    std::fprintf(stderr, "error: %s\n", buffers.status().to_string().c_str());
-    return 1;
-  }
+  std::optional<ConvBuffers> buffers;  // for the graph in the plans' layout, once the first plan exists
 
-  std::vector<std::pair<std::string, size_t>> cases;  // (policy, budget bytes)
-  for (const char* policy : {"undivided", "wr", "wd"})
+  std::vector<std::pair<Policy, size_t>> cases;  // (policy, budget bytes)
+  for (Policy policy : {Policy::kUndivided, Policy::kWr, Policy::kWd})
     for (size_t mib : flags->budgets_mib) cases.push_back({policy, mib * kMiB});
-  cases.push_back({"undivided", kUnlimited});
+  cases.push_back({Policy::kUndivided, kUnlimitedWorkspace});
 
   std::vector<Row> rows;
   for (const auto& [policy, bytes] : cases) {
     Row row;
-    row.policy = policy;
+    row.policy = policy_name(policy);
     row.budget_bytes = bytes;
-    row.budget = bytes == kUnlimited ? "unlimited" : std::to_string(bytes / kMiB) + "MiB";
+    row.budget = bytes == kUnlimitedWorkspace ? "unlimited" : std::to_string(bytes / kMiB) + "MiB";
     options.policy = policy;
-    options.workspace_bytes = bytes;
-    options.progress = true;
-    auto planner = planner_options(options);
-    auto result = planner ? plan_with_database(*graph, "cuda", *planner, flags->db, flags->strict_fp32)
-                          : Expected<optimizer::PlanResult>(planner.status());
-    if (!result) {
-      row.error = result.status().to_string();
+    options.kernel_workspace_limit = options.total_workspace_budget = bytes;
+    auto planned = optimizer::plan_model(*graph, plan_request(options));
+    if (!planned) {
+      row.error = planned.status().to_string();
     } else {
+      const optimizer::PlanResult& result = planned->result;
       // Predicted: every Conv node at its kernel's configuration time.
       row.predicted_ms = 0;
-      for (size_t k = 0; k < result->kernels.size(); ++k)
-        row.predicted_ms += result->policy.kernels[k].config.time_ms * result->kernels[k].nodes.size();
-      row.pool_bytes = result->plan.workspace_pool_bytes;
-      for (const runtime::PlanStep& s : result->plan.steps) row.divided_steps += s.micro_batches.size() > 1;
-      auto measured = measure_plan(**ctx, *graph, result->plan, *buffers, *flags);
+      for (size_t k = 0; k < result.kernels.size(); ++k)
+        row.predicted_ms += result.policy.kernels[k].config.time_ms * result.kernels[k].nodes.size();
+      row.pool_bytes = result.plan.workspace_pool_bytes;
+      for (const runtime::PlanStep& s : result.plan.steps) row.divided_steps += s.micro_batches.size() > 1;
+      if (!buffers) {
+        auto allocated = allocate_conv_buffers(planned->graph);
+        if (!allocated) {
+          std::fprintf(stderr, "error: %s\n", allocated.status().to_string().c_str());
+          return 1;
+        }
+        buffers = std::move(*allocated);
+      }
+      auto measured = measure_plan(**ctx, planned->graph, result.plan, *buffers, *flags);
       if (measured) row.measured_ms = *measured;
       else row.error = measured.status().to_string();
     }

@@ -1,15 +1,15 @@
 // `ucudnn info MODEL`: what a model contains and whether ucudnn can run it.
 #include <cstdio>
 
-#include "onnx_import/onnx_import.h"
 #include "tools/ucudnn/cli_args.h"
 #include "tools/ucudnn/commands.h"
+#include "ucudnn/ucudnn.h"
 
 namespace ucudnn::cli {
 
 namespace {
 
-void print_io(const char* title, const std::vector<onnx_import::ModelSummary::IoInfo>& list) {
+void print_io(const char* title, const std::vector<ModelInfo::Io>& list) {
   std::printf("%s:\n", title);
   for (const auto& io : list) {
     std::string dims;
@@ -25,7 +25,7 @@ int cmd_info(int argc, char** argv) {
   if (!args) return report_error(args.status(), true);
   if (args->positional().size() != 1) return report_error(invalid_argument("usage: ucudnn info MODEL"), true);
   const std::string& path = args->positional()[0];
-  auto summary = onnx_import::summarize_model(path);
+  auto summary = model_info(path);
   if (!summary) return report_error(summary.status());
 
   std::printf("model:      %s\n", path.c_str());

@@ -1,13 +1,12 @@
 // `ucudnn plan MODEL -o plan.json`: benchmark (or reuse stored timings), choose
 // every convolution's algorithm and micro-batches under the workspace policy,
-// and save the Plan as JSON for `ucudnn run --plan`.
+// and save the plan as JSON for `ucudnn run --plan` (ucudnn::plan, save_plan).
 #include <cstdio>
 
-#include "api/planning.h"
-#include "runtime/cpu/cpu_kernel.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/core/bytes.h"
 #include "tools/ucudnn/commands.h"
 #include "tools/ucudnn/session_flags.h"
+#include "ucudnn/ucudnn.h"
 
 namespace ucudnn::cli {
 
@@ -33,34 +32,27 @@ int cmd_plan(int argc, char** argv) {
   }
   if (args.positional().size() != 1 || !args.has("output"))
     return report_error(invalid_argument(std::string("expected MODEL and -o FILE\n") + kPlanUsage), true);
+  if (args.has("plan")) return report_error(invalid_argument("`ucudnn plan` makes a plan; --plan is for run"), true);
   SessionOptions options;
   if (Status s = session_options_from_flags(args, &options); !s.is_ok()) return report_error(s, true);
-  if (!options.plan_path.empty()) return report_error(invalid_argument("`ucudnn plan` makes a plan; --plan is for run"), true);
-  auto planner = planner_options(options);
-  if (!planner) return report_error(planner.status(), true);
 
-  cpu::set_num_threads(options.threads);  // the CPU benchmarker measures with these threads
-  auto planned = plan_model(args.positional()[0], device_name(options.device), options);
+  auto planned = plan(args.positional()[0], options);
   if (!planned) return report_error(planned.status());
-  const optimizer::PlanResult* result = &planned->result;
-  if (Status s = runtime::save_plan(args.get("output"), result->plan, planned->graph); !s.is_ok())
-    return report_error(s);
+  if (Status s = save_plan(*planned, args.get("output")); !s.is_ok()) return report_error(s);
 
-  int divided = 0;
-  for (const runtime::PlanStep& step : result->plan.steps) divided += step.micro_batches.size() > 1;
-  std::printf("plan:     %s (%s, %s, policy %s, layout %s)\n", args.get("output").c_str(),
-              result->plan.device.c_str(), result->plan.device_name.c_str(), result->plan.policy.c_str(),
-              result->plan.layout.c_str());
-  if (!planned->layout_note.empty()) std::printf("layout:   %s\n", planned->layout_note.c_str());
-  std::printf("kernels:  %zu distinct convolutions (%d benchmarked, %d from the database), %d steps divided\n",
-              result->kernels.size(), result->kernels_benchmarked, result->kernels_reused, divided);
-  std::printf("time:     %.3f ms predicted for all convolutions; optimized in %.2f s\n",
-              result->policy.total_time_ms, result->optimize_seconds);
-  std::printf("memory:   workspace pool %s, activations %s\n", format_bytes(result->plan.workspace_pool_bytes).c_str(),
-              format_bytes(result->plan.arena_bytes).c_str());
+  const PlanSummary& s = planned->summary();
+  std::printf("plan:     %s (%s, %s, policy %s, layout %s)\n", args.get("output").c_str(), s.device.c_str(),
+              s.device_name.c_str(), policy_name(s.policy), layout_name(s.layout));
+  if (!s.layout_note.empty()) std::printf("layout:   %s\n", s.layout_note.c_str());
+  std::printf("kernels:  %d distinct convolutions (%d benchmarked, %d from the database), %d steps divided\n",
+              s.convolution_kernels, s.kernels_benchmarked, s.kernels_reused, s.divided_steps);
+  std::printf("time:     %.3f ms predicted for all convolutions; optimized in %.2f s\n", s.predicted_conv_ms,
+              s.optimize_seconds);
+  std::printf("memory:   workspace pool %s, activations %s\n", format_bytes(s.workspace_pool_bytes).c_str(),
+              format_bytes(s.arena_bytes).c_str());
   if (options.streams == 2)
-    std::printf("streams:  %zu convolutions on the side stream (see `ucudnn report` for which)\n",
-                result->side_steps.size());
+    std::printf("streams:  %d convolutions on the side stream (see `ucudnn report` for which)\n",
+                s.side_stream_convolutions);
   return 0;
 }
 

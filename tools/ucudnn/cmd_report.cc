@@ -2,18 +2,12 @@
 // stored timings, as `ucudnn plan` does) and show what the policy chose and what
 // it buys per kernel and for the network: text on stdout, or JSON with --json,
 // and a self-contained HTML page with plots with --html FILE (written atomically).
-#include <unistd.h>
-
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
-#include "api/planning.h"
-#include "optimizer/report.h"
-#include "runtime/cpu/cpu_kernel.h"
 #include "runtime/core/file_io.h"
 #include "tools/ucudnn/commands.h"
 #include "tools/ucudnn/session_flags.h"
+#include "ucudnn/ucudnn.h"
 
 namespace ucudnn::cli {
 
@@ -23,7 +17,6 @@ constexpr const char* kReportUsage =
     "usage: ucudnn report MODEL [--json] [--html FILE] [session flags]\n"
     "  --json                   print the report as one JSON object instead of text\n"
     "  --html FILE              also write a self-contained HTML page with plots\n";
-
 
 }  // namespace
 
@@ -40,28 +33,22 @@ int cmd_report(int argc, char** argv) {
     return report_error(invalid_argument(std::string("expected one MODEL\n") + kReportUsage), true);
   if (args.has("html") && args.get("html").empty())
     return report_error(invalid_argument("--html needs a file name"), true);
+  if (args.has("plan"))
+    return report_error(invalid_argument("`ucudnn report` plans the model itself; --plan is for run"), true);
   SessionOptions options;
   if (Status s = session_options_from_flags(args, &options); !s.is_ok()) return report_error(s, true);
-  if (!options.plan_path.empty())
-    return report_error(invalid_argument("`ucudnn report` plans the model itself; --plan is for run"), true);
-  auto planner = planner_options(options);
-  if (!planner) return report_error(planner.status(), true);
-  cpu::set_num_threads(options.threads);  // the CPU benchmarker measures with these threads
 
-  const std::string model_path = args.positional()[0];
-  auto planned = plan_model(model_path, device_name(options.device), options);
+  auto planned = plan(args.positional()[0], options);
   if (!planned) return report_error(planned.status());
-
-  const optimizer::ReportData data = optimizer::build_report(planned->result, planned->graph, model_path);
   if (args.has("html")) {
-    if (Status s = write_file_atomically(args.get("html"), optimizer::report_html(data)); !s.is_ok())
+    if (Status s = write_file_atomically(args.get("html"), planned->report_html()); !s.is_ok())
       return report_error(s);
   }
   if (args.has("json")) {
-    std::printf("%s\n", optimizer::report_json(data).dump(2).c_str());
+    std::printf("%s\n", planned->report_json().c_str());
   } else {
-    std::printf("%s", optimizer::report_text(data).c_str());
-    if (!planned->layout_note.empty()) std::printf("layout:   %s\n", planned->layout_note.c_str());
+    std::printf("%s", planned->report_text().c_str());
+    if (!planned->summary().layout_note.empty()) std::printf("layout:   %s\n", planned->summary().layout_note.c_str());
     if (args.has("html")) std::printf("html:     %s\n", args.get("html").c_str());
   }
   return 0;

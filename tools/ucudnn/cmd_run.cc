@@ -15,7 +15,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onnx_import/onnx_import.h"
 #include "tools/ucudnn/cli_args.h"
 #include "tools/ucudnn/commands.h"
 #include "tools/ucudnn/session_flags.h"
@@ -45,7 +44,7 @@ Expected<std::map<std::string, Tensor>> read_input_files(const std::vector<std::
     const size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       return invalid_argument("--input expects NAME=FILE, got '" + spec + "'");
-    auto tensor = onnx_import::read_tensor_file(spec.substr(eq + 1));
+    auto tensor = read_tensor_file(spec.substr(eq + 1));
     if (!tensor) return tensor.status().with_context("--input " + spec);
     tensors[spec.substr(0, eq)] = std::move(*tensor);
   }
@@ -283,7 +282,7 @@ int cmd_run(int argc, char** argv) {
     if (ec) return report_error(io_error("cannot create --output-dir '" + dir + "': " + ec.message()));
     for (size_t i = 0; i < outputs.size(); ++i) {
       const std::string& name = (*session)->outputs()[i].name;
-      Status s = onnx_import::write_tensor_pb(dir + "/" + safe_file_name(name) + ".pb", name, outputs[i]);
+      Status s = write_tensor_file(dir + "/" + safe_file_name(name) + ".pb", name, outputs[i]);
       if (!s.is_ok()) return report_error(s);
     }
   }
@@ -304,7 +303,7 @@ int cmd_run(int argc, char** argv) {
     j["io"] = device_io ? "device" : "host";
     j["batch"] = options.batch;
     j["layout"] = layout_name((*session)->layout());
-    j["plan"] = options.plan_path.empty() ? (options.policy.empty() ? "default" : options.policy) : options.plan_path;
+    j["plan"] = options.plan_path.empty() ? policy_name(options.policy) : options.plan_path;
     j["threads"] = options.threads;
     j["iterations"] = *iterations;
     j["warmup"] = *warmup;

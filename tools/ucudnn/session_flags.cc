@@ -1,5 +1,10 @@
-// Shared session flags (see session_flags.h).
+// Shared session flags (see session_flags.h). Every choice flag is parsed
+// against the public API's own names (policy_name, math_name, ...), so a name is
+// spelled once.
 #include "tools/ucudnn/session_flags.h"
+
+#include <climits>
+#include <vector>
 
 namespace ucudnn::cli {
 
@@ -17,64 +22,79 @@ const char* const kSessionFlagsHelp =
     "                           convolutions are predicted faster runs); the CPU runs nchw\n"
     "  --batch N                value of symbolic dims such as the batch (default 1)\n"
     "  --threads N              CPU threads (default: all cores)\n"
-    "  --plan FILE              run a plan saved by `ucudnn plan -o`\n"
-    "  --policy P               plan convolutions now: undivided | wr | wd\n"
-    "  --workspace SIZE         workspace limit: per kernel (undivided, wr) or total (wd); default 64MiB\n"
-    "  --batch-sizes S          micro-batch sizes the optimizer may use: all | powerOfTwo | undivided\n"
+    "  --plan FILE              run a plan saved by `ucudnn plan -o` (instead of planning now)\n"
+    "  --policy P               how convolutions are planned: undivided | wr | wd (default wr)\n"
+    "  --workspace SIZE         per convolution (undivided, wr) or in total (wd); default 64MiB;\n"
+    "                           unlimited: no bound (timed with the free device memory)\n"
+    "  --batch-sizes S          micro-batch sizes the optimizer may use: powerOfTwo (default) | all |\n"
+    "                           undivided\n"
     "  --share-workspace        wd: convolutions that never run at the same time share workspace bytes\n"
     "  --streams 1|2            GPU: 2 runs independent convolutions (a ResNet downsample beside its\n"
     "                           block's main branch) on a second stream (default 1)\n"
-    "  --db PATH                benchmark database (default ~/.cache/ucudnn/benchmarks.sqlite)\n"
+    "  --db PATH                benchmark database (default $XDG_CACHE_HOME/ucudnn/benchmarks.sqlite,\n"
+    "                           else ~/.cache/ucudnn/benchmarks.sqlite)\n"
     "  --rebenchmark            measure again instead of reusing stored timings\n"
     "  --quiet                  no progress bar\n";
 
 namespace {
-Expected<Device> parse_device(const std::string& name) {
-  if (name == "auto") return cuda_available() ? Device::kCuda : Device::kCpu;
-  if (name == "cpu") return Device::kCpu;
-  if (name == "cuda") return Device::kCuda;
-  return invalid_argument("--device must be auto, cpu or cuda, got '" + name + "'");
+
+// The value of `--flag` among `values` by their public names; `fallback` when absent.
+template <typename Enum>
+Expected<Enum> parse_choice(const Args& args, const std::string& flag, Enum fallback, const std::vector<Enum>& values,
+                            const char* (*name)(Enum)) {
+  if (!args.has(flag)) return fallback;
+  const std::string text = args.get(flag);
+  std::string choices;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (text == name(values[i])) return values[i];
+    choices += std::string(i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + name(values[i]);
+  }
+  return invalid_argument("--" + flag + " must be " + choices + ", got '" + text + "'");
 }
 
-Expected<Layout> parse_layout(const std::string& name) {
-  if (name == "auto") return Layout::kAuto;
-  if (name == "nchw") return Layout::kNchw;
-  if (name == "nhwc") return Layout::kNhwc;
-  return invalid_argument("--layout must be auto, nchw or nhwc, got '" + name + "'");
+// An integer flag that must fit an int (threads, streams).
+Expected<int> get_small_int(const Args& args, const std::string& flag, int fallback, int min_value) {
+  UCUDNN_ASSIGN_OR_RETURN(int64_t value, args.get_int(flag, fallback, min_value));
+  if (value > INT_MAX) return invalid_argument("--" + flag + " is too large: " + std::to_string(value));
+  return static_cast<int>(value);
 }
 
-// True for strict FP32 (--math fp32). On the CPU both values are accepted: its
-// kernels always compute in strict FP32, so the flag changes nothing there.
-Expected<bool> parse_strict_fp32(const std::string& name) {
-  if (name == "tf32") return false;
-  if (name == "fp32") return true;
-  return invalid_argument("--math must be tf32 or fp32, got '" + name + "'");
+// `auto` is the GPU when one is present.
+Expected<Device> parse_device(const Args& args) {
+  if (args.get("device", "auto") == "auto") return cuda_available() ? Device::kCuda : Device::kCpu;
+  return parse_choice(args, "device", Device::kCpu, {Device::kCpu, Device::kCuda}, device_name);
 }
+
 }  // namespace
 
 Status session_options_from_flags(const Args& args, SessionOptions* options) {
-  UCUDNN_ASSIGN_OR_RETURN(options->device, parse_device(args.get("device", "auto")));
-  UCUDNN_ASSIGN_OR_RETURN(options->strict_fp32, parse_strict_fp32(args.get("math", "tf32")));
-  UCUDNN_ASSIGN_OR_RETURN(options->layout, parse_layout(args.get("layout", "auto")));
+  UCUDNN_ASSIGN_OR_RETURN(options->device, parse_device(args));
+  // On the CPU both --math values are accepted: its kernels always compute in strict FP32.
+  UCUDNN_ASSIGN_OR_RETURN(options->math, parse_choice(args, "math", Math::kTf32, {Math::kTf32, Math::kFp32}, math_name));
+  UCUDNN_ASSIGN_OR_RETURN(options->layout, parse_choice(args, "layout", Layout::kAuto,
+                                                        {Layout::kAuto, Layout::kNchw, Layout::kNhwc}, layout_name));
   UCUDNN_ASSIGN_OR_RETURN(options->batch, args.get_int("batch", 1, 1));
-  UCUDNN_ASSIGN_OR_RETURN(int64_t threads, args.get_int("threads", 0, 0));
-  options->threads = static_cast<int>(threads);
+  UCUDNN_ASSIGN_OR_RETURN(options->threads, get_small_int(args, "threads", 0, 0));
   options->plan_path = args.get("plan");
-  options->policy = args.get("policy");
+  if (!options->plan_path.empty() && args.has("policy"))
+    return invalid_argument("give either --plan or --policy, not both");
+  UCUDNN_ASSIGN_OR_RETURN(options->policy, parse_choice(args, "policy", Policy::kWr,
+                                                        {Policy::kUndivided, Policy::kWr, Policy::kWd}, policy_name));
   if (args.has("workspace")) {
-    UCUDNN_ASSIGN_OR_RETURN(options->workspace_bytes, parse_byte_size(args.get("workspace")));
+    // One flag, and the option the policy reads: a limit per convolution, or wd's total.
+    UCUDNN_ASSIGN_OR_RETURN(size_t bytes, parse_byte_size(args.get("workspace")));
+    (options->policy == Policy::kWd ? options->total_workspace_budget : options->kernel_workspace_limit) = bytes;
   }
-  options->batch_sizes = args.get("batch-sizes", "powerOfTwo");
-  options->benchmark_db = args.get("db");
+  UCUDNN_ASSIGN_OR_RETURN(options->batch_sizes,
+                          parse_choice(args, "batch-sizes", BatchSizes::kPowerOfTwo,
+                                       {BatchSizes::kPowerOfTwo, BatchSizes::kAll, BatchSizes::kUndivided},
+                                       batch_sizes_name));
   options->share_workspace = args.has("share-workspace");
-  UCUDNN_ASSIGN_OR_RETURN(int64_t streams, args.get_int("streams", 1, 1));
-  if (streams > 2) return invalid_argument("--streams must be 1 or 2, got " + std::to_string(streams));
-  options->streams = static_cast<int>(streams);
+  UCUDNN_ASSIGN_OR_RETURN(options->streams, get_small_int(args, "streams", 1, 1));
+  options->benchmark_db = args.get("db");
   options->rebenchmark = args.has("rebenchmark");
   options->progress = !args.has("quiet");
-  if (!options->plan_path.empty() && !options->policy.empty())
-    return invalid_argument("give either --plan or --policy, not both");
-  return Status::ok();
+  return check_options(*options);
 }
 
 std::set<std::string> flag_union(std::set<std::string> a, const std::set<std::string>& b) {

@@ -10,14 +10,15 @@
 
 namespace ucudnn::cli {
 
-// --device --math --batch --threads --plan --policy --workspace --batch-sizes --db
+// --device --math --layout --batch --threads --plan --policy --workspace --batch-sizes --streams --db
 extern const std::set<std::string> kSessionValueFlags;
 // --rebenchmark --quiet --share-workspace
 extern const std::set<std::string> kSessionBoolFlags;
 // Help text for those flags, for each command's usage.
 extern const char* const kSessionFlagsHelp;
 
-// Fills `options` from the flags; InvalidArgument for malformed values.
+// Fills `options` from the flags and checks them (ucudnn::check_options):
+// InvalidArgument, a usage error, for malformed or contradictory values.
 Status session_options_from_flags(const Args& args, SessionOptions* options);
 
 // `a` ∪ `b` (to build one command's flag set from shared parts).

@@ -1,0 +1,65 @@
+// load_inference_graph and plan_request (see loading.h).
+#include "api/loading.h"
+
+#include "onnx_import/onnx_import.h"
+#include "optimizer/passes/passes.h"
+
+namespace ucudnn {
+
+namespace {
+
+optimizer::Policy optimizer_policy(Policy policy) {
+  switch (policy) {
+    case Policy::kUndivided: return optimizer::Policy::kUndivided;
+    case Policy::kWd: return optimizer::Policy::kWd;
+    case Policy::kWr: break;
+  }
+  return optimizer::Policy::kWr;
+}
+
+optimizer::BatchSizePolicy optimizer_batch_sizes(BatchSizes sizes) {
+  switch (sizes) {
+    case BatchSizes::kAll: return optimizer::BatchSizePolicy::kAll;
+    case BatchSizes::kUndivided: return optimizer::BatchSizePolicy::kUndivided;
+    case BatchSizes::kPowerOfTwo: break;
+  }
+  return optimizer::BatchSizePolicy::kPowerOfTwo;
+}
+
+std::vector<optimizer::GraphLayout> layouts_to_try(const SessionOptions& options) {
+  using optimizer::GraphLayout;
+  if (options.layout == Layout::kNhwc) return {GraphLayout::kNhwc};
+  if (options.layout == Layout::kAuto && options.device == Device::kCuda)
+    return {GraphLayout::kNchw, GraphLayout::kNhwc};
+  return {GraphLayout::kNchw};
+}
+
+}  // namespace
+
+Expected<ir::Graph> load_inference_graph(const std::string& model_path, const SessionOptions& options) {
+  onnx_import::ImportOptions import_options;
+  import_options.input_shapes = options.input_shapes;
+  import_options.batch = options.batch;
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
+  UCUDNN_RETURN_IF_ERROR(optimizer::run_inference_passes(graph).status());
+  return graph;
+}
+
+optimizer::PlanRequest plan_request(const SessionOptions& options) {
+  optimizer::PlanRequest request;
+  request.device = device_name(options.device);
+  request.planner.policy = optimizer_policy(options.policy);
+  request.planner.workspace_bytes =
+      options.policy == Policy::kWd ? options.total_workspace_budget : options.kernel_workspace_limit;
+  request.planner.batch_sizes = optimizer_batch_sizes(options.batch_sizes);
+  request.planner.share_workspace = options.share_workspace;
+  request.planner.streams = options.streams;
+  request.math_type = math_name(options.math);
+  request.layouts = layouts_to_try(options);
+  request.db_path = options.benchmark_db;
+  request.rebenchmark = options.rebenchmark;
+  request.progress = options.progress;
+  return request;
+}
+
+}  // namespace ucudnn

@@ -1,0 +1,84 @@
+// The public option types' names and check_options (include/ucudnn/ucudnn.h):
+// the one validation of SessionOptions, which Session::load and plan() begin with.
+#include <cstring>
+#include <string>
+
+#include "ucudnn/ucudnn.h"
+
+namespace ucudnn {
+
+namespace {
+constexpr const char* kUnknown = "?";  // what a name function returns for a value outside its enum
+
+template <typename Enum>
+Status check_enum(const char* option, Enum value, const char* (*name)(Enum)) {
+  if (std::strcmp(name(value), kUnknown) != 0) return Status::ok();
+  return invalid_argument(std::string(option) + " holds " + std::to_string(static_cast<int>(value)) +
+                          ", which is none of its enum's values");
+}
+}  // namespace
+
+const char* device_name(Device device) {
+  switch (device) {
+    case Device::kCpu: return "cpu";
+    case Device::kCuda: return "cuda";
+  }
+  return kUnknown;
+}
+
+const char* policy_name(Policy policy) {
+  switch (policy) {
+    case Policy::kUndivided: return "undivided";
+    case Policy::kWr: return "wr";
+    case Policy::kWd: return "wd";
+  }
+  return kUnknown;
+}
+
+const char* batch_sizes_name(BatchSizes sizes) {
+  switch (sizes) {
+    case BatchSizes::kPowerOfTwo: return "powerOfTwo";
+    case BatchSizes::kAll: return "all";
+    case BatchSizes::kUndivided: return "undivided";
+  }
+  return kUnknown;
+}
+
+const char* layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::kAuto: return "auto";
+    case Layout::kNchw: return "nchw";
+    case Layout::kNhwc: return "nhwc";
+  }
+  return kUnknown;
+}
+
+const char* math_name(Math math) {
+  switch (math) {
+    case Math::kTf32: return "tf32";
+    case Math::kFp32: return "fp32";
+  }
+  return kUnknown;
+}
+
+Status check_options(const SessionOptions& options) {
+  UCUDNN_RETURN_IF_ERROR(check_enum("device", options.device, device_name));
+  UCUDNN_RETURN_IF_ERROR(check_enum("math", options.math, math_name));
+  UCUDNN_RETURN_IF_ERROR(check_enum("layout", options.layout, layout_name));
+  UCUDNN_RETURN_IF_ERROR(check_enum("policy", options.policy, policy_name));
+  UCUDNN_RETURN_IF_ERROR(check_enum("batch_sizes", options.batch_sizes, batch_sizes_name));
+  if (options.batch < 1) return invalid_argument("batch must be at least 1, got " + std::to_string(options.batch));
+  if (options.threads < 0)
+    return invalid_argument("threads must be 0 (all cores) or positive, got " + std::to_string(options.threads));
+  if (options.streams != 1 && options.streams != 2)
+    return invalid_argument("streams must be 1 or 2, got " + std::to_string(options.streams));
+  if (options.device == Device::kCpu && options.layout == Layout::kNhwc)
+    return invalid_argument("layout nhwc is a GPU layout; the CPU backend runs NCHW (use layout nchw or auto)");
+  if (options.share_workspace && options.policy != Policy::kWd)
+    return invalid_argument(std::string("share_workspace applies to policy wd (one budget divided among the "
+                                        "convolutions), not to policy ") +
+                            policy_name(options.policy));
+  return Status::ok();
+}
+
+}  // namespace ucudnn

@@ -1,0 +1,68 @@
+// Which benchmarker measures on a device (see device_benchmarker.h): the only
+// optimizer file with `#ifdef UCUDNN_HAVE_CUDA`, around the three things a CUDA
+// build adds — whether a GPU is here, its name, and the cuDNN benchmarker.
+#include "optimizer/bench/device_benchmarker.h"
+
+#ifdef UCUDNN_HAVE_CUDA
+#include "optimizer/bench/cudnn_benchmarker.h"
+#include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/cuda_context.h"
+#endif
+
+namespace ucudnn::optimizer {
+
+namespace {
+
+#ifdef UCUDNN_HAVE_CUDA
+bool gpu_present() { return cuda::device_count() > 0; }
+std::string gpu_name() { return cuda::gpu_name(0); }  // what the cuDNN benchmarker records too
+
+// The cuDNN benchmarker with the CUDA context it measures on (which must outlive it).
+class OwningCudnnBenchmarker final : public Benchmarker {
+ public:
+  explicit OwningCudnnBenchmarker(std::unique_ptr<cuda::CudaContext> ctx)
+      : ctx_(std::move(ctx)), benchmarker_(make_cudnn_benchmarker(*ctx_)) {}
+  ConvKernelKey device_key() const override { return benchmarker_->device_key(); }
+  Expected<KernelTimings> measure(const ir::Graph& graph, const ConvKernel& kernel,
+                                  const std::vector<int64_t>& sizes) override {
+    return benchmarker_->measure(graph, kernel, sizes);
+  }
+
+ private:
+  std::unique_ptr<cuda::CudaContext> ctx_;
+  std::unique_ptr<Benchmarker> benchmarker_;
+};
+
+Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string& math_type) {
+  const cuda::MathMode math = math_type == "fp32" ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32;
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaContext> ctx, cuda::CudaContext::create(0, math));
+  return std::unique_ptr<Benchmarker>(new OwningCudnnBenchmarker(std::move(ctx)));
+}
+#else
+bool gpu_present() { return false; }  // built without the CUDA backend
+std::string gpu_name() { return ""; }
+Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string&) {
+  return internal_error("no CUDA backend in this build to measure with");
+}
+#endif
+
+}  // namespace
+
+bool can_measure_on(const std::string& device) { return device == "cpu" || (device == "cuda" && gpu_present()); }
+
+std::string measured_device_name(const std::string& device) {
+  if (device == "cpu") return make_cpu_benchmarker()->device_key().device_name;
+  return can_measure_on(device) ? gpu_name() : "";
+}
+
+Expected<std::unique_ptr<Benchmarker>> make_device_benchmarker(const std::string& device,
+                                                               const std::string& math_type) {
+  if (device == "cpu") return make_cpu_benchmarker();
+  if (!can_measure_on(device))
+    return unsupported("cannot measure convolutions on device '" + device + "' here (" +
+                       (device == "cuda" ? "no CUDA device in this build or machine" : "not a device ucudnn knows") +
+                       ")");
+  return make_gpu_benchmarker(math_type);
+}
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,30 @@
+// The benchmarker that measures on a device in this process: the CPU's for
+// "cpu", cuDNN's on GPU 0 for "cuda". The one optimizer file that knows whether
+// this build has the CUDA backend (device_benchmarker.cc); plan_model.cc falls
+// back to the stored database (stored_benchmarker.h) where nothing can measure.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "optimizer/bench/benchmarker.h"
+#include "runtime/core/status.h"
+
+namespace ucudnn::optimizer {
+
+// True for "cpu"; for "cuda" when this build has the CUDA backend and a GPU is present.
+bool can_measure_on(const std::string& device);
+
+// The processor name the benchmarker for `device` records (ConvKernelKey::device_name,
+// then Plan::device_name), found without making one (no CUDA context); "" when
+// can_measure_on(device) does not hold.
+std::string measured_device_name(const std::string& device);
+
+// The benchmarker for `device` (can_measure_on must hold); `math_type` is the
+// GPU's "tf32" (TF32 allowed) or "fp32" (strict), ignored on the CPU (always fp32).
+// The cuDNN benchmarker measures with whatever workspace cudaMalloc gives
+// (CudnnBenchmarkOptions::max_workspace_bytes = 0): the stored timings serve
+// every limit, an unlimited one included.
+Expected<std::unique_ptr<Benchmarker>> make_device_benchmarker(const std::string& device, const std::string& math_type);
+
+}  // namespace ucudnn::optimizer

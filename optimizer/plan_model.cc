@@ -1,0 +1,202 @@
+// plan_model and gather_timings (see plan_model.h).
+#include "optimizer/plan_model.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "optimizer/bench/device_benchmarker.h"
+#include "optimizer/bench/stored_benchmarker.h"
+#include "optimizer/passes/passes.h"
+
+namespace ucudnn::optimizer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// "[#####.....] 12/40 kernels  3.2 s elapsed  ETA 7.5 s" on one stderr line.
+class ProgressBar {
+ public:
+  ProgressBar(int total, bool enabled) : total_(total), enabled_(enabled && total > 0 && isatty(STDERR_FILENO)) {}
+  void update(int done) {
+    if (!enabled_) return;
+    const double elapsed = seconds_since(start_);
+    const double eta = done > 0 ? elapsed / done * (total_ - done) : 0.0;
+    const int width = 30, filled = total_ ? width * done / total_ : width;
+    std::fprintf(stderr, "\rbenchmarking [%s%s] %d/%d kernels  %.1f s elapsed  ETA %.1f s ",
+                 std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done, total_, elapsed,
+                 eta);
+    if (done == total_) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  int total_;
+  bool enabled_;
+  Clock::time_point start_ = Clock::now();
+};
+
+bool has_all_sizes(const KernelTimings& timings, const std::vector<int64_t>& sizes) {
+  for (int64_t s : sizes)
+    if (!timings.by_batch.count(s)) return false;
+  return true;
+}
+
+bool has_convolutions(const ir::Graph& graph) {
+  for (const ir::Node& node : graph.nodes)
+    if (node.op == OpKind::kConv) return true;
+  return false;
+}
+
+// The database and the benchmarker of one plan_model call, opened on first need
+// (a graph without convolutions needs neither) and shared by every layout.
+class TimingSource {
+ public:
+  explicit TimingSource(const PlanRequest& request) : request_(request) {}
+
+  Expected<GraphTimings> timings_of(const ir::Graph& graph) {
+    if (!has_convolutions(graph)) {
+      // Nothing to time; the processor's name still goes into the plan when it is
+      // here to ask (planning for an absent GPU leaves it empty).
+      GraphTimings none;
+      none.device_name = measured_device_name(request_.device);
+      return none;
+    }
+    UCUDNN_RETURN_IF_ERROR(open());
+    return gather_timings(graph, request_.planner.batch_sizes, *benchmarker_, &*db_, request_.rebenchmark,
+                          request_.progress);
+  }
+
+ private:
+  Status open() {
+    if (benchmarker_) return Status::ok();
+    const std::string path = request_.db_path.empty() ? default_db_path() : request_.db_path;
+    // A healthy database is kept (rebenchmark re-measures and overwrites this
+    // model's kernels only); a corrupt or foreign one is rebuilt only when asked.
+    auto opened = BenchmarkDb::open(path, false);
+    if (!opened && request_.rebenchmark) opened = BenchmarkDb::open(path, true);
+    if (!opened) return opened.status();
+    db_.emplace(std::move(*opened));
+    if (can_measure_on(request_.device)) {
+      UCUDNN_ASSIGN_OR_RETURN(benchmarker_, make_device_benchmarker(request_.device, request_.math_type));
+      return Status::ok();
+    }
+    // No GPU here: the device identity and every timing come from the database.
+    UCUDNN_ASSIGN_OR_RETURN(ConvKernelKey device_key, stored_gpu_device_key(*db_, request_.math_type));
+    benchmarker_ = make_stored_benchmarker(device_key, path);
+    return Status::ok();
+  }
+
+  const PlanRequest& request_;
+  std::optional<BenchmarkDb> db_;
+  std::unique_ptr<Benchmarker> benchmarker_;
+};
+
+Status check_request(const PlanRequest& request) {
+  if (request.device != "cpu" && request.device != "cuda")
+    return invalid_argument("cannot plan for device '" + request.device + "': expected cpu or cuda");
+  if (request.math_type != "tf32" && request.math_type != "fp32")
+    return invalid_argument("math type must be tf32 or fp32, got '" + request.math_type + "'");
+  if (request.layouts.empty()) return invalid_argument("plan_model: no layout to plan");
+  if (request.device == "cpu" && request.layouts != std::vector<GraphLayout>{GraphLayout::kNchw})
+    return invalid_argument("layout nhwc is a GPU layout; the CPU backend runs NCHW (use layout nchw or auto)");
+  if (request.planner.streams != 1 && request.planner.streams != 2)
+    return invalid_argument("streams must be 1 or 2, got " + std::to_string(request.planner.streams));
+  if (request.rebenchmark && !can_measure_on(request.device))
+    return invalid_argument("--rebenchmark for device '" + request.device + "' needs a GPU, and none is present; " +
+                            "without one, plans come from the recorded database '" +
+                            (request.db_path.empty() ? default_db_path() : request.db_path) + "' as it is");
+  return Status::ok();
+}
+
+// `graph` in `layout`: itself, or a channels-last copy.
+Expected<ir::Graph> in_layout(const ir::Graph& graph, GraphLayout layout) {
+  ir::Graph copy = graph;
+  if (layout == GraphLayout::kNhwc) {
+    PassStats stats;
+    UCUDNN_RETURN_IF_ERROR(convert_to_channels_last(copy, &stats));
+  }
+  return copy;
+}
+
+}  // namespace
+
+const char* graph_layout_name(GraphLayout layout) { return layout == GraphLayout::kNhwc ? "nhwc" : "nchw"; }
+
+Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy batch_sizes, Benchmarker& benchmarker,
+                                      BenchmarkDb* db, bool rebenchmark, bool progress) {
+  GraphTimings result;
+  const ConvKernelKey device_key = benchmarker.device_key();
+  result.device_name = device_key.device_name;
+  UCUDNN_ASSIGN_OR_RETURN(result.kernels, collect_conv_kernels(graph, device_key));
+  ProgressBar bar(static_cast<int>(result.kernels.size()), progress);
+  for (size_t i = 0; i < result.kernels.size(); ++i) {
+    const ConvKernel& kernel = result.kernels[i];
+    const std::string key = kernel.key.to_string();
+    // Timings at every size any policy may use, so a stored kernel serves all policies.
+    const std::vector<int64_t> sizes = micro_batch_sizes(batch_sizes, kernel.batch());
+    std::optional<KernelTimings> timings;
+    if (db && !rebenchmark) {
+      UCUDNN_ASSIGN_OR_RETURN(timings, db->lookup(key));
+      if (timings && !has_all_sizes(*timings, sizes)) timings.reset();
+    }
+    if (timings) {
+      ++result.kernels_reused;
+    } else {
+      auto measured = benchmarker.measure(graph, kernel, sizes);
+      if (!measured) return measured.status().with_context(graph.nodes[kernel.nodes.front()].describe());
+      timings = std::move(*measured);
+      ++result.kernels_benchmarked;
+      if (db) UCUDNN_RETURN_IF_ERROR(db->store(key, *timings));
+    }
+    const ir::Node& node = graph.nodes[kernel.nodes.front()];
+    result.timings.push_back({node.name + " " + shape_to_string(kernel.x_shape) + "*" + shape_to_string(kernel.w_shape),
+                              std::move(*timings), static_cast<int>(kernel.nodes.size())});
+    bar.update(static_cast<int>(i + 1));
+  }
+  return result;
+}
+
+Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& request) {
+  UCUDNN_RETURN_IF_ERROR(check_request(request));
+  TimingSource source(request);
+  std::optional<PlannedModel> best;
+  Status first_error;
+  std::string note;
+  double seconds = 0;  // planning every layout tried: the optimisation time of this call
+  for (GraphLayout layout : request.layouts) {
+    const auto start = Clock::now();
+    UCUDNN_ASSIGN_OR_RETURN(ir::Graph laid_out, in_layout(graph, layout));
+    Expected<PlanResult> result = [&]() -> Expected<PlanResult> {
+      UCUDNN_ASSIGN_OR_RETURN(GraphTimings timings, source.timings_of(laid_out));
+      return plan_from_timings(laid_out, request.device, request.planner, std::move(timings));
+    }();
+    seconds += seconds_since(start);
+    if (!result) {
+      if (request.layouts.size() == 1) return result.status();
+      if (first_error.is_ok()) first_error = result.status();
+      note += std::string(note.empty() ? "" : ", ") + graph_layout_name(layout) +
+              (result.status().code() == StatusCode::kNotFound ? " not in the database" : " not plannable");
+      continue;
+    }
+    char line[96];
+    std::snprintf(line, sizeof line, "%s %.3f ms", graph_layout_name(layout), result->policy.total_time_ms);
+    note += (note.empty() ? "" : ", ") + std::string(line);
+    if (!best || result->policy.total_time_ms < best->result.policy.total_time_ms)
+      best = PlannedModel{std::move(laid_out), std::move(*result), ""};
+  }
+  if (!best) return first_error;
+  best->result.optimize_seconds = seconds;
+  if (request.layouts.size() > 1) best->layout_note = "predicted convolution time: " + note;
+  return std::move(*best);
+}
+
+}  // namespace ucudnn::optimizer

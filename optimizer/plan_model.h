@@ -1,0 +1,62 @@
+// plan_model: where every plan comes from — for any device and policy, a
+// session's default plan included. Two parts:
+//
+//   gather_timings: each convolution kernel's timings, from the benchmark
+//     database or, when missing there, measured by the benchmarker and stored
+//     back — the only I/O of planning (the benchmarker and one SQLite file).
+//     A progress bar on stderr shows what a cold start costs.
+//   plan_from_timings (planner.h): the pure rest, timings → runtime::Plan.
+//
+// Which benchmarker: the CPU's on "cpu"; on "cuda" cuDNN's on GPU 0 when one is
+// present (bench/device_benchmarker.h), else the database's rows for the one
+// GPU recorded there (bench/stored_benchmarker.h: plans for a GPU made on a
+// machine without one; a kernel missing from the database is an error naming
+// it). A graph without convolutions needs no timings: no database is opened.
+// With several candidate layouts (--layout auto on the GPU) each is planned and
+// the one whose convolutions are predicted faster is kept.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "optimizer/bench/benchmark_db.h"
+#include "optimizer/bench/benchmarker.h"
+#include "optimizer/planner.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::optimizer {
+
+// How a graph's 4-D activations are stored (Note [channels-last], runtime/ir/layout.h).
+enum class GraphLayout { kNchw, kNhwc };
+const char* graph_layout_name(GraphLayout layout);  // "nchw", "nhwc"
+
+struct PlanRequest {
+  std::string device = "cpu";   // "cpu" or "cuda": the Plan's device
+  PlannerOptions planner;       // policy, workspace, micro-batch sizes, streams
+  std::string math_type = "tf32";  // "cuda": "tf32" (TF32 allowed) or "fp32" (strict); the CPU measures fp32
+  std::vector<GraphLayout> layouts = {GraphLayout::kNchw};  // to plan; several: the faster-predicted is kept
+  std::string db_path;          // "" = default_db_path()
+  bool rebenchmark = false;     // measure again instead of reusing stored timings
+  bool progress = true;         // progress bar on stderr while measuring (terminals only)
+};
+
+// A plan with the graph it was made for.
+struct PlannedModel {
+  ir::Graph graph;          // in the plan's layout
+  PlanResult result;        // optimize_seconds covers every layout planned
+  std::string layout_note;  // several layouts: "predicted convolution time: nchw 1.2 ms, nhwc 0.9 ms"
+};
+
+// Plans `graph` — after the inference passes, NCHW — as `request` says. With
+// several layouts, one that cannot be planned (not in the database of a machine
+// without a GPU, a convolution cuDNN rejects in it) is passed over; the first
+// error is returned when none can.
+Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& request);
+
+// The timings of every convolution kernel of `graph` at every micro-batch size
+// `batch_sizes` allows: stored ones from `db` (may be null) unless
+// `rebenchmark`, the rest measured by `benchmarker` and stored in `db`.
+Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy batch_sizes, Benchmarker& benchmarker,
+                                      BenchmarkDb* db, bool rebenchmark, bool progress);
+
+}  // namespace ucudnn::optimizer

@@ -1,0 +1,248 @@
+// The public API (include/ucudnn/ucudnn.h) on the CPU: check_options' errors,
+// the default plan coming from the optimizer (policy wr) and equal to what
+// plan() makes, an unlimited workspace under every policy, the report's
+// "undivided" being what Policy::kUndivided runs, saved plans, a model without
+// convolutions planned without a database, and the CPU's refusals.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_paths.h"
+#include "ucudnn/ucudnn.h"
+
+namespace ucudnn {
+namespace {
+
+namespace fs = std::filesystem;
+using ucudnn_test::source_dir;
+
+std::string tiny(const std::string& name) { return source_dir() + "/models/tiny/" + name + "/model.onnx"; }
+
+// A directory of this test process for databases and plan files, removed at exit.
+fs::path scratch_dir() { return fs::temp_directory_path() / ("ucudnn_api_test_" + std::to_string(::getpid())); }
+std::string scratch(const std::string& name) {
+  fs::create_directories(scratch_dir());
+  return (scratch_dir() / name).string();
+}
+class RemoveScratch : public ::testing::Environment {
+  void TearDown() override { fs::remove_all(scratch_dir()); }
+};
+const auto* const kRemoveScratch = ::testing::AddGlobalTestEnvironment(new RemoveScratch);
+
+// CPU options on their own database, quiet.
+SessionOptions cpu_options(int64_t batch, const std::string& db_name) {
+  SessionOptions options;
+  options.batch = batch;
+  options.threads = 1;
+  options.benchmark_db = scratch(db_name);
+  options.progress = false;
+  return options;
+}
+
+std::vector<Tensor> random_inputs(const Session& session) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<Tensor> inputs;
+  for (const TensorInfo& info : session.inputs()) {
+    Tensor t = *Tensor::allocate(info.dtype, info.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+std::unique_ptr<Session> load_ok(const std::string& model, const SessionOptions& options) {
+  auto session = Session::load(model, options);
+  EXPECT_TRUE(session.has_value()) << session.status().to_string();
+  return session ? std::move(*session) : nullptr;
+}
+
+TEST(CheckOptions, NamesTheOptionAndItsValue) {
+  struct Case {
+    const char* name;
+    std::function<void(SessionOptions&)> change;
+    const char* error;
+  };
+  const std::vector<Case> cases = {
+      {"batch", [](SessionOptions& o) { o.batch = 0; }, "batch must be at least 1, got 0"},
+      {"threads", [](SessionOptions& o) { o.threads = -2; }, "threads must be 0 (all cores) or positive, got -2"},
+      {"streams", [](SessionOptions& o) { o.streams = 3; }, "streams must be 1 or 2, got 3"},
+      {"nhwc on the CPU", [](SessionOptions& o) { o.layout = Layout::kNhwc; }, "layout nhwc is a GPU layout"},
+      {"sharing without wd", [](SessionOptions& o) { o.share_workspace = true; },
+       "share_workspace applies to policy wd (one budget divided among the convolutions), not to policy wr"},
+      {"policy out of range", [](SessionOptions& o) { o.policy = static_cast<Policy>(7); },
+       "policy holds 7, which is none of its enum's values"},
+      {"math out of range", [](SessionOptions& o) { o.math = static_cast<Math>(-1); }, "math holds -1"},
+      {"batch sizes out of range", [](SessionOptions& o) { o.batch_sizes = static_cast<BatchSizes>(3); },
+       "batch_sizes holds 3"},
+      {"device out of range", [](SessionOptions& o) { o.device = static_cast<Device>(2); }, "device holds 2"},
+      {"layout out of range", [](SessionOptions& o) { o.layout = static_cast<Layout>(9); }, "layout holds 9"},
+  };
+  EXPECT_TRUE(check_options(SessionOptions{}).is_ok());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SessionOptions options;
+    c.change(options);
+    const Status status = check_options(options);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find(c.error), std::string::npos) << status.to_string();
+    // Session::load and plan() refuse them the same way, before looking at the model.
+    auto session = Session::load("/no/such/model.onnx", options);
+    ASSERT_FALSE(session.has_value());
+    EXPECT_EQ(session.status().to_string(), status.to_string());
+    auto planned = plan("/no/such/model.onnx", options);
+    ASSERT_FALSE(planned.has_value());
+    EXPECT_EQ(planned.status().to_string(), status.to_string());
+  }
+  // With options in order, the missing model is what fails.
+  auto missing = Session::load("/no/such/model.onnx", cpu_options(1, "missing.sqlite"));
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.status().message().find("/no/such/model.onnx"), std::string::npos) << missing.status().to_string();
+}
+
+// Without a policy given, a session runs the optimizer's wr plan, the very plan plan() makes.
+TEST(DefaultPlan, IsTheOptimizersWrAndEqualsPlan) {
+  const SessionOptions options = cpu_options(8, "default.sqlite");
+  EXPECT_EQ(options.policy, Policy::kWr);
+  EXPECT_EQ(options.kernel_workspace_limit, size_t{64} << 20);
+  auto session = load_ok(tiny("tiny_cnn"), options);
+  ASSERT_TRUE(session);
+  const nlohmann::json plan_json = nlohmann::json::parse(session->plan_json());
+  EXPECT_EQ(plan_json["policy"], "wr");
+  EXPECT_EQ(plan_json["device"], "cpu");
+  EXPECT_GT(plan_json["predicted_conv_ms"].get<double>(), 0.0) << "the convolutions were timed";
+
+  // The session stored its timings: plan() reuses them and arrives at the same plan.
+  auto planned = plan(tiny("tiny_cnn"), options);
+  ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+  EXPECT_EQ(planned->summary().kernels_benchmarked, 0);
+  EXPECT_EQ(planned->summary().kernels_reused, 2);
+  EXPECT_EQ(planned->summary().policy, Policy::kWr);
+  EXPECT_EQ(planned->to_json(), session->plan_json());
+
+  auto outputs = session->run(random_inputs(*session));
+  ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  EXPECT_EQ((*outputs)[0].shape(), (Shape{8, 5}));
+}
+
+// --workspace unlimited: every policy plans and the session runs, computing what the default does.
+TEST(UnlimitedWorkspace, EveryPolicyPlansAndRunsOnTheCpu) {
+  SessionOptions base = cpu_options(4, "unlimited.sqlite");
+  auto reference = load_ok(tiny("tiny_cnn"), base);
+  ASSERT_TRUE(reference);
+  const std::vector<Tensor> inputs = random_inputs(*reference);
+  auto expected = reference->run(inputs);
+  ASSERT_TRUE(expected.has_value()) << expected.status().to_string();
+  for (Policy policy : {Policy::kUndivided, Policy::kWr, Policy::kWd}) {
+    SCOPED_TRACE(policy_name(policy));
+    SessionOptions options = base;
+    options.policy = policy;
+    options.kernel_workspace_limit = kUnlimitedWorkspace;
+    options.total_workspace_budget = kUnlimitedWorkspace;
+    auto session = load_ok(tiny("tiny_cnn"), options);
+    ASSERT_TRUE(session);
+    EXPECT_EQ(nlohmann::json::parse(session->plan_json())["policy"], policy_name(policy));
+    auto outputs = session->run(inputs);
+    ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+    const Tensor& y = (*outputs)[0];
+    const Tensor& e = (*expected)[0];
+    ASSERT_EQ(y.shape(), e.shape());
+    for (int64_t i = 0; i < y.numel(); ++i)
+      EXPECT_NEAR(y.data<float>()[i], e.data<float>()[i], 1e-4 * (1 + std::abs(e.data<float>()[i]))) << i;
+
+    auto planned = plan(tiny("tiny_cnn"), options);
+    ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+    EXPECT_NE(planned->report_text().find("unlimited (benchmarked with the free host memory)"), std::string::npos)
+        << planned->report_text();
+  }
+}
+
+// The report's "undivided" total under wr is exactly the predicted time of Policy::kUndivided
+// at the same limit: the same timings through the same function.
+TEST(Report, UndividedIsWhatPolicyUndividedRuns) {
+  for (size_t limit : {size_t{0}, size_t{4} << 10, kUnlimitedWorkspace}) {
+    SCOPED_TRACE(limit);
+    SessionOptions options = cpu_options(8, "undivided.sqlite");
+    options.kernel_workspace_limit = limit;
+    auto wr = plan(tiny("tiny_branches"), options);
+    ASSERT_TRUE(wr.has_value()) << wr.status().to_string();
+    options.policy = Policy::kUndivided;
+    auto undivided = plan(tiny("tiny_branches"), options);
+    ASSERT_TRUE(undivided.has_value()) << undivided.status().to_string();
+    const nlohmann::json report = nlohmann::json::parse(wr->report_json());
+    EXPECT_EQ(report["totals"]["undivided_ms"].get<double>(), undivided->summary().predicted_conv_ms);
+    EXPECT_EQ(report["policy"], "wr");
+  }
+}
+
+TEST(SavedPlan, RunsAsSavedAndIsCheckedAgainstTheModel) {
+  SessionOptions options = cpu_options(4, "saved.sqlite");
+  options.policy = Policy::kWd;
+  options.total_workspace_budget = 16 << 10;
+  auto planned = plan(tiny("tiny_cnn"), options);
+  ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+  EXPECT_EQ(planned->summary().policy, Policy::kWd);
+  EXPECT_EQ(planned->summary().device, "cpu");
+  EXPECT_EQ(planned->summary().convolution_kernels, 2);
+  const std::string path = scratch("wd.plan.json");
+  ASSERT_TRUE(save_plan(*planned, path).is_ok());
+
+  SessionOptions run_options;  // the saved plan fixes policy and workspace
+  run_options.batch = 4;
+  run_options.plan_path = path;
+  auto session = load_ok(tiny("tiny_cnn"), run_options);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->plan_json(), planned->to_json());
+
+  run_options.batch = 5;
+  auto other_batch = Session::load(tiny("tiny_cnn"), run_options);
+  ASSERT_FALSE(other_batch.has_value());
+  EXPECT_NE(other_batch.status().message().find(path), std::string::npos) << other_batch.status().to_string();
+  EXPECT_NE(other_batch.status().message().find("another model or input shape"), std::string::npos);
+
+  auto refused = plan(tiny("tiny_cnn"), run_options);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.status().message().find("plan_path"), std::string::npos) << refused.status().to_string();
+}
+
+// A model without convolutions needs no timings: no database is opened, even one that cannot exist.
+TEST(DefaultPlan, ModelWithoutConvolutionsOpensNoDatabase) {
+  SessionOptions options = cpu_options(2, "unused.sqlite");
+  options.benchmark_db = "/proc/ucudnn-api-test/benchmarks.sqlite";
+  auto session = load_ok(tiny("tiny_reshape"), options);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(nlohmann::json::parse(session->plan_json())["policy"], "wr");
+  auto outputs = session->run(random_inputs(*session));
+  EXPECT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  // One with convolutions does open it, and the error names it.
+  auto refused = Session::load(tiny("tiny_cnn"), options);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.status().message().find("/proc/ucudnn-api-test"), std::string::npos)
+      << refused.status().to_string();
+}
+
+TEST(CpuSession, RefusesWhatOnlyTheGpuDoes) {
+  auto session = load_ok(tiny("tiny_cnn"), cpu_options(1, "cpu.sqlite"));
+  ASSERT_TRUE(session);
+  const Status device_io = session->run_on_device(std::vector<const void*>{nullptr}, std::vector<void*>{nullptr});
+  EXPECT_EQ(device_io.code(), StatusCode::kUnsupported);
+  EXPECT_NE(device_io.message().find("run_on_device needs a CUDA session"), std::string::npos) << device_io.message();
+  if (!cuda_available()) {
+    SessionOptions options = cpu_options(1, "cuda.sqlite");
+    options.device = Device::kCuda;
+    auto cuda = Session::load(tiny("tiny_cnn"), options);
+    ASSERT_FALSE(cuda.has_value());
+    EXPECT_EQ(cuda.status().code(), StatusCode::kUnsupported);
+    EXPECT_NE(cuda.status().message().find("device 'cuda' is not available"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ucudnn
