@@ -9,7 +9,7 @@
 #  (b) whole network, in both layouts: `ucudnn plan --policy wd --workspace 64MiB
 #      [--share-workspace] [--streams 2] --layout L` then `ucudnn run --plan ... --json`, host
 #      to host and with --device-io (inputs and outputs in GPU memory), and the
-#      CUDA default (undivided, --layout auto), against PyTorch eager (NCHW and
+#      CUDA default (wr 64 MiB per kernel, --layout auto; undivided before 2026-12-03), against PyTorch eager (NCHW and
 #      channels-last) and torch.compile (scripts/bench_torch_gpu.py), with peak
 #      device memory; one --profile run of the NHWC shared plan;
 #  (c) ResNet-50 optimisation time cold (empty database; from record-h200-db's
@@ -76,7 +76,7 @@ for model in ${MODELS_LIST//,/ }; do
   echo "== (b) $model: whole network"
   # Per layout: wd 64MiB (the paper's sum budget) and wd 64MiB --share-workspace,
   # each run host to host and with --device-io (inputs/outputs kept in GPU memory,
-  # as PyTorch's device_ms); then the default session (undivided, --layout auto).
+  # as PyTorch's device_ms); then the default session (wr 64 MiB, --layout auto).
   for layout in nchw nhwc; do
     for variant in wd64 wd64s wd64x2 wd64sx2; do
       share=(); case $variant in wd64s*) share=(--share-workspace) ;; esac
@@ -130,7 +130,7 @@ for m in models:
     print(head + "".join(f"  {'vs ' + r['variant'] + ' dev/host':>36}" for r in torch_ok))
     names = {"wd64": "wd64", "wd64s": "wd64 shared", "wd64x2": "wd64 2 streams", "wd64sx2": "wd64 shared 2 streams"}
     variants = [(f"ucudnn {l} {names[v]}", f"{m}.{l}.{v}") for l in ("nchw", "nhwc")
-                for v in names] + [("ucudnn default (auto, undivided)", f"{m}.default")]
+                for v in names] + [("ucudnn default (auto, wr 64 MiB)", f"{m}.default")]
     for label, stem in variants:
         dev, host = load(os.path.join(bench, stem + ".device.json")), load(os.path.join(bench, stem + ".host.json"))
         d = dev["latency_ms"]["median"] if dev else None

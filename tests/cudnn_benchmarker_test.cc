@@ -28,6 +28,7 @@
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/executor/executor.h"
 #include "runtime/ops/op_descriptor.h"
+#include "tests/support/backend_runner.h"
 #include "tests/test_paths.h"
 
 namespace ucudnn {
@@ -260,20 +261,6 @@ TEST(CudnnBenchmarker, WhatIsTimedOnceIsDominatedWithEveryMedianToo) {
   }
 }
 
-// Every step whole with the CPU kernel's default algorithm.
-runtime::Plan whole_steps_cpu_plan(const ir::Graph& graph) {
-  runtime::Plan plan;
-  plan.device = "cpu";
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    runtime::PlanStep step;
-    step.node = static_cast<ir::NodeId>(n);
-    step.workspace_bytes = cpu::cpu_step_workspace(graph, graph.nodes[n], 0, -1);
-    plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, step.workspace_bytes);
-    plan.steps.push_back(step);
-  }
-  runtime::plan_activation_memory(graph, &plan);
-  return plan;
-}
 
 // Runs `graph` on the CPU (every step whole) and on the GPU with `plan` (strict FP32); outputs must agree.
 void expect_gpu_plan_matches_cpu(const ir::Graph& graph, runtime::Plan plan, const std::string& what) {
@@ -286,7 +273,7 @@ void expect_gpu_plan_matches_cpu(const ir::Graph& graph, runtime::Plan plan, con
     feeds.push_back(Tensor::from_floats(graph.value(id).shape, v));
   }
   const std::unique_ptr<runtime::Backend> cpu_backend = cpu::make_cpu_backend();
-  auto cpu = runtime::Executor::create(*cpu_backend, graph, whole_steps_cpu_plan(graph));
+  auto cpu = runtime::Executor::create(*cpu_backend, graph, ucudnn_test::whole_steps_cpu_plan(graph));
   ASSERT_TRUE(cpu.has_value()) << cpu.status().to_string();
   auto expected = (*cpu)->run(feeds);
   ASSERT_TRUE(expected.has_value()) << expected.status().to_string();

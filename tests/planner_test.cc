@@ -26,6 +26,7 @@
 #include "runtime/executor/executor.h"
 #include "runtime/executor/plan_json.h"
 #include "runtime/executor/side_stream.h"
+#include "tests/support/backend_runner.h"
 #include "tests/test_paths.h"
 
 namespace ucudnn::optimizer {
@@ -407,20 +408,6 @@ TEST(Planner, PlanJsonRoundTripAndRefusal) {
 
 // --- Plans on the CPU executor ----------------------------------------------------------------
 
-// Every step whole with the kernel's default algorithm.
-runtime::Plan whole_steps_plan(const ir::Graph& graph) {
-  runtime::Plan plan;
-  plan.device = "cpu";
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    runtime::PlanStep step;
-    step.node = static_cast<ir::NodeId>(n);
-    step.workspace_bytes = cpu::cpu_step_workspace(graph, graph.nodes[n], 0, -1);
-    plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, step.workspace_bytes);
-    plan.steps.push_back(step);
-  }
-  runtime::plan_activation_memory(graph, &plan);
-  return plan;
-}
 
 Expected<std::vector<Tensor>> run_on_cpu(const ir::Graph& graph, runtime::Plan plan, const std::vector<Tensor>& x) {
   const std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
@@ -431,7 +418,7 @@ Expected<std::vector<Tensor>> run_on_cpu(const ir::Graph& graph, runtime::Plan p
 // Runs `graph` undivided and with every Conv cut into micro-batches 3 + 1 + 3
 // (three different algorithms); the outputs must agree.
 void expect_divided_matches_undivided(const ir::Graph& graph, int expected_divided_steps) {
-  const runtime::Plan plain = whole_steps_plan(graph);
+  const runtime::Plan plain = ucudnn_test::whole_steps_cpu_plan(graph);
   runtime::Plan divided = plain;
   size_t workspace = 0;
   int divided_steps = 0;
@@ -481,7 +468,7 @@ TEST(Planner, DividedPlanMatchesUndividedOnCpu) {
 // A micro-batch that does not fit its workspace slice is refused at load, not at run.
 TEST(Planner, StarvedMicroBatchIsRefusedAtLoad) {
   ir::Graph graph = tiny_cnn(7);
-  runtime::Plan plan = whole_steps_plan(graph);
+  runtime::Plan plan = ucudnn_test::whole_steps_cpu_plan(graph);
   for (runtime::PlanStep& step : plan.steps) {
     if (graph.nodes[step.node].op != OpKind::kConv) continue;
     step.micro_batches = {{3, static_cast<int>(cpu::CpuConvAlgorithm::kIm2colGemm)},

@@ -164,4 +164,14 @@ ucudnn::Expected<std::vector<Tensor>> run_on_backend(runtime::Backend& backend, 
   return executor->run(inputs);
 }
 
+ucudnn::runtime::Plan whole_steps_cpu_plan(const ucudnn::ir::Graph& graph) {
+  static const std::unique_ptr<ucudnn::runtime::Backend> cpu = ucudnn::cpu::make_cpu_backend();
+  ucudnn::Expected<ucudnn::runtime::Plan> plan = make_plan(*cpu, graph);
+  if (!plan) {
+    ADD_FAILURE() << "the CPU plan: " << plan.status().to_string();
+    return {};
+  }
+  return std::move(*plan);
+}
+
 }  // namespace ucudnn_test

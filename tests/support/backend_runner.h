@@ -124,4 +124,8 @@ ucudnn::Expected<std::vector<ucudnn::Tensor>> run_on_backend(ucudnn::runtime::Ba
                                                              const std::vector<ucudnn::Tensor>& inputs,
                                                              const RunOptions& options = {});
 
+// The plan tests run a graph on the CPU with: make_plan on the CPU backend, every step
+// whole with its kernel's default algorithm (a test failure, and an empty plan, if that fails).
+ucudnn::runtime::Plan whole_steps_cpu_plan(const ucudnn::ir::Graph& graph);
+
 }  // namespace ucudnn_test

@@ -7,24 +7,17 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
+#include "tests/support/backend_runner.h"
 
 namespace ucudnn::optimizer {
 
-// The executor is being rewritten: this is the one place these tests choose how
-// a graph runs on the CPU (today runtime::Executor over the CPU backend).
+// The one place these tests choose how a graph runs on the CPU: runtime::Executor
+// over the CPU backend with whole_steps_cpu_plan (tests/support/backend_runner.h).
 Expected<std::vector<Tensor>> run_on_cpu(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
   UCUDNN_RETURN_IF_ERROR(graph.validate());  // a broken pass's graph is an error here, not a crash
-  runtime::Plan plan;
-  plan.device = "cpu";
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    runtime::PlanStep step;
-    step.node = static_cast<ir::NodeId>(n);
-    step.workspace_bytes = cpu::cpu_step_workspace(graph, graph.nodes[n], 0, -1);
-    plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, step.workspace_bytes);
-    plan.steps.push_back(step);
-  }
-  runtime::plan_activation_memory(graph, &plan);
   const std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
+  UCUDNN_RETURN_IF_ERROR(backend->check_support(graph));  // as a session does, before planning
+  runtime::Plan plan = ucudnn_test::whole_steps_cpu_plan(graph);
   UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executor> executor,
                           runtime::Executor::create(*backend, graph, std::move(plan)));
   return executor->run(inputs);
