@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/tensor_checks.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
 
@@ -48,13 +49,9 @@ SessionOptions cpu_options(int64_t batch, const std::string& db_name) {
 
 std::vector<Tensor> random_inputs(const Session& session) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<Tensor> inputs;
-  for (const TensorInfo& info : session.inputs()) {
-    Tensor t = *Tensor::allocate(info.dtype, info.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
-    inputs.push_back(std::move(t));
-  }
+  for (const TensorInfo& info : session.inputs())
+    inputs.push_back(ucudnn_test::make_random_tensor(info.dtype, info.shape, rng));
   return inputs;
 }
 

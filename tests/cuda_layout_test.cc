@@ -14,6 +14,7 @@
 
 #include "api/loading.h"
 #include "runtime/executor/plan_json.h"
+#include "tests/support/tensor_checks.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
 
@@ -26,13 +27,9 @@ std::string model_path(const std::string& name) {
 
 std::vector<Tensor> random_inputs(const Session& session) {
   std::mt19937 rng(11);
-  std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<Tensor> inputs;
-  for (const TensorInfo& info : session.inputs()) {
-    Tensor t = *Tensor::allocate(info.dtype, info.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
-    inputs.push_back(std::move(t));
-  }
+  for (const TensorInfo& info : session.inputs())
+    inputs.push_back(ucudnn_test::make_random_tensor(info.dtype, info.shape, rng));
   return inputs;
 }
 

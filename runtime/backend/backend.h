@@ -48,6 +48,10 @@ struct KernelRequest {
   int algorithm = -1;             // Conv: the backend's algorithm id; -1 = the kernel's default
 };
 
+// The request for one call of `node` in `graph`: its value shapes, with the batch-divided
+// inputs and output 0 at `micro_batch` samples when micro_batch > 0 (Note [fused nodes]).
+KernelRequest kernel_request(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm);
+
 // What a prepared kernel runs on.
 struct KernelIo {
   const std::vector<TensorRef>& src;

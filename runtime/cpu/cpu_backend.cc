@@ -28,25 +28,31 @@ class CpuCall final : public runtime::Kernel {
   size_t workspace_bytes() const override { return workspace_; }
 
   Status run(const KernelIo& io) override {
-    // Views of this run's memory (the executor may point inputs and outputs elsewhere between runs).
-    src_.resize(io.src.size());
-    dst_.resize(io.dst.size());
-    src_ptrs_.assign(io.src.size(), nullptr);
-    dst_ptrs_.assign(io.dst.size(), nullptr);
-    for (size_t i = 0; i < io.src.size(); ++i) {
-      if (io.src[i].dtype == DType::kUndefined) continue;  // an absent optional input
-      src_[i] = Tensor::view(io.src[i].dtype, io.src[i].shape, io.src[i].data);
-      src_ptrs_[i] = &src_[i];
-    }
-    for (size_t i = 0; i < io.dst.size(); ++i) {
-      if (io.dst[i].dtype == DType::kUndefined) continue;
-      dst_[i] = Tensor::view(io.dst[i].dtype, io.dst[i].shape, io.dst[i].data);
-      dst_ptrs_[i] = &dst_[i];
-    }
+    update_views(io.src, &src_, &src_ptrs_);
+    update_views(io.dst, &dst_, &dst_ptrs_);
     return kernel_.run(KernelArgs{node_, src_ptrs_, dst_ptrs_, io.workspace, io.workspace_bytes, algorithm_});
   }
 
  private:
+  // Host views of this run's memory, rebuilt only where a pointer changed (the executor points
+  // inputs and outputs elsewhere between runs only for run_bound); nullptr for an absent input.
+  template <typename Pointer>
+  static void update_views(const std::vector<TensorRef>& refs, std::vector<Tensor>* views,
+                           std::vector<Pointer>* pointers) {
+    if (views->size() != refs.size()) {
+      views->assign(refs.size(), Tensor());
+      pointers->assign(refs.size(), nullptr);
+    }
+    for (size_t i = 0; i < refs.size(); ++i) {
+      if (refs[i].dtype == DType::kUndefined) continue;  // an absent optional input
+      Tensor& view = (*views)[i];
+      if ((*pointers)[i] == nullptr || view.raw() != refs[i].data) {
+        view = Tensor::view(refs[i].dtype, refs[i].shape, refs[i].data);
+        (*pointers)[i] = &view;
+      }
+    }
+  }
+
   const ir::Node& node_;
   const CpuKernel& kernel_;
   int algorithm_;
@@ -154,12 +160,7 @@ std::unique_ptr<runtime::Backend> make_cpu_backend() { return std::make_unique<C
 size_t cpu_step_workspace(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm) {
   const CpuKernel& kernel = cpu_kernel(node.op);
   if (kernel.workspace_bytes == nullptr) return 0;
-  std::vector<Shape> shapes;
-  for (ir::ValueId id : node.inputs) shapes.push_back(id == ir::kNoValue ? Shape{} : graph.value(id).shape);
-  if (micro_batch > 0)
-    for (size_t i = 0; i < shapes.size(); ++i)
-      if (ir::is_batch_divided_input(node, i) && !shapes[i].empty()) shapes[i][0] = micro_batch;
-  return kernel.workspace_bytes(node, shapes, algorithm);
+  return kernel.workspace_bytes(node, runtime::kernel_request(graph, node, micro_batch, algorithm).src_shapes, algorithm);
 }
 
 }  // namespace ucudnn::cpu

@@ -12,11 +12,6 @@ namespace ucudnn::runtime {
 
 namespace {
 
-Shape with_batch(Shape shape, int64_t micro_batch) {
-  if (micro_batch > 0 && !shape.empty()) shape[0] = micro_batch;
-  return shape;
-}
-
 // `t` restricted to rows [begin, begin + count) of dim 0.
 TensorRef batch_slice(const TensorRef& t, int64_t begin, int64_t count) {
   TensorRef slice = t;
@@ -125,18 +120,7 @@ Status Executor::place_values() {
 }
 
 Status Executor::prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call) {
-  KernelRequest request{graph_, node, {}, {}, algorithm};
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const ir::ValueId id = node.inputs[i];
-    Shape shape = id == ir::kNoValue ? Shape{} : graph_.value(id).shape;
-    request.src_shapes.push_back(ir::is_batch_divided_input(node, i) ? with_batch(shape, micro_batch) : shape);
-  }
-  for (size_t i = 0; i < node.outputs.size(); ++i) {
-    const ir::ValueId id = node.outputs[i];
-    Shape shape = id == ir::kNoValue ? Shape{} : graph_.value(id).shape;
-    request.dst_shapes.push_back(i == 0 ? with_batch(shape, micro_batch) : shape);
-  }
-  UCUDNN_ASSIGN_OR_RETURN(call->kernel, backend_.prepare(request));
+  UCUDNN_ASSIGN_OR_RETURN(call->kernel, backend_.prepare(kernel_request(graph_, node, micro_batch, algorithm)));
   const size_t needed = call->kernel->workspace_bytes();
   if (needed > call->workspace_bytes)
     return invalid_argument(node.describe() + ": " +

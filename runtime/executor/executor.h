@@ -63,7 +63,6 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   const Plan& plan() const { return plan_; }
-  const Backend& backend() const { return backend_; }
   // Bytes of the graph's constants it reads (uploaded, or in place on the host).
   size_t weight_bytes() const { return weight_bytes_; }
   // Bytes this executor allocated: weights (when uploaded) + arena + workspace pool.

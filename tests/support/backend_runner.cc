@@ -73,25 +73,6 @@ SharedBackend shared_backend(const BackendConfig& config) {
 
 namespace {
 
-Shape with_batch(Shape shape, int64_t batch) {
-  if (batch > 0 && !shape.empty()) shape[0] = batch;
-  return shape;
-}
-
-// The request the executor makes for one call of `node` (a micro-batch of `micro_batch`; 0: the whole batch).
-runtime::KernelRequest request_for(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm) {
-  runtime::KernelRequest request{graph, node, {}, {}, algorithm};
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const Shape shape = node.inputs[i] == ir::kNoValue ? Shape{} : graph.value(node.inputs[i]).shape;
-    request.src_shapes.push_back(ir::is_batch_divided_input(node, i) ? with_batch(shape, micro_batch) : shape);
-  }
-  for (size_t j = 0; j < node.outputs.size(); ++j) {
-    const Shape shape = node.outputs[j] == ir::kNoValue ? Shape{} : graph.value(node.outputs[j]).shape;
-    request.dst_shapes.push_back(j == 0 ? with_batch(shape, micro_batch) : shape);
-  }
-  return request;
-}
-
 // A backend that fills every buffer it allocates with 0xFF bytes, then is `inner`.
 class PoisoningBackend final : public ForwardingBackend {
  public:
@@ -141,7 +122,7 @@ ucudnn::Expected<runtime::Plan> make_plan(runtime::Backend& backend, const ir::G
     size_t bytes = 0;
     for (const runtime::MicroBatch& call : calls) {
       UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Kernel> kernel,
-                              backend.prepare(request_for(graph, node, call.size, call.algorithm)));
+                              backend.prepare(runtime::kernel_request(graph, node, call.size, call.algorithm)));
       if (kernel->workspace_bytes() == std::numeric_limits<size_t>::max())
         return ucudnn::unsupported(node.describe() + ": algorithm " + std::to_string(call.algorithm) +
                                    " does not apply (its workspace query answers SIZE_MAX)");
