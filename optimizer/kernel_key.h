@@ -51,6 +51,24 @@ struct ConvKernelKey {
   friend bool operator==(const ConvKernelKey&, const ConvKernelKey&) = default;
 };
 
+// Inverse of ConvKernelKey::to_string: nullopt when `text` is not a key it could
+// have written (a field missing, out of order or malformed, an unknown layout or
+// direction). The benchmark database checks every stored key with it.
+std::optional<ConvKernelKey> parse_kernel_key(std::string_view text);
+
+// cuDNN 9's algorithm counts (CUDNN_CONVOLUTION_{FWD,BWD_DATA,BWD_FILTER}_ALGO_COUNT;
+// bench/cudnn_benchmarker.cc asserts they match the cuDNN it is built with).
+inline constexpr int kCudnnForwardAlgorithms = 8;
+inline constexpr int kCudnnBackwardDataAlgorithms = 6;
+inline constexpr int kCudnnBackwardFilterAlgorithms = 7;
+
+// How many algorithms the key's device offers in its direction: cuDNN 9's count on
+// a GPU (sm_count > 0), the CPU backend's on the CPU. Stored algorithm numbers
+// are checked against it (0 <= algorithm < count).
+int algorithm_count(const ConvKernelKey& key);
+// The largest algorithm_count of any device and direction (keys that do not parse).
+int max_algorithm_count();
+
 struct ConvKernelKeyHash {
   size_t operator()(const ConvKernelKey& key) const;
 };

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -56,6 +57,54 @@ bool has_convolutions(const ir::Graph& graph) {
   return false;
 }
 
+// How a device is named in notes: "cuda 'NVIDIA H200' (sm 132, CUDA 13000,
+// cuDNN 91900, math tf32)" or "cpu 'cpu:<model> x2 threads'".
+std::string describe_device(const ConvKernelKey& key) {
+  if (key.sm_count == 0) return "cpu '" + key.device_name + "'";
+  return "cuda '" + key.device_name + "' (sm " + std::to_string(key.sm_count) + ", CUDA " +
+         std::to_string(key.cuda_version) + ", cuDNN " + std::to_string(key.cudnn_version) + ", math " +
+         key.math_type + ")";
+}
+
+bool same_device(const ConvKernelKey& a, const ConvKernelKey& b) {  // the layout aside: kernels carry their own
+  return a.device_name == b.device_name && a.sm_count == b.sm_count && a.cuda_version == b.cuda_version &&
+         a.cudnn_version == b.cudnn_version && a.driver_version == b.driver_version && a.dtype == b.dtype &&
+         a.math_type == b.math_type;
+}
+
+// Says on stderr when `db` holds timings, but none of `device`: every kernel
+// will be measured here, which a user who pointed --db at another machine's
+// recording (models/h200_benchmarks.sqlite on the CPU) should hear about.
+Status note_other_devices(BenchmarkDb& db, const ConvKernelKey& device) {
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<ConvKernelKey> stored, db.device_keys());
+  std::vector<std::string> others;
+  for (const ConvKernelKey& key : stored) {
+    if (same_device(key, device)) return Status::ok();
+    const std::string name = describe_device(key);
+    if (std::find(others.begin(), others.end(), name) == others.end()) others.push_back(name);
+  }
+  if (others.empty()) return Status::ok();  // an empty database: nothing to say
+  std::string list;
+  for (size_t i = 0; i < others.size(); ++i) list += (i ? ", " : "") + others[i];
+  std::fprintf(stderr, "note: %s holds timings for %s only, none for %s; benchmarking on this machine\n",
+               db.path().c_str(), list.c_str(), describe_device(device).c_str());
+  return Status::ok();
+}
+
+// Stores measured timings when the database may be written; otherwise they
+// serve this run only, and stderr says so once (a reference database such as
+// models/h200_benchmarks.sqlite, a read-only file or directory).
+Status store(BenchmarkDb& db, const std::string& key, const KernelTimings& timings) {
+  UCUDNN_ASSIGN_OR_RETURN(const bool storable, db.can_store());
+  if (storable) return db.store(key, timings);
+  if (db.first_unstored_notice())
+    std::fprintf(stderr,
+                 "note: the timings measured now are not stored in %s: %s; they serve this run only — to keep "
+                 "them, use a database of your own (--db FILE)\n",
+                 db.path().c_str(), db.cannot_store_reason().c_str());
+  return Status::ok();
+}
+
 // The database and the benchmarker of one plan_model call, opened on first need
 // (a graph without convolutions needs neither) and shared by every layout.
 class TimingSource {
@@ -79,20 +128,34 @@ class TimingSource {
   Status open() {
     if (benchmarker_) return Status::ok();
     const std::string path = request_.db_path.empty() ? default_db_path() : request_.db_path;
-    // A healthy database is kept (rebenchmark re-measures and overwrites this
-    // model's kernels only); a corrupt or foreign one is rebuilt only when asked.
-    auto opened = BenchmarkDb::open(path, false);
-    if (!opened && request_.rebenchmark) opened = BenchmarkDb::open(path, true);
-    if (!opened) return opened.status();
-    db_.emplace(std::move(*opened));
+    UCUDNN_ASSIGN_OR_RETURN(BenchmarkDb db, open_database(path));
+    db_.emplace(std::move(db));
     if (can_measure_on(request_.device)) {
       UCUDNN_ASSIGN_OR_RETURN(benchmarker_, make_device_benchmarker(request_.device, request_.math_type));
+      if (!request_.rebenchmark) UCUDNN_RETURN_IF_ERROR(note_other_devices(*db_, benchmarker_->device_key()));
       return Status::ok();
     }
     // No GPU here: the device identity and every timing come from the database.
     UCUDNN_ASSIGN_OR_RETURN(ConvKernelKey device_key, stored_gpu_device_key(*db_, request_.math_type));
     benchmarker_ = make_stored_benchmarker(device_key, path);
     return Status::ok();
+  }
+
+  // Read-only unless something must be stored (Note [reading never writes],
+  // bench/benchmark_db.cc): a missing file is created only where a benchmarker
+  // will measure into it; a healthy database is kept (rebenchmark re-measures and
+  // overwrites this model's kernels only); a corrupt or foreign one is rebuilt
+  // only when asked.
+  Expected<BenchmarkDb> open_database(const std::string& path) {
+    Expected<BenchmarkDb> opened = BenchmarkDb::open_read_only(path);
+    if (opened) return opened;
+    if (opened.status().code() == StatusCode::kNotFound) {
+      if (can_measure_on(request_.device)) return BenchmarkDb::open(path);
+      return opened.status().with_context("no CUDA device is present, and there are no recorded timings to plan from");
+    }
+    if (request_.rebenchmark && opened.status().code() == StatusCode::kInvalidArgument)
+      return BenchmarkDb::open(path, /*rebuild=*/true);
+    return opened.status();
   }
 
   const PlanRequest& request_;
@@ -155,7 +218,7 @@ Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy ba
       if (!measured) return measured.status().with_context(graph.nodes[kernel.nodes.front()].describe());
       timings = std::move(*measured);
       ++result.kernels_benchmarked;
-      if (db) UCUDNN_RETURN_IF_ERROR(db->store(key, *timings));
+      if (db) UCUDNN_RETURN_IF_ERROR(store(*db, key, *timings));
     }
     const ir::Node& node = graph.nodes[kernel.nodes.front()];
     result.timings.push_back({node.name + " " + shape_to_string(kernel.x_shape) + "*" + shape_to_string(kernel.w_shape),

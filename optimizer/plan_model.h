@@ -4,7 +4,11 @@
 //   gather_timings: each convolution kernel's timings, from the benchmark
 //     database or, when missing there, measured by the benchmarker and stored
 //     back — the only I/O of planning (the benchmarker and one SQLite file).
-//     A progress bar on stderr shows what a cold start costs.
+//     The database is opened read-only and for writing only when something
+//     must be stored; a reference database (models/h200_benchmarks.sqlite) or a
+//     read-only file keeps nothing, and stderr says so once. stderr also says
+//     when the database holds timings of other devices only. A progress bar on
+//     stderr shows what a cold start costs.
 //   plan_from_timings (planner.h): the pure rest, timings → runtime::Plan.
 //
 // Which benchmarker: the CPU's on "cpu"; on "cuda" cuDNN's on GPU 0 when one is
@@ -55,7 +59,8 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
 
 // The timings of every convolution kernel of `graph` at every micro-batch size
 // `batch_sizes` allows: stored ones from `db` (may be null) unless
-// `rebenchmark`, the rest measured by `benchmarker` and stored in `db`.
+// `rebenchmark`, the rest measured by `benchmarker` and stored in `db` when it
+// may be written (BenchmarkDb::can_store; else a note on stderr, once per db).
 Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy batch_sizes, Benchmarker& benchmarker,
                                       BenchmarkDb* db, bool rebenchmark, bool progress);
 

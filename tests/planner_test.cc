@@ -8,7 +8,6 @@
 // Regenerate the checked-in files with UCUDNN_UPDATE_GOLDEN=1 (then review the diff).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -27,6 +26,7 @@
 #include "runtime/executor/plan_json.h"
 #include "runtime/executor/side_stream.h"
 #include "tests/support/backend_runner.h"
+#include "tests/support/temp_dir.h"
 #include "tests/test_paths.h"
 
 namespace ucudnn::optimizer {
@@ -321,14 +321,32 @@ TEST(Planner, SideStreamSlicesFitTheBudgetBesideTheirWindow) {
   EXPECT_GT(wr->plan.workspace_pool_bytes, wr->policy.pool_bytes);
 }
 
-TEST(Planner, GoldenPlanFromCheckedInDatabase) {
-  const std::string data = source_dir() + "/tests/data";
-  const fs::path db_copy = fs::temp_directory_path() / ("planner_test_" + std::to_string(getpid()) + ".sqlite");
-  ir::Graph graph = tiny_cnn(8);
+// The golden plan of tiny_cnn under wd from tests/data/tiny_cnn_bench.sqlite.
+void expect_golden_plan(const ir::Graph& graph, const PlanResult& result) {
+  const std::string json = runtime::plan_to_json(result.plan, graph);
+  const std::string golden_path = source_dir() + "/tests/data/tiny_cnn_plan_wd.golden.json";
+  if (update_golden()) std::ofstream(golden_path) << json << "\n";
+  std::ifstream in(golden_path);
+  std::stringstream golden;
+  golden << in.rdbuf();
+  // The device name is the synthetic one, so the plan is the same on every machine.
+  EXPECT_EQ(json + "\n", golden.str()) << "regenerate with UCUDNN_UPDATE_GOLDEN=1 if the change is intended";
+}
+
+PlannerOptions golden_options() {
   PlannerOptions options;
   options.policy = Policy::kWd;
   options.workspace_bytes = 6 * 4096;
   options.batch_sizes = BatchSizePolicy::kAll;
+  return options;
+}
+
+TEST(Planner, GoldenPlanFromCheckedInDatabase) {
+  const std::string data = source_dir() + "/tests/data";
+  const ucudnn_test::TempDir dir("ucudnn_planner_test");
+  const fs::path db_copy = dir.path() / "tiny_cnn_bench.sqlite";
+  ir::Graph graph = tiny_cnn(8);
+  const PlannerOptions options = golden_options();
   SyntheticBenchmarker bench;
 
   if (update_golden()) {
@@ -337,8 +355,8 @@ TEST(Planner, GoldenPlanFromCheckedInDatabase) {
     ASSERT_TRUE(db.has_value());
     ASSERT_TRUE(plan_with(graph, options, bench, &*db).has_value());
   }
-  // The checked-in database has schema version 1: opening the copy converts it
-  // (BenchmarkDb), and the plan must come out the same.
+  // The checked-in database has schema version 1: opening the copy for writing
+  // converts it (BenchmarkDb), and the plan must come out the same.
   fs::copy_file(data + "/tiny_cnn_bench.sqlite", db_copy, fs::copy_options::overwrite_existing);
   auto db = BenchmarkDb::open(db_copy.string());
   ASSERT_TRUE(db.has_value()) << db.status().to_string();
@@ -347,16 +365,35 @@ TEST(Planner, GoldenPlanFromCheckedInDatabase) {
   ASSERT_TRUE(result.has_value()) << result.status().to_string();
   EXPECT_EQ(result->kernels_reused, 2);
   EXPECT_EQ(result->kernels_benchmarked, 0);
+  expect_golden_plan(graph, *result);
+}
 
-  const std::string json = runtime::plan_to_json(result->plan, graph);
-  const std::string golden_path = data + "/tiny_cnn_plan_wd.golden.json";
-  if (update_golden()) std::ofstream(golden_path) << json << "\n";
-  std::ifstream in(golden_path);
-  std::stringstream golden;
-  golden << in.rdbuf();
-  // The device name is the synthetic one, so the plan is the same on every machine.
-  EXPECT_EQ(json + "\n", golden.str()) << "regenerate with UCUDNN_UPDATE_GOLDEN=1 if the change is intended";
-  fs::remove(db_copy);
+// Read-only, the checked-in version-1 file gives the same plan and is not converted:
+// its bytes and the names in tests/data stay as they are.
+TEST(Planner, GoldenPlanFromCheckedInDatabaseReadOnly) {
+  const std::string data = source_dir() + "/tests/data";
+  const std::string path = data + "/tiny_cnn_bench.sqlite";
+  auto contents = [&] {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    std::string names;
+    for (const fs::directory_entry& entry : fs::directory_iterator(data)) names += entry.path().filename().string() + " ";
+    return bytes.str() + names;
+  };
+  const std::string before = contents();
+  ir::Graph graph = tiny_cnn(8);
+  SyntheticBenchmarker bench;
+  bench.fail = true;
+  {
+    auto db = BenchmarkDb::open_read_only(path);
+    ASSERT_TRUE(db.has_value()) << db.status().to_string();
+    auto result = plan_with(graph, golden_options(), bench, &*db);
+    ASSERT_TRUE(result.has_value()) << result.status().to_string();
+    EXPECT_EQ(result->kernels_reused, 2);
+    expect_golden_plan(graph, *result);
+  }
+  EXPECT_EQ(contents(), before) << "reading tests/data/tiny_cnn_bench.sqlite changed it or its folder";
 }
 
 // A graph without convolutions is planned without a database: plan_model is

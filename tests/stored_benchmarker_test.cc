@@ -3,18 +3,26 @@
 // timing from its rows; a missing kernel, a database without GPU rows, an
 // ambiguous one and --rebenchmark without a GPU are clear errors. Where a GPU
 // is present plan_model measures instead, so the planning cases skip there
-// (tests/cudnn_benchmarker_test.cc covers that path).
+// (tests/cudnn_benchmarker_test.cc covers that path). Also: the shipped
+// models/h200_benchmarks.sqlite is never written (a CPU plan with it leaves it
+// byte-identical), read-only files and directories are read, lying rows are
+// refused rather than planned.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-
-#include <unistd.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <utility>
 
 #include "api/loading.h"
 #include "optimizer/bench/benchmark_db.h"
 #include "optimizer/bench/stored_benchmarker.h"
 #include "optimizer/plan_model.h"
+#include "tests/support/temp_dir.h"
 #include "tests/test_paths.h"
 
 namespace ucudnn {
@@ -28,13 +36,6 @@ using optimizer::KernelTimings;
 
 using ucudnn_test::source_dir;
 
-std::string fresh_db(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("ucudnn_stored_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path path = dir / (name + ".sqlite");
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
-  return path.string();
-}
 
 ConvKernelKey gpu_key(const std::string& name, const std::string& math) {
   ConvKernelKey key;
@@ -97,7 +98,8 @@ Expected<optimizer::PlanResult> plan_for_cuda(const ir::Graph& graph, const opti
 }
 
 TEST(StoredBenchmarker, DeviceKeysRoundTripEscapedNames) {
-  const std::string path = fresh_db("keys");
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("keys.sqlite");
   auto db = BenchmarkDb::open(path);
   ASSERT_TRUE(db.has_value()) << db.status().to_string();
   ir::Graph graph = tiny_cnn(4);
@@ -123,7 +125,8 @@ TEST(StoredBenchmarker, DeviceKeysRoundTripEscapedNames) {
 }
 
 TEST(StoredBenchmarker, NoGpuRowsAndAmbiguousDatabasesAreErrors) {
-  const std::string path = fresh_db("ambiguous");
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("ambiguous.sqlite");
   auto db = BenchmarkDb::open(path);
   ASSERT_TRUE(db.has_value());
   auto none = optimizer::stored_gpu_device_key(*db, "tf32");
@@ -131,6 +134,14 @@ TEST(StoredBenchmarker, NoGpuRowsAndAmbiguousDatabasesAreErrors) {
   EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
   EXPECT_NE(none.status().message().find("no GPU measurements"), std::string::npos) << none.status().message();
   ir::Graph graph = tiny_cnn(4);
+  ConvKernelKey cpu;
+  cpu.device_name = "cpu:Test CPU x2 threads";
+  record(*db, graph, cpu);
+  auto cpu_only = optimizer::stored_gpu_device_key(*db, "tf32");
+  ASSERT_FALSE(cpu_only.has_value());
+  EXPECT_NE(cpu_only.status().message().find("it holds timings for cpu 'cpu:Test CPU x2 threads' only"),
+            std::string::npos)
+      << cpu_only.status().message();
   record(*db, graph, gpu_key("GPU A", "tf32"));
   record(*db, graph, gpu_key("GPU B", "tf32"));
   auto two = optimizer::stored_gpu_device_key(*db, "tf32");
@@ -142,7 +153,8 @@ TEST(StoredBenchmarker, NoGpuRowsAndAmbiguousDatabasesAreErrors) {
 
 TEST(StoredBenchmarker, PlansForCudaFromTheDatabaseAlone) {
   if (cuda_available()) GTEST_SKIP() << "a GPU is present: planning for cuda measures on it instead";
-  const std::string path = fresh_db("plan");
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("plan.sqlite");
   ir::Graph graph = tiny_cnn(8);
   {
     auto db = BenchmarkDb::open(path);
@@ -176,7 +188,8 @@ TEST(StoredBenchmarker, PlansForCudaFromTheDatabaseAlone) {
 // configuration, algorithm 1 on the whole batch (0.801 ms beside algorithm 0's 2.401 ms).
 TEST(StoredBenchmarker, UnlimitedWorkspaceUnderEveryPolicy) {
   if (cuda_available()) GTEST_SKIP() << "a GPU is present: planning for cuda measures on it instead";
-  const std::string path = fresh_db("unlimited");
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("unlimited.sqlite");
   ir::Graph graph = tiny_cnn(8);
   {
     auto db = BenchmarkDb::open(path);
@@ -201,7 +214,8 @@ TEST(StoredBenchmarker, UnlimitedWorkspaceUnderEveryPolicy) {
 
 TEST(StoredBenchmarker, MissingKernelNamesIt) {
   if (cuda_available()) GTEST_SKIP() << "a GPU is present: a missing kernel is measured there";
-  const std::string path = fresh_db("missing");
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("missing.sqlite");
   ir::Graph graph = tiny_cnn(8);
   const ConvKernelKey device = gpu_key("Recorded GPU", "tf32");
   {
@@ -226,7 +240,8 @@ TEST(StoredBenchmarker, MissingKernelNamesIt) {
 
 TEST(StoredBenchmarker, RebenchmarkWithoutGpuIsRefusedAndKeepsTheDatabase) {
   if (cuda_available()) GTEST_SKIP() << "a GPU is present";
-  const std::string path = fresh_db("rebench");
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("rebench.sqlite");
   ir::Graph graph = tiny_cnn(8);
   {
     auto db = BenchmarkDb::open(path);
@@ -247,11 +262,149 @@ TEST(StoredBenchmarker, RebenchmarkWithoutGpuIsRefusedAndKeepsTheDatabase) {
 
 TEST(StoredBenchmarker, UnknownDeviceIsRejected) {
   ir::Graph graph = tiny_cnn(2);
-  optimizer::PlanRequest request = wr(1 << 20, fresh_db("tpu"));
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  optimizer::PlanRequest request = wr(1 << 20, dir.file("tpu.sqlite"));
   request.device = "tpu";
   auto result = plan_for_cuda(graph, request);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+}
+
+// --- The shipped reference database and databases that lie ------------------------------------
+
+// What "left alone" means: the file's bytes and the names in its directory.
+std::pair<std::string, std::set<std::string>> snapshot(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  std::set<std::string> names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(path).parent_path()))
+    names.insert(entry.path().filename().string());
+  return {bytes.str(), names};
+}
+
+void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(raw);
+  sqlite3_close(raw);
+}
+
+std::string shipped_db() { return source_dir() + "/models/h200_benchmarks.sqlite"; }
+
+// models/h200_benchmarks.sqlite carries the read-only mark, and is in
+// rollback-journal mode so that reading it creates no FILE-wal / FILE-shm.
+TEST(ShippedDatabase, IsAMarkedReferenceSetReadWithoutWriting) {
+  const auto before = snapshot(shipped_db());
+  ASSERT_GT(before.first.size(), 100u);
+  EXPECT_EQ(before.first[18], 1) << "models/h200_benchmarks.sqlite is in WAL mode (docs/OPTIMIZER.md says how to fix)";
+  EXPECT_EQ(before.first[19], 1);
+  {
+    auto db = BenchmarkDb::open_read_only(shipped_db());
+    ASSERT_TRUE(db.has_value()) << db.status().to_string();
+    auto storable = db->can_store();  // decided from the mark, without opening for writing
+    ASSERT_TRUE(storable.has_value()) << storable.status().to_string();
+    EXPECT_FALSE(*storable) << "models/h200_benchmarks.sqlite lacks the read_only mark (docs/OPTIMIZER.md)";
+    EXPECT_NE(db->cannot_store_reason().find("read-only reference database"), std::string::npos);
+    auto keys = db->device_keys();
+    ASSERT_TRUE(keys.has_value()) << keys.status().to_string();
+    EXPECT_FALSE(keys->empty());
+  }
+  EXPECT_TRUE(snapshot(shipped_db()) == before) << "reading the shipped database changed it or its folder";
+}
+
+// The regression of issue 11: `ucudnn plan` on the CPU with the H200 database
+// measured the CPU and stored its rows into that file. Now the file (a copy
+// here) is left byte-identical, stderr says why the CPU is measured and that
+// nothing was stored — once.
+TEST(ShippedDatabase, CpuPlanLeavesItUnchanged) {
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string copy = dir.file("h200_benchmarks.sqlite");
+  fs::copy_file(shipped_db(), copy);
+  const auto before = snapshot(copy);
+  optimizer::PlanRequest request;
+  request.device = "cpu";
+  request.db_path = copy;
+  request.progress = false;
+  ir::Graph graph = tiny_cnn(2);
+  ::testing::internal::CaptureStderr();
+  auto planned = optimizer::plan_model(graph, request);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+  EXPECT_GE(planned->result.kernels_benchmarked, 2) << "the CPU's timings are not in an H200 database";
+  EXPECT_TRUE(snapshot(copy) == before) << "planning on the CPU wrote into the H200 database";
+  EXPECT_NE(err.find(copy + " holds timings for cuda 'NVIDIA H200'"), std::string::npos) << err;
+  EXPECT_NE(err.find("only, none for cpu 'cpu:"), std::string::npos) << err;
+  EXPECT_NE(err.find("benchmarking on this machine"), std::string::npos) << err;
+  const size_t not_stored = err.find("not stored in " + copy);
+  EXPECT_NE(not_stored, std::string::npos) << err;
+  EXPECT_EQ(err.find("not stored", not_stored + 1), std::string::npos) << "said more than once: " << err;
+  EXPECT_NE(err.find("--db FILE"), std::string::npos) << err;
+}
+
+// A database of the CPU's own timings in a read-only directory, the file
+// read-only too: planning reads it (every kernel reused) and leaves it alone.
+// As root the permission bits do not stop writes, so what is checked is that
+// the bytes and the directory's names are unchanged (benchmark_db_test checks
+// the refusal to store as user nobody).
+TEST(StoredTimings, ReadOnlyFileInReadOnlyDirectoryIsRead) {
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("cpu.sqlite");
+  optimizer::PlanRequest request;
+  request.device = "cpu";
+  request.db_path = path;
+  request.progress = false;
+  ir::Graph graph = tiny_cnn(2);
+  auto first = optimizer::plan_model(graph, request);
+  ASSERT_TRUE(first.has_value()) << first.status().to_string();
+  fs::permissions(path, fs::perms::owner_read);
+  fs::permissions(dir.path(), fs::perms::owner_read | fs::perms::owner_exec);
+  const auto before = snapshot(path);
+  ::testing::internal::CaptureStderr();
+  auto again = optimizer::plan_model(graph, request);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(again.has_value()) << again.status().to_string();
+  EXPECT_EQ(again->result.kernels_benchmarked, 0);
+  EXPECT_EQ(again->result.kernels_reused, static_cast<int>(again->result.kernels.size()));
+  EXPECT_EQ(err, "") << "nothing to say when every timing is there";
+  EXPECT_TRUE(snapshot(path) == before);
+}
+
+// Lying rows reach no plan: 'abc' was read as 0 ms (an "optimal" plan at 0 ms),
+// a negative workspace was cast to size_t.
+TEST(StoredTimings, LyingRowsAreRefusedNotPlanned) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present: planning for cuda measures on it instead";
+  for (const char* lie : {"time_ms = 'abc'", "workspace_bytes = -256"}) {
+    SCOPED_TRACE(lie);
+    const ucudnn_test::TempDir dir("ucudnn_stored_test");
+    const std::string path = dir.file("lying.sqlite");
+    ir::Graph graph = tiny_cnn(8);
+    {
+      auto db = BenchmarkDb::open(path);
+      ASSERT_TRUE(db.has_value());
+      record(*db, graph, gpu_key("Recorded GPU", "tf32"));
+    }
+    raw_exec(path, std::string("UPDATE measurements SET ") + lie + " WHERE rowid = 2");  // algorithm 1 at micro-batch 1
+    auto result = plan_for_cuda(graph, wr(size_t{64} << 20, path));
+    ASSERT_FALSE(result.has_value()) << "planned at " << result->policy.total_time_ms << " ms";
+    EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
+    const std::string message = result.status().message();
+    EXPECT_NE(message.find("corrupt benchmark database '" + path + "': row 2 of table measurements has"),
+              std::string::npos)
+        << message;
+  }
+}
+
+// Without a GPU and without the file there is nothing to plan from; nothing is created.
+TEST(StoredTimings, MissingDatabaseForCudaWithoutGpuCreatesNothing) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present: planning for cuda measures on it instead";
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("nested/none.sqlite");
+  auto result = plan_for_cuda(tiny_cnn(2), wr(size_t{64} << 20, path));
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(result.status().message().find(path), std::string::npos) << result.status().message();
+  EXPECT_FALSE(fs::exists(dir.path() / "nested"));
 }
 
 }  // namespace

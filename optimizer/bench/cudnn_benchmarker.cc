@@ -31,6 +31,11 @@
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/device_memory.h"
 
+// The database checks stored algorithm numbers against kernel_key.h's counts.
+static_assert(ucudnn::optimizer::kCudnnForwardAlgorithms == CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+static_assert(ucudnn::optimizer::kCudnnBackwardDataAlgorithms == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+static_assert(ucudnn::optimizer::kCudnnBackwardFilterAlgorithms == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+
 namespace ucudnn::optimizer {
 
 namespace {

@@ -31,8 +31,8 @@ class StoredBenchmarker final : public Benchmarker {
                      ", weight " + shape_to_string(kernel.w_shape) + ", micro-batches " + list +
                      ") is not in the benchmark database '" + db_path_ + "', and device " +
                      describe_device(device_key_) +
-                     " is not here to measure it; plan on that GPU once (ucudnn plan --device cuda --db " + db_path_ +
-                     ") to record it, or use a batch size and --batch-sizes policy that were recorded");
+                     " is not here to measure it; record it on that GPU into a copy of this database (ucudnn plan --device "
+                     "cuda --db COPY), or use a batch size and --batch-sizes policy that were recorded");
   }
 
  private:
@@ -56,12 +56,17 @@ Expected<ConvKernelKey> stored_gpu_device_key(BenchmarkDb& db, const std::string
     if (key.math_type == math_type && !known) matching.push_back(key);
   }
   if (matching.size() == 1) return matching.front();
-  std::string found;
+  std::string found, cpus;
   for (const ConvKernelKey& key : gpus) found += "\n  " + describe_device(key);
+  for (const ConvKernelKey& key : keys)
+    if (key.sm_count <= 0 && cpus.find("'" + key.device_name + "'") == std::string::npos)
+      cpus += (cpus.empty() ? "cpu '" : ", cpu '") + key.device_name + "'";
   if (matching.empty())
     return not_found("no CUDA device is present, and the benchmark database '" + db.path() +
                      "' holds no GPU measurements with math type '" + math_type + "' to plan from" +
-                     (gpus.empty() ? std::string(" (it holds none at all)") : "; it holds:" + found));
+                     (!gpus.empty()   ? "; it holds:" + found
+                      : cpus.empty() ? std::string(" (it holds none at all)")
+                                     : " (it holds timings for " + cpus + " only)"));
   return invalid_argument("no CUDA device is present, and the benchmark database '" + db.path() +
                           "' holds measurements of several GPUs with math type '" + math_type +
                           "', so which one to plan for is ambiguous; keep one device per database:" + found);
