@@ -1,23 +1,35 @@
 // solve_ilp: the workspace-division ILP (ilp.h) solved with COIN-OR CBC.
 // This is the only file that includes CBC headers.
 //
-// Note [exact byte budgets with CBC]: CBC accepts an LP solution as integral
-// when every x is within its integrality tolerance of 0 or 1. With workspace
-// coefficients near 2^30 a fractional x = 1 − 5e-10 can fill a budget exactly
-// although the rounded choice is one byte over; CBC then discards that solution
-// "on closer inspection" and declares the node infeasible without branching
-// (seen with CBC 2.10.8). So the model uses integer workspace units of g bytes,
-// g chosen so no coefficient exceeds kMaxUnits: any fractional x then differs
-// from 0/1 by at least 1/kMaxUnits, far above the tolerance. Two models:
-//   conservative: ceil(w/g) ≤ floor(M/g) — its solutions fit M exactly in bytes;
-//   optimistic:   floor(w/g) ≤ floor(M/g) — a relaxation: every exact solution
-//                 fits it, so its optimum is a lower bound.
-// The conservative solution is returned; the gap is measured against the
-// optimistic bound (both coincide when every w is a multiple of g).
+// Note [exact byte budgets with CBC]: the result must fit the budget to the byte
+// and be the optimum even when the optimum fills the budget exactly (the plan's
+// own pool is such a budget: issue 11). CBC cannot be given bytes directly: with
+// coefficients near 2^30 it accepts an LP solution one byte over a row (within
+// its tolerances), finds it "integral", discards it "on closer inspection" and
+// drops the node without branching — losing every solution below it (CBC
+// 2.10.8; on random instances from about 1e7 units per coefficient). So:
+//   1. Units. Workspaces are written in units of g, the gcd of every workspace
+//      that can be chosen: for multiples of g, Σ w ≤ M ⟺ Σ w/g ≤ ⌊M/g⌋, so
+//      nothing is lost (the policies align slices to 256 bytes). Only when that
+//      leaves coefficients above kMaxUnits is g made coarser, and then each w is
+//      rounded down: floor(w/g) ≤ ⌊M/g⌋ is a relaxation — every choice that fits
+//      in bytes satisfies it — so CBC's optimum of it is a lower bound.
+//   2. Cuts. A CBC solution is checked in bytes. If a set is over, a cover cut
+//      excludes it and every choice using at least as many bytes per kernel of a
+//      minimal violated subset (all over the budget too), and CBC solves again.
+//      The first CBC optimum that fits in bytes is the optimum. (An earlier model
+//      rounded ceil(w/g) instead, fit the budget but missed optima by up to 3 %.)
+//   3. No slack in CBC: allowable gaps 0, a cutoff increment near 0 (the default
+//      1e-5 prunes nodes that could improve by less) and an integrality tolerance
+//      under 1/4 unit per row.
+// "optimal" means CBC proved it; when the time limit stops the rounds, the best
+// choice that fits is returned as "feasible, not proven optimal (time limit)"
+// with the gap to the best lower bound.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 #include <CbcModel.hpp>
@@ -30,36 +42,137 @@
 namespace ucudnn::optimizer {
 namespace {
 
+// Workspace coefficients CBC sees stay at most this many units: at 1e7 units
+// CBC 2.10.8 already misses optima by accepting rows one unit over (measured on
+// random instances), at 1e5 a unit is far above every tolerance.
 constexpr double kMaxUnits = 1e5;
+
+// Sums of workspaces, exact: up to 2^64 kernels of up to 2^64 − 1 bytes each.
+using ByteSum = unsigned __int128;
+
+ByteSum bytes_in_set(const IlpProblem& problem, const std::vector<int>& set, const std::vector<int>& choice) {
+  ByteSum sum = 0;
+  for (int k : set) sum += problem.kernels[k][choice[k]].workspace_bytes;
+  return sum;
+}
+
+// A row Σ coefficient·x ≤ rhs over the model's columns.
+struct Row {
+  std::vector<int> columns;
+  std::vector<double> coefficients;
+  double rhs = 0.0;
+};
+
+// The relaxation CBC solves (Note [exact byte budgets with CBC]): per set a row in
+// units of g with floor(w/g), right-hand side floor(M/g), plus the cover cuts
+// added so far. Options over the budget on their own are fixed to 0.
+struct ScaledModel {
+  size_t unit = 1;
+  bool exact = true;  // every allowed workspace is a multiple of `unit`
+  std::vector<int> first;  // first column of each kernel
+  int column_count = 0;
+  std::vector<char> allowed;  // per column
+  std::vector<Row> rows;
+  double largest_row_sum = 0.0;
+};
+
+ScaledModel build_scaled_model(const IlpProblem& problem, const std::vector<std::vector<int>>& sets) {
+  ScaledModel model;
+  size_t g = 0, largest = 0;
+  for (const auto& options : problem.kernels) {
+    model.first.push_back(model.column_count);
+    model.column_count += static_cast<int>(options.size());
+    for (const IlpOption& o : options) {
+      const bool fits = o.workspace_bytes <= problem.budget_bytes;
+      model.allowed.push_back(fits ? 1 : 0);
+      if (fits) g = std::gcd(g, o.workspace_bytes), largest = std::max(largest, o.workspace_bytes);
+    }
+  }
+  // The gcd loses nothing; a coarser unit only when the gcd leaves coefficients too large.
+  g = std::max<size_t>(g, 1);
+  const double scale = std::ceil(static_cast<double>(largest / g) / kMaxUnits);
+  model.unit = scale > 1 ? g * static_cast<size_t>(scale) : g;
+  model.exact = model.unit == g;
+  const double rhs = static_cast<double>(problem.budget_bytes / model.unit);
+  for (const auto& set : sets) {
+    ByteSum largest_sum = 0;  // bytes: a row no choice can exceed is left out
+    Row row;
+    row.rhs = rhs;
+    double row_sum = 0.0;
+    for (int k : set) {
+      size_t kernel_largest = 0;
+      for (size_t c = 0; c < problem.kernels[k].size(); ++c) {
+        const int col = model.first[k] + static_cast<int>(c);
+        if (!model.allowed[col]) continue;
+        const size_t w = problem.kernels[k][c].workspace_bytes;
+        kernel_largest = std::max(kernel_largest, w);
+        if (w / model.unit == 0) continue;
+        row.columns.push_back(col);
+        row.coefficients.push_back(static_cast<double>(w / model.unit));
+        row_sum += row.coefficients.back();
+      }
+      largest_sum += kernel_largest;
+    }
+    if (largest_sum <= problem.budget_bytes) continue;
+    model.largest_row_sum = std::max(model.largest_row_sum, row_sum);
+    model.rows.push_back(std::move(row));
+  }
+  return model;
+}
+
+// For a choice over the budget in `set`: a cut that excludes it and every choice
+// needing at least as many bytes per kernel in a minimal violated subset —
+// all of them over the budget too, so no solution that fits is lost.
+Row cover_cut(const IlpProblem& problem, const ScaledModel& model, const std::vector<int>& set,
+              const std::vector<int>& choice) {
+  std::vector<int> cover;
+  for (int k : set) {
+    if (problem.kernels[k][choice[k]].workspace_bytes != 0) cover.push_back(k);
+  }
+  ByteSum sum = bytes_in_set(problem, cover, choice);
+  // Minimal: drop the smallest workspaces while the rest still exceeds M.
+  std::sort(cover.begin(), cover.end(), [&](int a, int b) {
+    return problem.kernels[a][choice[a]].workspace_bytes < problem.kernels[b][choice[b]].workspace_bytes;
+  });
+  while (!cover.empty() && sum - problem.kernels[cover.front()][choice[cover.front()]].workspace_bytes > problem.budget_bytes) {
+    sum -= problem.kernels[cover.front()][choice[cover.front()]].workspace_bytes;
+    cover.erase(cover.begin());
+  }
+  Row cut;
+  cut.rhs = static_cast<double>(cover.size()) - 1.0;
+  for (int k : cover) {
+    const size_t w = problem.kernels[k][choice[k]].workspace_bytes;
+    for (size_t c = 0; c < problem.kernels[k].size(); ++c) {
+      const int col = model.first[k] + static_cast<int>(c);
+      if (model.allowed[col] && problem.kernels[k][c].workspace_bytes >= w) {
+        cut.columns.push_back(col);
+        cut.coefficients.push_back(1.0);
+      }
+    }
+  }
+  return cut;
+}
 
 struct CbcResult {
   bool has_solution = false;
   bool proven_optimal = false;
-  bool proven_infeasible = false;
   bool time_limit = false;
   std::vector<int> choice;
   double bound = 0.0;  // CBC's best possible objective
 };
 
-// Solves the model with workspace coefficient units[k][c] and right-hand side
-// `rhs` for every set (both in units of g bytes). `start`: an optional feasible choice.
-CbcResult solve_units(const IlpProblem& problem, const std::vector<std::vector<int>>& sets,
-                      const std::vector<std::vector<double>>& units, double rhs,
-                      const std::vector<int>* start, double time_limit_s) {
-  std::vector<int> first;
-  int column_count = 0;
-  for (const auto& options : problem.kernels) {
-    first.push_back(column_count);
-    column_count += static_cast<int>(options.size());
-  }
+// Solves the scaled model with CBC, starting from `start` (a choice that fits in bytes).
+CbcResult solve_scaled(const IlpProblem& problem, const ScaledModel& scaled, const std::vector<int>& start,
+                       double time_limit_s) {
+  const int column_count = scaled.column_count;
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(0);
   std::vector<double> lower(column_count, 0.0), upper(column_count, 1.0), objective(column_count);
   for (size_t k = 0; k < problem.kernels.size(); ++k) {
     for (size_t c = 0; c < problem.kernels[k].size(); ++c) {
-      const int col = first[k] + static_cast<int>(c);
+      const int col = scaled.first[k] + static_cast<int>(c);
       objective[col] = problem.kernels[k][c].time_ms;
-      if (units[k][c] > rhs) upper[col] = 0.0;  // can never be chosen
+      if (!scaled.allowed[col]) upper[col] = 0.0;  // over the budget on its own
     }
   }
   CoinPackedMatrix matrix(false, 0, 0);
@@ -67,22 +180,16 @@ CbcResult solve_units(const IlpProblem& problem, const std::vector<std::vector<i
   std::vector<double> row_lower, row_upper;
   for (size_t k = 0; k < problem.kernels.size(); ++k) {  // Σ_c x[k,c] = 1
     CoinPackedVector row;
-    for (size_t c = 0; c < problem.kernels[k].size(); ++c) row.insert(first[k] + static_cast<int>(c), 1.0);
+    for (size_t c = 0; c < problem.kernels[k].size(); ++c) row.insert(scaled.first[k] + static_cast<int>(c), 1.0);
     matrix.appendRow(row);
     row_lower.push_back(1.0);
     row_upper.push_back(1.0);
   }
-  for (const auto& set : sets) {  // Σ_{k∈S} w·x ≤ M
-    CoinPackedVector row;
-    for (int k : set) {
-      for (size_t c = 0; c < problem.kernels[k].size(); ++c) {
-        if (units[k][c] != 0.0) row.insert(first[k] + static_cast<int>(c), units[k][c]);
-      }
-    }
-    if (row.getNumElements() == 0) continue;
-    matrix.appendRow(row);
+  for (const Row& r : scaled.rows) {  // Σ_{k∈S} floor(w/g)·x ≤ floor(M/g), and the cuts
+    if (r.columns.empty()) continue;
+    matrix.appendRow(CoinPackedVector(static_cast<int>(r.columns.size()), r.columns.data(), r.coefficients.data()));
     row_lower.push_back(-solver.getInfinity());
-    row_upper.push_back(rhs);
+    row_upper.push_back(r.rhs);
   }
   solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(), row_lower.data(), row_upper.data());
   for (int col = 0; col < column_count; ++col) solver.setInteger(col);
@@ -92,34 +199,36 @@ CbcResult solve_units(const IlpProblem& problem, const std::vector<std::vector<i
   model.messageHandler()->setLogLevel(0);
   model.solver()->messageHandler()->setLogLevel(0);
   model.setMaximumSeconds(time_limit_s);
-  model.setIntegerTolerance(1e-7);
-  model.setAllowableGap(1e-9);
-  model.setAllowableFractionGap(1e-9);
-  if (start != nullptr) {
-    std::vector<double> x(column_count, 0.0);
-    double value = 0.0;
-    for (size_t k = 0; k < start->size(); ++k) {
-      x[first[k] + (*start)[k]] = 1.0;
-      value += problem.kernels[k][(*start)[k]].time_ms;
-    }
-    model.setBestSolution(x.data(), column_count, value, false);
+  // Rounding what CBC accepts as integral moves a row by less than 1/4 unit.
+  model.setIntegerTolerance(std::min(1e-7, 0.25 / std::max(1.0, scaled.largest_row_sum)));
+  // Stop only at a proof: no allowable gap, and no cutoff increment (CBC's
+  // default 1e-5 prunes nodes that could improve by less than that).
+  model.setAllowableGap(0.0);
+  model.setAllowableFractionGap(0.0);
+  model.setAllowablePercentageGap(0.0);
+  model.setCutoffIncrement(1e-12);
+  std::vector<double> x(column_count, 0.0);
+  double value = 0.0;
+  for (size_t k = 0; k < start.size(); ++k) {
+    x[scaled.first[k] + start[k]] = 1.0;
+    value += problem.kernels[k][start[k]].time_ms;
   }
+  model.setBestSolution(x.data(), column_count, value, false);
   model.branchAndBound();
 
   CbcResult result;
-  result.proven_optimal = model.isProvenOptimal();
-  result.proven_infeasible = model.isProvenInfeasible();
   result.time_limit = model.isSecondsLimitReached();
+  result.proven_optimal = model.isProvenOptimal() && !result.time_limit;
   result.bound = model.getBestPossibleObjValue();
-  const double* x = model.bestSolution();
-  if (x == nullptr) return result;
+  const double* best = model.bestSolution();
+  if (best == nullptr) return result;
   result.has_solution = true;
   for (size_t k = 0; k < problem.kernels.size(); ++k) {
-    int best = 0;
+    int chosen = 0;
     for (size_t c = 1; c < problem.kernels[k].size(); ++c) {
-      if (x[first[k] + static_cast<int>(c)] > x[first[k] + best]) best = static_cast<int>(c);
+      if (best[scaled.first[k] + static_cast<int>(c)] > best[scaled.first[k] + chosen]) chosen = static_cast<int>(c);
     }
-    result.choice.push_back(best);
+    result.choice.push_back(chosen);
   }
   return result;
 }
@@ -130,18 +239,44 @@ double objective_of(const IlpProblem& problem, const std::vector<int>& choice) {
   return total;
 }
 
-// Per kernel its fastest option; among equally fast ones the smallest workspace.
-std::vector<int> fastest_options(const IlpProblem& problem) {
+// Per kernel the option that is best by `better` (first wins ties).
+template <typename Better>
+std::vector<int> pick_per_kernel(const IlpProblem& problem, Better better) {
   std::vector<int> choice(problem.kernels.size(), 0);
   for (size_t k = 0; k < problem.kernels.size(); ++k) {
     for (size_t c = 1; c < problem.kernels[k].size(); ++c) {
-      const IlpOption& o = problem.kernels[k][c];
-      const IlpOption& b = problem.kernels[k][choice[k]];
-      if (o.time_ms < b.time_ms || (o.time_ms == b.time_ms && o.workspace_bytes < b.workspace_bytes))
-        choice[k] = static_cast<int>(c);
+      if (better(problem.kernels[k][c], problem.kernels[k][choice[k]])) choice[k] = static_cast<int>(c);
     }
   }
   return choice;
+}
+
+// Per kernel its fastest option; among equally fast ones the smallest workspace.
+std::vector<int> fastest_options(const IlpProblem& problem) {
+  return pick_per_kernel(problem, [](const IlpOption& o, const IlpOption& b) {
+    return o.time_ms < b.time_ms || (o.time_ms == b.time_ms && o.workspace_bytes < b.workspace_bytes);
+  });
+}
+
+// Per kernel its smallest-workspace option (fastest among equals): feasible
+// whenever check_budget passed, so CBC always starts from a solution.
+std::vector<int> smallest_options(const IlpProblem& problem) {
+  return pick_per_kernel(problem, [](const IlpOption& o, const IlpOption& b) {
+    return o.workspace_bytes < b.workspace_bytes || (o.workspace_bytes == b.workspace_bytes && o.time_ms < b.time_ms);
+  });
+}
+
+// Σ over kernels of the fastest option within the budget: a lower bound on the optimum.
+double fastest_fitting_sum(const IlpProblem& problem) {
+  double total = 0.0;
+  for (const auto& options : problem.kernels) {
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const IlpOption& o : options) {
+      if (o.workspace_bytes <= problem.budget_bytes) fastest = std::min(fastest, o.time_ms);
+    }
+    total += fastest;
+  }
+  return total;
 }
 
 }  // namespace
@@ -166,79 +301,52 @@ Expected<IlpSolution> solve_ilp(const IlpProblem& problem, double time_limit_s) 
     return solution;
   }
   const std::vector<std::vector<int>> sets = effective_sets(problem);
-
-  // Units (Note [exact byte budgets with CBC]): options over the budget are never
-  // chosen, so only the others decide g.
-  size_t largest = 0;
-  for (const auto& options : problem.kernels) {
-    for (const IlpOption& o : options) {
-      if (o.workspace_bytes <= problem.budget_bytes) largest = std::max(largest, o.workspace_bytes);
+  ScaledModel scaled = build_scaled_model(problem, sets);
+  // Note [exact byte budgets with CBC]: solve the relaxation; a solution over the
+  // budget in bytes is cut off and the relaxation solved again.
+  std::vector<int> incumbent = smallest_options(problem);
+  double bound = fastest_fitting_sum(problem);
+  bool proven = false, time_limit = false;
+  int rounds = 0;
+  while (true) {
+    const double remaining = time_limit_s - elapsed();
+    if (remaining <= 0) {
+      time_limit = true;
+      break;
     }
-  }
-  const size_t g = std::max<size_t>(1, static_cast<size_t>(std::ceil(static_cast<double>(largest) / kMaxUnits)));
-  bool lossless = true;
-  std::vector<std::vector<double>> up(problem.kernels.size()), down(problem.kernels.size());
-  for (size_t k = 0; k < problem.kernels.size(); ++k) {
-    for (const IlpOption& o : problem.kernels[k]) {
-      up[k].push_back(static_cast<double>((o.workspace_bytes + g - 1) / g));
-      down[k].push_back(static_cast<double>(o.workspace_bytes / g));
-      if (o.workspace_bytes % g != 0) lossless = false;
-    }
-  }
-  const double rhs = static_cast<double>(problem.budget_bytes / g);
-
-  // A feasible start in exact bytes: every kernel's smallest-workspace option
-  // (check_budget passed). Used by CBC only when it also fits the rounded-up model.
-  std::vector<int> smallest(problem.kernels.size(), 0);
-  for (size_t k = 0; k < problem.kernels.size(); ++k) {
-    for (size_t c = 1; c < problem.kernels[k].size(); ++c) {
-      const IlpOption& o = problem.kernels[k][c];
-      const IlpOption& b = problem.kernels[k][smallest[k]];
-      if (o.workspace_bytes < b.workspace_bytes || (o.workspace_bytes == b.workspace_bytes && o.time_ms < b.time_ms)) {
-        smallest[k] = static_cast<int>(c);
+    CbcResult cbc = solve_scaled(problem, scaled, incumbent, remaining);
+    ++rounds;
+    if (std::isfinite(cbc.bound)) bound = std::max(bound, cbc.bound);  // a relaxation's bound holds for M
+    time_limit = cbc.time_limit;
+    if (!cbc.has_solution) break;
+    bool fits = true;
+    for (const auto& set : sets) {
+      if (bytes_in_set(problem, set, cbc.choice) > problem.budget_bytes) {
+        fits = false;
+        scaled.rows.push_back(cover_cut(problem, scaled, set, cbc.choice));
       }
     }
-  }
-  bool start_fits_up = true;
-  for (const auto& set : sets) {
-    double sum = 0;
-    for (int k : set) sum += up[k][smallest[k]];
-    if (sum > rhs) start_fits_up = false;
-  }
-
-  CbcResult conservative = solve_units(problem, sets, up, rhs, start_fits_up ? &smallest : nullptr, time_limit_s);
-  std::vector<int> choice = conservative.has_solution ? conservative.choice : smallest;
-  if (!satisfies_constraints(problem, choice)) {
-    return internal_error("ILP: CBC's choice exceeds the workspace budget of " + std::to_string(problem.budget_bytes) +
-                          " bytes (unit " + std::to_string(g) + " bytes); see Note [exact byte budgets with CBC]");
-  }
-  solution.choice = std::move(choice);
-  solution.objective_ms = objective_of(problem, solution.choice);
-
-  double bound = conservative.bound;
-  bool proven = conservative.has_solution && conservative.proven_optimal;
-  bool hit_time_limit = conservative.time_limit;
-  if (!lossless) {
-    const double remaining = std::max(1.0, time_limit_s - elapsed());
-    CbcResult optimistic = solve_units(problem, sets, down, rhs, nullptr, remaining);
-    hit_time_limit = hit_time_limit || optimistic.time_limit;
-    if (optimistic.has_solution && optimistic.proven_optimal) {
-      bound = objective_of(problem, optimistic.choice);
-      proven = proven && solution.objective_ms <= bound + 1e-9 * std::max(1.0, std::abs(bound));
-    } else {
-      bound = std::min(bound, optimistic.bound);
-      proven = false;
+    if (fits) {
+      if (objective_of(problem, cbc.choice) < objective_of(problem, incumbent)) incumbent = cbc.choice;
+      proven = cbc.proven_optimal;
+      break;
     }
+    if (cbc.time_limit) break;
   }
-  const double slack = solution.objective_ms - bound;
-  solution.gap = solution.objective_ms > 0 && std::isfinite(bound) ? std::max(0.0, slack / solution.objective_ms) : 0.0;
+  if (!satisfies_constraints(problem, incumbent)) {
+    return internal_error("ILP: the chosen options exceed the workspace budget of " +
+                          std::to_string(problem.budget_bytes) + " bytes; see Note [exact byte budgets with CBC]");
+  }
+  solution.choice = std::move(incumbent);
+  solution.objective_ms = objective_of(problem, solution.choice);
+  solution.solve_seconds = elapsed();
+  solution.rounds = rounds;
   if (proven) {
     solution.status = "optimal";
-    solution.gap = 0.0;
-  } else {
-    solution.status = hit_time_limit ? "time_limit" : "feasible";
+    return solution;
   }
-  solution.solve_seconds = elapsed();
+  solution.gap = solution.objective_ms > 0 ? std::max(0.0, (solution.objective_ms - bound) / solution.objective_ms) : 0.0;
+  solution.status = time_limit ? "feasible, not proven optimal (time limit)" : "feasible, not proven optimal";
   return solution;
 }
 

@@ -17,6 +17,11 @@ std::string kernel_label(const IlpProblem& problem, size_t k) {
   return "kernel " + std::to_string(k);
 }
 
+// a + b, or SIZE_MAX when that overflows (sums of workspaces under an unlimited budget).
+size_t saturating_add(size_t a, size_t b) {
+  return a > std::numeric_limits<size_t>::max() - b ? std::numeric_limits<size_t>::max() : a + b;
+}
+
 size_t min_workspace(const std::vector<IlpOption>& options) {
   size_t lowest = std::numeric_limits<size_t>::max();
   for (const IlpOption& o : options) lowest = std::min(lowest, o.workspace_bytes);
@@ -77,7 +82,7 @@ size_t smallest_feasible_budget(const IlpProblem& problem) {
   for (const auto& set : effective_sets(problem)) {
     size_t sum = 0;
     for (int k : set) {
-      if (!problem.kernels[k].empty()) sum += min_workspace(problem.kernels[k]);
+      if (!problem.kernels[k].empty()) sum = saturating_add(sum, min_workspace(problem.kernels[k]));
     }
     worst = std::max(worst, sum);
   }
@@ -85,11 +90,21 @@ size_t smallest_feasible_budget(const IlpProblem& problem) {
 }
 
 Status check_budget(const IlpProblem& problem) {
+  std::vector<int> smallest_choice;
+  for (const auto& options : problem.kernels) {
+    const auto it = std::min_element(options.begin(), options.end(), [](const IlpOption& a, const IlpOption& b) {
+      return a.workspace_bytes < b.workspace_bytes;
+    });
+    smallest_choice.push_back(static_cast<int>(it - options.begin()));
+  }
+  // Checked with the choice itself, not the (saturated) smallest budget, which can exceed any size_t.
+  if (satisfies_constraints(problem, smallest_choice)) return Status::ok();
   const size_t smallest = smallest_feasible_budget(problem);
-  if (problem.budget_bytes >= smallest) return Status::ok();
+  const std::string needed = smallest == std::numeric_limits<size_t>::max() ? "at least " + std::to_string(smallest)
+                                                                           : std::to_string(smallest);
   return infeasible("workspace budget of " + std::to_string(problem.budget_bytes) +
                     " bytes is too small for " + std::to_string(problem.kernels.size()) +
-                    " kernels; the smallest feasible budget is " + std::to_string(smallest) + " bytes");
+                    " kernels; the smallest feasible budget is " + needed + " bytes");
 }
 
 bool satisfies_constraints(const IlpProblem& problem, const std::vector<int>& choice) {
@@ -99,8 +114,11 @@ bool satisfies_constraints(const IlpProblem& problem, const std::vector<int>& ch
   }
   for (const auto& set : effective_sets(problem)) {
     size_t sum = 0;
-    for (int k : set) sum += problem.kernels[k][choice[k]].workspace_bytes;
-    if (sum > problem.budget_bytes) return false;
+    for (int k : set) {
+      const size_t w = problem.kernels[k][choice[k]].workspace_bytes;
+      if (w > problem.budget_bytes - sum) return false;  // sum + w > M, without overflow (sum ≤ M here)
+      sum += w;
+    }
   }
   return true;
 }

@@ -35,7 +35,10 @@ struct IlpSolution {
   double objective_ms = 0.0;  // Σ chosen times
   double gap = 0.0;           // relative gap to the solver's bound (0 = proven optimal)
   double solve_seconds = 0.0;
-  std::string status;         // "optimal", "time_limit", "exhaustive", "trivial"
+  int rounds = 0;             // CBC solves (cut rounds, Note [exact byte budgets with CBC]); 0 without CBC
+  // "optimal" (proven), "exhaustive", "trivial", or "feasible, not proven optimal"
+  // (+ " (time limit)" when CBC hit it): a solution that fits, `gap` from the bound.
+  std::string status;
 };
 
 // The constraint sets the model uses: concurrent_sets plus singletons for
@@ -46,7 +49,8 @@ std::vector<std::vector<int>> effective_sets(const IlpProblem& problem);
 Status validate_ilp(const IlpProblem& problem);
 
 // The smallest M that admits a solution: max over sets of Σ of each kernel's
-// minimum workspace (choosing every kernel's minimum satisfies all sets at once).
+// minimum workspace (choosing every kernel's minimum satisfies all sets at once);
+// SIZE_MAX when a sum does not fit in size_t.
 size_t smallest_feasible_budget(const IlpProblem& problem);
 
 // kInfeasible naming the smallest feasible budget when problem.budget_bytes is below it.
@@ -55,8 +59,10 @@ Status check_budget(const IlpProblem& problem);
 // True when `choice` picks a valid option per kernel and satisfies every set exactly (bytes).
 bool satisfies_constraints(const IlpProblem& problem, const std::vector<int>& choice);
 
-// Solves with CBC (log silenced). `time_limit_s` caps the branch and bound; the
-// best solution found is returned with its gap and status "time_limit".
+// Solves with CBC (log silenced) exactly: the budget is honoured to the byte and,
+// unless CBC stops early, the optimum is proven (Note [exact byte budgets with CBC]).
+// `time_limit_s` caps the branch and bound; the best solution found is then
+// returned with its gap and status "feasible, not proven optimal (time limit)".
 Expected<IlpSolution> solve_ilp(const IlpProblem& problem, double time_limit_s = 30.0);
 
 // Enumerates every combination; kInvalidArgument when there are more than

@@ -118,6 +118,23 @@ TEST(ProbeData, WdWithinTotalBudgetIsAtLeastAsGoodAsWr) {
   EXPECT_NEAR(wd->ilp.objective_ms, wd->total_time_ms, 1e-9);
 }
 
+TEST(ProbeData, WdAtThePoolOfItsOwnPlanKeepsItsTime) {
+  // Issue 11: the pool a wd plan uses is a budget its optimum fills to the byte;
+  // planning again at exactly that budget must give the same time, proven optimal.
+  const ProbeData data = load("h200_cudnn919_conv_probe.csv");
+  const auto kernels = alexnet(data, {"fwd", "bwd_data", "bwd_filter"});
+  for (size_t mib : {8, 24, 64, 160, 400}) {
+    auto at_budget = plan_wd(kernels, 256, mib * kMiB);
+    ASSERT_TRUE(at_budget.has_value()) << at_budget.status().to_string();
+    auto at_pool = plan_wd(kernels, 256, at_budget->pool_bytes);
+    ASSERT_TRUE(at_pool.has_value()) << at_pool.status().to_string();
+    EXPECT_EQ(at_budget->ilp.status, "optimal") << mib << " MiB";
+    EXPECT_EQ(at_pool->ilp.status, "optimal") << mib << " MiB";
+    EXPECT_NEAR(at_pool->total_time_ms, at_budget->total_time_ms, 1e-9) << mib << " MiB";
+    EXPECT_LE(at_pool->pool_bytes, at_budget->pool_bytes) << mib << " MiB";
+  }
+}
+
 // Two kernels, B = 2. "a" gains a lot from workspace, "b" little.
 std::vector<NamedKernel> two_kernels() {
   KernelTimings a, b;
