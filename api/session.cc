@@ -124,6 +124,8 @@ Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, 
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_inference_graph(model_path, options));
   // Before anything is benchmarked: every op of the model has a kernel here.
   UCUDNN_RETURN_IF_ERROR(backend->check_support(graph));
+  // Before anything is benchmarked: the memory the least plan needs is available.
+  UCUDNN_RETURN_IF_ERROR(runtime::check_model_fits_memory(*backend, graph));
   runtime::Plan plan;
   if (!options.plan_path.empty()) {
     UCUDNN_ASSIGN_OR_RETURN(plan, load_saved_plan(options, *backend, &graph));

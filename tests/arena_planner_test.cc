@@ -64,5 +64,14 @@ TEST(ArenaPlanner, RandomLifetimesNeverOverlap) {
   }
 }
 
+// Before: the second buffer's end (2^63 + 2^63) wrapped to 0, and the arena claimed 2^63 bytes for both.
+TEST(ArenaPlanner, ALayoutPastSizeTSaturatesInsteadOfWrapping) {
+  const size_t half = size_t{1} << 63;
+  std::vector<BufferRequest> requests = {{half, 0, 1}, {half, 0, 1}, {SIZE_MAX, 2, 2}};
+  ArenaLayout layout = plan_arena(requests);
+  EXPECT_EQ(layout.arena_bytes, SIZE_MAX);
+  EXPECT_EQ(layout.unplanned_bytes, SIZE_MAX);
+}
+
 }  // namespace
 }  // namespace ucudnn::memory

@@ -1,13 +1,19 @@
 // What the Executor refuses in a plan before it allocates anything: values
-// outside the arena (offsets that wrap around), two live values sharing bytes,
-// workspace slices outside the pool, steps out of order, micro-batches that do
-// not cover the batch. Each check names what is wrong; a consistent plan passes.
+// outside the arena (offsets that wrap around) or misaligned, two live values
+// sharing bytes, workspace slices outside the pool, steps out of order,
+// micro-batches that do not cover the batch (sums that wrap included), algorithm
+// ids out of range; and what the plan JSON reader refuses: numbers that do not
+// fit their field, named by JSON path. Each check names what is wrong; a
+// consistent plan passes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
+#include "runtime/executor/plan_json.h"
 #include "tests/support/graph_builder.h"
 
 namespace ucudnn {
@@ -128,6 +134,110 @@ TEST(PlanChecks, MicroBatchesMustCoverTheBatchAndOnlyConvolutionsAreDivided) {
   divided.steps[0].micro_batches = {{2, -1}, {2, -1}};
   divided.workspace_pool_bytes = divided.steps[0].workspace_bytes = 1 << 20;
   EXPECT_TRUE(create(conv, divided).is_ok());
+}
+
+// A one-Conv graph: x [4, 2, 5, 5] → Conv (3 filters of 3x3) → y.
+ir::Graph one_conv() {
+  GraphBuilder builder;
+  const ir::ValueId x = builder.input("x", {4, 2, 5, 5});
+  const ir::ValueId w = builder.constant("w", ucudnn_test::random_tensor({3, 2, 3, 3}, 1));
+  builder.output(builder.conv(x, w, ir::kNoValue), "y");
+  return builder.finish();
+}
+
+// Before: the sizes' sum wrapped around to the batch (2 x INT64_MAX + 6 = 4 mod 2^64) and the plan ran.
+TEST(PlanChecks, MicroBatchSizesWhoseSumWrapsToTheBatchAreRefused) {
+  const ir::Graph conv = one_conv();
+  runtime::Plan plan = liveness_plan(conv);
+  plan.steps[0].micro_batches = {{INT64_MAX, -1}, {INT64_MAX, -1}, {6, -1}};
+  expect_refused(create(conv, plan), "do not sum to the batch 4");
+  plan.steps[0].micro_batches = {{4, -1}, {0, -1}};
+  expect_refused(create(conv, plan), "(4, 0) do not sum to the batch 4 (each must be positive)");
+}
+
+TEST(PlanChecks, AlgorithmIdsOutOfRangeAreRefused) {
+  const ir::Graph conv = one_conv();
+  runtime::Plan plan = liveness_plan(conv);
+  plan.workspace_pool_bytes = plan.steps[0].workspace_bytes = 1 << 20;
+  plan.steps[0].micro_batches = {{2, -2}, {2, -1}};
+  expect_refused(create(conv, plan), "algorithm ids are >= 0, or -1 for the default");
+  plan.steps[0].micro_batches = {{2, 4}, {2, -1}};  // the CPU has algorithms 0..3
+  expect_refused(create(conv, plan), "no CPU algorithm 4");
+  plan.steps[0].micro_batches = {{2, 3}, {2, 0}};
+  EXPECT_TRUE(create(conv, plan).is_ok());
+}
+
+TEST(PlanChecks, MisalignedValuesAndArenasPastInt64AreRefused) {
+  const Chain chain = make_chain();
+  runtime::Plan plan = liveness_plan(chain.graph);
+  plan.arena_bytes += 1024;
+  plan.value_offsets[chain.c] = static_cast<int64_t>(plan.arena_bytes) - 512 + 2;  // inside, but not float-aligned
+  expect_refused(create(chain.graph, plan), "not a multiple of its element size 4");
+
+  plan = liveness_plan(chain.graph);
+  plan.arena_bytes = size_t{1} << 63;
+  expect_refused(create(chain.graph, plan), "larger than arena offsets reach");
+}
+
+// --- the plan JSON reader ---------------------------------------------------------
+
+// The chain's liveness plan as JSON, with `path` (a JSON pointer) set to `raw` (JSON text).
+std::string plan_json_with(const std::string& path, const std::string& raw) {
+  const Chain chain = make_chain();
+  runtime::Plan plan = liveness_plan(chain.graph);
+  plan.steps[1].micro_batches = {{2, -1}};
+  nlohmann::json j = nlohmann::json::parse(runtime::plan_to_json(plan, chain.graph));
+  j[nlohmann::json::json_pointer(path)] = nlohmann::json::parse(raw);
+  return j.dump();
+}
+
+TEST(PlanJson, NumbersThatDoNotFitTheirFieldAreRefusedNamingThePath) {
+  const struct {
+    const char* path;
+    const char* raw;
+    const char* words;
+  } cases[] = {
+      {"/steps/1/workspace_offset", "-256", "/steps/1/workspace_offset is -256; expected an integer from 0 to"},
+      {"/steps/1/workspace_offset", "18446744073709551360", "/steps/1/workspace_offset is 18446744073709551360"},
+      {"/steps/1/workspace_bytes", "9223372036854775808", "/steps/1/workspace_bytes is 9223372036854775808"},
+      {"/steps/1/workspace_bytes", "1.5", "/steps/1/workspace_bytes is 1.5"},
+      {"/steps/1/workspace_bytes", "1e3", "/steps/1/workspace_bytes is 1000.0"},
+      {"/steps/1/workspace_bytes", "\"7\"", "/steps/1/workspace_bytes is string"},
+      {"/arena_bytes", "-1", "/arena_bytes is -1"},
+      {"/workspace_pool_bytes", "null", "/workspace_pool_bytes is null"},
+      {"/value_offsets/2", "-2", "/value_offsets/2 is -2; expected an integer from -1 to"},
+      {"/value_offsets/2", "9223372036854775808", "/value_offsets/2 is 9223372036854775808"},
+      {"/steps/1/micro_batches/0/size", "0", "/steps/1/micro_batches/0/size is 0; expected an integer from 1"},
+      {"/steps/1/micro_batches/0/algorithm", "-2", "/steps/1/micro_batches/0/algorithm is -2"},
+      {"/steps/1/micro_batches/0/algorithm", "4294967296", "/steps/1/micro_batches/0/algorithm is 4294967296"},
+      {"/steps/1/node", "-1", "/steps/1/node is -1"},
+      {"/steps/1/stream", "2", "/steps/1/stream is 2; expected an integer from 0 to 1"},
+      {"/steps/1/micro_batches", "{}", "/steps/1/micro_batches must be an array"},
+      {"/device", "7", "/device must be a string"},
+  };
+  for (const auto& c : cases) {
+    auto plan = runtime::plan_from_json(plan_json_with(c.path, c.raw));
+    ASSERT_FALSE(plan.has_value()) << c.path << " = " << c.raw;
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find(c.words), std::string::npos) << plan.status().message();
+  }
+}
+
+TEST(PlanJson, AMissingFieldIsNamedAndAWrittenPlanReadsBack) {
+  const Chain chain = make_chain();
+  runtime::Plan plan = liveness_plan(chain.graph);
+  nlohmann::json j = nlohmann::json::parse(runtime::plan_to_json(plan, chain.graph));
+  j["steps"][2].erase("node");
+  auto missing = runtime::plan_from_json(j.dump());
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.status().message().find("/steps/2/node is missing"), std::string::npos)
+      << missing.status().message();
+
+  auto read = runtime::plan_from_json(runtime::plan_to_json(plan, chain.graph));
+  ASSERT_TRUE(read.has_value()) << read.status().to_string();
+  EXPECT_EQ(read->value_offsets, plan.value_offsets);
+  EXPECT_EQ(read->arena_bytes, plan.arena_bytes);
+  EXPECT_TRUE(create(chain.graph, *read).is_ok());
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 // The executor owns the plan and the step loop; a backend owns the device. It
 // provides, each behind one small virtual call:
 //   - memory: `allocate` (the executor makes one buffer each for weights, the
-//     activation arena and the workspace pool, all at load) and copies between
-//     the host and the device, queued on stream 0;
+//     activation arena and the workspace pool, all at load, after comparing their
+//     total with `available_memory_bytes`) and copies between the host and the
+//     device, queued on stream 0;
 //   - streams and events: `use_streams`, `record`, `wait`, `synchronize`, and
 //     `elapsed_ms` between two recorded events (profiling);
 //   - kernels, two-phase: `prepare(request)` builds what one call of a node
@@ -101,6 +102,10 @@ class Backend {
   virtual Expected<std::unique_ptr<Buffer>> allocate(size_t bytes, const std::string& what) = 0;
   // True when device memory is host memory: host tensors are then used in place, without copies.
   virtual bool is_host_memory() const = 0;
+  // Bytes `allocate` can still get now (the CPU: host memory the process may use before being
+  // killed; a GPU: cudaMemGetInfo's free); SIZE_MAX when the backend cannot tell. The executor
+  // refuses a plan needing more before it allocates anything.
+  virtual Expected<size_t> available_memory_bytes() const = 0;
   // Copies queued on stream 0; `what` names the tensor in errors.
   virtual Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string& what) = 0;
   virtual Status copy_to_host(void* dst, const void* src, size_t bytes, const std::string& what) = 0;

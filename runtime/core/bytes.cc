@@ -10,10 +10,10 @@ namespace ucudnn {
 
 std::string format_bytes(size_t bytes) {
   if (bytes == SIZE_MAX) return "unlimited";
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024 && u < 4) {
+  while (v >= 1024 && u < 6) {
     v /= 1024;
     ++u;
   }

@@ -3,11 +3,31 @@
 
 #include <algorithm>
 
+#include "runtime/core/bytes.h"
+
 namespace ucudnn {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
+  return n;
+}
+
+bool checked_numel(const Shape& shape, int64_t* numel) {
+  int64_t nonzero = 1;
+  bool any_zero = false;
+  for (int64_t d : shape) {
+    if (d < 0) return false;
+    if (d == 0) any_zero = true;
+    else if (!checked_mul(nonzero, d, &nonzero)) return false;
+  }
+  *numel = any_zero ? 0 : nonzero;
+  return true;
+}
+
+int64_t saturating_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n = saturating_mul(n, d);
   return n;
 }
 

@@ -9,8 +9,15 @@ namespace ucudnn {
 
 using Shape = std::vector<int64_t>;
 
-// Product of dims; 1 for a scalar (empty shape).
+// Product of dims; 1 for a scalar (empty shape). Unchecked: for shapes already known to
+// fit (every ir::Value's, see check_value_sizes in runtime/ir/graph.h); else checked_numel.
 int64_t shape_numel(const Shape& shape);
+// The product of dims into *numel, or false when a dim is negative or the product of the
+// non-zero dims overflows int64 — so that every partial product of an accepted shape
+// (strides, outer/inner splits, a shape with a 0 elsewhere) fits as well.
+bool checked_numel(const Shape& shape, int64_t* numel);
+// The product of non-negative dims, INT64_MAX when it overflows: for estimates only (FLOPs).
+int64_t saturating_numel(const Shape& shape);
 // "[1, 3, 224, 224]"
 std::string shape_to_string(const Shape& shape);
 // Row-major strides in elements.

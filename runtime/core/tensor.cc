@@ -1,32 +1,73 @@
 // Tensor allocation, views and conversions.
 #include "runtime/core/tensor.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include "runtime/core/bytes.h"
+
 namespace ucudnn {
 
 namespace {
+
 constexpr size_t kAlignment = 64;
+
+// "4611686018427387904 x 3 x 8 x 8 elements x 4 bytes = 8.86e+20 bytes": the size that does not fit,
+// computed in long double so that it can be shown.
+std::string size_that_overflows(DType dtype, const Shape& shape) {
+  std::string factors;
+  long double bytes = static_cast<long double>(dtype_size(dtype));
+  for (int64_t d : shape) {
+    factors += (factors.empty() ? "" : " x ") + std::to_string(d);
+    if (d != 0) bytes *= static_cast<long double>(d);
+  }
+  char total[48];
+  std::snprintf(total, sizeof total, "%.3Lg", bytes);
+  return (factors.empty() ? "1" : factors) + " elements x " + std::to_string(dtype_size(dtype)) + " bytes = " +
+         total + " bytes";
 }
 
-Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) {
-  Tensor t;
-  t.dtype_ = dtype;
-  t.shape_ = std::move(shape);
-  for (int64_t d : t.shape_)
-    if (d < 0) return invalid_argument("negative dimension in shape " + shape_to_string(t.shape_));
-  const size_t bytes = t.nbytes();
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+}  // namespace
+
+Expected<size_t> checked_nbytes(DType dtype, const Shape& shape, const std::string& what) {
+  auto described = [&] { return what + " " + dtype_name(dtype) + shape_to_string(shape); };
+  for (int64_t d : shape)
+    if (d < 0) return invalid_argument(described() + " has a negative dimension");
+  Shape nonzero_dims;  // the bound holds with every 0 counted as 1: see checked_numel
+  for (int64_t d : shape) nonzero_dims.push_back(d == 0 ? 1 : d);
+  int64_t nonzero = 0;
+  size_t bytes = 0;
+  if (!checked_numel(nonzero_dims, &nonzero) || !checked_mul(static_cast<size_t>(nonzero), dtype_size(dtype), &bytes) ||
+      bytes > kMaxTensorBytes)
+    return invalid_argument(described() + " is too large: " + size_that_overflows(dtype, shape) +
+                            ", more than one tensor can address (" + std::to_string(kMaxTensorBytes) +
+                            " bytes); use a smaller batch or input shape");
+  const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  return empty ? size_t{0} : bytes;
+}
+
+Expected<Tensor> Tensor::allocate_host(DType dtype, Shape shape, bool zero) {
+  Tensor t = view(dtype, std::move(shape), nullptr);
+  UCUDNN_ASSIGN_OR_RETURN(const size_t bytes, checked_nbytes(dtype, t.shape_, "tensor"));
+  size_t rounded = 0;
+  void* p = checked_align_up(bytes == 0 ? 1 : bytes, kAlignment, &rounded) ? std::aligned_alloc(kAlignment, rounded)
+                                                                            : nullptr;
   if (p == nullptr)
-    return out_of_memory("cannot allocate " + std::to_string(bytes) + " bytes for tensor " +
-                         std::string(dtype_name(dtype)) + shape_to_string(t.shape_));
-  std::memset(p, 0, rounded == 0 ? kAlignment : rounded);
+    return out_of_memory("cannot allocate " + format_bytes(bytes) + " (" + std::to_string(bytes) +
+                         " bytes) of host memory for tensor " + t.describe());
+  if (zero) std::memset(p, 0, rounded);
   t.holder_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   t.data_ = p;
   return t;
+}
+
+Expected<Tensor> Tensor::allocate(DType dtype, Shape shape) { return allocate_host(dtype, std::move(shape), true); }
+
+Expected<Tensor> Tensor::allocate_uninitialized(DType dtype, Shape shape) {
+  return allocate_host(dtype, std::move(shape), false);
 }
 
 Tensor Tensor::view(DType dtype, Shape shape, void* data) {
@@ -50,7 +91,7 @@ Tensor Tensor::from_int64s(Shape shape, std::span<const int64_t> values) {
 }
 
 Expected<Tensor> Tensor::clone() const {
-  UCUDNN_ASSIGN_OR_RETURN(Tensor copy, allocate(dtype_, shape_));
+  UCUDNN_ASSIGN_OR_RETURN(Tensor copy, allocate_uninitialized(dtype_, shape_));
   if (nbytes() > 0) std::memcpy(copy.data_, data_, nbytes());
   return copy;
 }

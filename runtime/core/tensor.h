@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -17,12 +18,26 @@
 
 namespace ucudnn {
 
+// The most bytes one tensor may take: every byte offset into it (and every element index,
+// stride and partial product of its dims) then fits in int64 / ptrdiff_t, which the kernels'
+// index arithmetic relies on. Far above any memory; the memory check refuses long before.
+inline constexpr size_t kMaxTensorBytes = static_cast<size_t>(INT64_MAX);
+
+// The bytes of a dense dtype[shape] tensor, or InvalidArgument naming `what` ("value 'x'"), the
+// shape and its size when a dim is negative or the size passes kMaxTensorBytes (zero dims counted
+// as 1, see checked_numel, so a 0 cannot hide an overflowing product).
+Expected<size_t> checked_nbytes(DType dtype, const Shape& shape, const std::string& what);
+
 class Tensor {
  public:
   Tensor() = default;
 
-  // A new zero-filled host tensor. Fails with kOutOfMemory when allocation fails.
+  // A new zero-filled host tensor. InvalidArgument for a shape checked_nbytes refuses;
+  // kOutOfMemory when allocation fails.
   static Expected<Tensor> allocate(DType dtype, Shape shape);
+  // The same without the zero fill, for a tensor that is overwritten at once (a copy, an
+  // output): its pages are not touched before they are written.
+  static Expected<Tensor> allocate_uninitialized(DType dtype, Shape shape);
   // A non-owning view of `data` (which must hold numel * dtype_size bytes).
   static Tensor view(DType dtype, Shape shape, void* data);
   // A new owning float32 / int64 tensor holding a copy of `values`. For small
@@ -56,6 +71,8 @@ class Tensor {
   std::string describe() const;
 
  private:
+  static Expected<Tensor> allocate_host(DType dtype, Shape shape, bool zero);
+
   DType dtype_ = DType::kUndefined;
   Shape shape_;
   std::shared_ptr<void> holder_;

@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
 
+#include "runtime/core/bytes.h"
 #include "runtime/ops/window_geometry.h"
 
 namespace ucudnn::cpu {
@@ -232,27 +233,38 @@ int conv_default_algorithm(const ConvProblem& p) {
     return static_cast<int>(CpuConvAlgorithm::kIm2colGemm);
   if (conv_algorithm_applies(p, static_cast<int>(CpuConvAlgorithm::kGemm1x1)))
     return static_cast<int>(CpuConvAlgorithm::kGemm1x1);
+  // One sample's im2col so large that its size does not even fit (SIZE_MAX): direct needs none.
+  if (conv_workspace_bytes(p, static_cast<int>(CpuConvAlgorithm::kIm2colGemmPerSample)) == SIZE_MAX)
+    return static_cast<int>(CpuConvAlgorithm::kDirect);
   return static_cast<int>(CpuConvAlgorithm::kIm2colGemmPerSample);
 }
 
 size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
   if (algorithm == kDefaultCpuConvAlgorithm) algorithm = conv_default_algorithm(p);
   if (!conv_algorithm_applies(p, algorithm)) return std::numeric_limits<size_t>::max();
-  const int64_t rows = p.in_channels * p.kernel_h * p.kernel_w, plane = p.out_plane();
-  int64_t floats = 0;
+  // X, W and Y each fit (check_value_sizes), but the column matrix multiplies dims of X and W:
+  // saturating, so a size past size_t is SIZE_MAX, which no workspace holds. Beyond
+  // kMaxTensorBytes the kernels' int64 indexing into it would overflow: also SIZE_MAX.
+  auto mul = [](size_t a, size_t b) { return saturating_mul(a, b); };
+  auto count = [](int64_t dim) { return static_cast<size_t>(dim); };  // dims are >= 0
+  const size_t rows = mul(mul(count(p.in_channels), count(p.kernel_h)), count(p.kernel_w));
+  const size_t plane = mul(count(p.out_h), count(p.out_w));
+  size_t floats = 0;
   switch (static_cast<CpuConvAlgorithm>(algorithm)) {
     case CpuConvAlgorithm::kIm2colGemm:
-      floats = rows * p.batch * plane + (p.batch > 1 ? p.batch * p.out_channels * plane : 0);
+      floats = saturating_add(mul(mul(rows, count(p.batch)), plane),
+                              p.batch > 1 ? mul(mul(count(p.batch), count(p.out_channels)), plane) : 0);
       break;
     case CpuConvAlgorithm::kIm2colGemmPerSample:
-      floats = rows * plane;
+      floats = mul(rows, plane);
       break;
     case CpuConvAlgorithm::kDirect:
     case CpuConvAlgorithm::kGemm1x1:
       floats = 0;
       break;
   }
-  return static_cast<size_t>(floats) * sizeof(float);
+  const size_t bytes = saturating_mul(floats, sizeof(float));
+  return bytes > kMaxTensorBytes ? std::numeric_limits<size_t>::max() : bytes;
 }
 
 void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, const float* w, const float* bias,

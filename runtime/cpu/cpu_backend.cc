@@ -8,7 +8,9 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/core/tensor.h"
+#include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/host_memory.h"
 #include "runtime/ir/fusion.h"
 #include "runtime/ir/layout.h"
 
@@ -101,6 +103,11 @@ class CpuBackend final : public runtime::Backend {
   Expected<std::unique_ptr<runtime::Kernel>> prepare(const runtime::KernelRequest& request) override {
     const CpuKernel& kernel = cpu_kernel(request.node.op);
     if (kernel.run == nullptr) return unsupported(request.node.describe() + ": no CPU kernel");
+    if (request.algorithm < kDefaultCpuConvAlgorithm || request.algorithm >= kNumCpuConvAlgorithms ||
+        (request.algorithm != kDefaultCpuConvAlgorithm && request.node.op != OpKind::kConv))
+      return invalid_argument(request.node.describe() + ": no CPU algorithm " + std::to_string(request.algorithm) +
+                              " (convolutions have 0 to " + std::to_string(kNumCpuConvAlgorithms - 1) +
+                              ", -1 is the default; other ops only -1)");
     const size_t workspace = kernel.workspace_bytes == nullptr
                                  ? 0
                                  : kernel.workspace_bytes(request.node, request.src_shapes, request.algorithm);
@@ -116,6 +123,7 @@ class CpuBackend final : public runtime::Backend {
     return std::unique_ptr<runtime::Buffer>(new HostBuffer(data, bytes));
   }
   bool is_host_memory() const override { return true; }
+  Expected<size_t> available_memory_bytes() const override { return available_host_memory(); }
   Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string&) override {
     std::memcpy(dst, src, bytes);
     return Status::ok();

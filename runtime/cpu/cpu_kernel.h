@@ -5,6 +5,11 @@
 // workspace of at least that size. Kernels never allocate large buffers while
 // running. One kernel per op, defined in runtime/cpu/<family>.cc as
 // `const CpuKernel& cpu_kernel_<Op>()`; the table is generated from op_list.h.
+//
+// Sizes: every value's shape has a byte size that fits in int64 (check_value_sizes,
+// runtime/ir/graph.h: run at shape inference and again by the executor), so kernels
+// index their tensors with plain int64 arithmetic. A workspace query that multiplies
+// dims of different tensors (a convolution's column matrix) saturates instead.
 #pragma once
 
 #include <cstddef>

@@ -80,6 +80,12 @@ class CudaBackend final : public runtime::Backend {
     return std::unique_ptr<runtime::Buffer>(new DeviceMemory(std::move(buffer)));
   }
   bool is_host_memory() const override { return false; }
+  Expected<size_t> available_memory_bytes() const override {
+    size_t free_bytes = 0, total_bytes = 0;
+    UCUDNN_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), "asking GPU " + std::to_string(main().device()) +
+                                                                     " for its free memory");
+    return free_bytes;
+  }
   Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string& what) override {
     UCUDNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, main().stream()),
                       "copying " + what + " to the GPU");

@@ -2,7 +2,10 @@
 // (micro-batches included) and the run loop over a Backend.
 #include "runtime/executor/executor.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 
 #include "runtime/core/bytes.h"
 #include "runtime/executor/side_stream.h"
@@ -23,12 +26,51 @@ TensorRef batch_slice(const TensorRef& t, int64_t begin, int64_t count) {
 
 std::string bytes_text(size_t bytes) { return std::to_string(bytes) + " bytes"; }
 
+// `f()`, with a host allocation failure (std::bad_alloc; std::length_error from a container asked for
+// more than it can hold) turned into kOutOfMemory: bad sizes end as a Status, never as an abort.
+template <typename F>
+auto catching_bad_alloc(const std::string& what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(what + ": out of host memory (std::bad_alloc)");
+  } catch (const std::length_error& e) {
+    return out_of_memory(what + ": a host container could not grow (" + e.what() + ")");
+  }
+}
+
+// Σ bytes of the values `ids` (their sizes checked by check_value_sizes), saturating.
+size_t values_bytes(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
+  size_t bytes = 0;
+  for (ir::ValueId id : ids)
+    bytes = saturating_add(bytes, static_cast<size_t>(shape_numel(graph.value(id).shape)) *
+                                      dtype_size(graph.value(id).dtype));
+  return bytes;
+}
+
+std::string size_text(size_t bytes) { return bytes == SIZE_MAX ? "more than 16 EiB" : format_bytes(bytes); }
+
+// OK when `needed` bytes fit in the backend's available memory; else kOutOfMemory: "<who> X (<parts>),
+// Y available on <device>; <what to do>".
+Status check_fits(const Backend& backend, const std::string& who, size_t needed, const std::string& parts) {
+  UCUDNN_ASSIGN_OR_RETURN(const size_t available, backend.available_memory_bytes());
+  if (needed <= available) return Status::ok();
+  const std::string where = backend.is_host_memory()
+                                ? std::string("the CPU (host memory)")
+                                : std::string(backend.name()) + " '" + backend.device_name() + "'";
+  return out_of_memory(who + " " + size_text(needed) + " (" + parts + "), " + format_bytes(available) +
+                       " available on " + where +
+                       "; use a smaller batch (--batch) or workspace limit (--workspace), or free memory");
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<Executor>> Executor::create(Backend& backend, const ir::Graph& graph, Plan plan) {
-  std::unique_ptr<Executor> executor(new Executor(backend, graph, std::move(plan)));
-  UCUDNN_RETURN_IF_ERROR(executor->build());
-  return executor;
+  return catching_bad_alloc("loading model '" + graph.name + "'", [&]() -> Expected<std::unique_ptr<Executor>> {
+    std::unique_ptr<Executor> executor(new Executor(backend, graph, std::move(plan)));
+    UCUDNN_RETURN_IF_ERROR(executor->build());
+    return executor;
+  });
 }
 
 Executor::~Executor() = default;
@@ -43,13 +85,17 @@ size_t Executor::allocated_bytes() const {
 Status Executor::build() {
   UCUDNN_RETURN_IF_ERROR(check_plan());
   UCUDNN_RETURN_IF_ERROR(backend_.check_support(graph_));
-  UCUDNN_RETURN_IF_ERROR(place_values());
+  UCUDNN_ASSIGN_OR_RETURN(const WeightLayout weights, lay_out_weights());
+  UCUDNN_RETURN_IF_ERROR(check_memory(weights));
+  UCUDNN_RETURN_IF_ERROR(place_values(weights));
   UCUDNN_RETURN_IF_ERROR(prepare_steps());
   record_value_refs();
   return prepare_side_stream();
 }
 
 Status Executor::check_plan() const {
+  // Sizes first: everything below computes bytes from the values' shapes with plain arithmetic.
+  UCUDNN_RETURN_IF_ERROR(ir::check_value_sizes(graph_).with_context("model '" + graph_.name + "'"));
   if (plan_.device != backend_.name())
     return invalid_argument("the plan was made for device '" + plan_.device + "', this session runs on '" +
                             backend_.name() + "'");
@@ -58,44 +104,103 @@ Status Executor::check_plan() const {
                             " steps for " + std::to_string(graph_.nodes.size()) + " nodes, " +
                             std::to_string(plan_.value_offsets.size()) + " value offsets for " +
                             std::to_string(graph_.values.size()) + " values)");
+  // Value offsets are int64: an arena larger than they reach cannot be used (nor allocated).
+  if (plan_.arena_bytes > kMaxTensorBytes)
+    return invalid_argument("the plan's activation arena of " + bytes_text(plan_.arena_bytes) +
+                            " is larger than arena offsets reach (" + bytes_text(kMaxTensorBytes) +
+                            "); make the plan again with a smaller batch");
   UCUDNN_RETURN_IF_ERROR(check_activation_memory(graph_, plan_));
-  for (size_t s = 0; s < plan_.steps.size(); ++s) {
-    const PlanStep& step = plan_.steps[s];
-    if (step.node != static_cast<ir::NodeId>(s))
-      return invalid_argument("the plan's step " + std::to_string(s) + " runs node " + std::to_string(step.node) +
-                              "; steps must run the model's nodes in order");
-    const ir::Node& node = graph_.nodes[s];
-    size_t end = 0;
-    if (!checked_add(step.workspace_offset, step.workspace_bytes, &end) || end > plan_.workspace_pool_bytes)
-      return invalid_argument(node.describe() + ": the plan's workspace slice (offset " +
-                              std::to_string(step.workspace_offset) + ", " + bytes_text(step.workspace_bytes) +
-                              ") lies outside the pool of " + bytes_text(plan_.workspace_pool_bytes));
-    if (step.micro_batches.empty()) continue;
-    if (node.op != OpKind::kConv)
-      return invalid_argument(node.describe() + ": only convolutions can be divided into micro-batches");
-    const int64_t batch = graph_.value(node.inputs[0]).shape[0];
-    if (!micro_batches_cover(step.micro_batches, batch))
-      return invalid_argument(node.describe() + ": the plan's micro-batch sizes do not sum to the batch " +
-                              std::to_string(batch));
-  }
+  for (size_t s = 0; s < plan_.steps.size(); ++s) UCUDNN_RETURN_IF_ERROR(check_step(s));
   return check_side_streams(graph_, plan_);
 }
 
-Status Executor::place_values() {
-  // Weights: in place on a host backend; else one buffer, every constant at an aligned offset, uploaded once.
-  std::vector<size_t> weight_offsets(graph_.values.size(), 0);
-  size_t weight_total = 0;
-  for (size_t id = 0; id < graph_.values.size(); ++id) {
-    if (!graph_.values[id].constant) continue;
-    weight_offsets[id] = weight_total;
-    const size_t bytes = graph_.values[id].constant->nbytes();
-    weight_bytes_ += bytes;
-    weight_total += align_up(bytes);
+Status Executor::check_step(size_t s) const {
+  const PlanStep& step = plan_.steps[s];
+  if (step.node != static_cast<ir::NodeId>(s))
+    return invalid_argument("the plan's step " + std::to_string(s) + " runs node " + std::to_string(step.node) +
+                            "; steps must run the model's nodes in order");
+  const ir::Node& node = graph_.nodes[s];
+  size_t end = 0;
+  if (!checked_add(step.workspace_offset, step.workspace_bytes, &end) || end > plan_.workspace_pool_bytes)
+    return invalid_argument(node.describe() + ": the plan's workspace slice (offset " +
+                            std::to_string(step.workspace_offset) + ", " + bytes_text(step.workspace_bytes) +
+                            ") lies outside the pool of " + bytes_text(plan_.workspace_pool_bytes));
+  if (step.micro_batches.empty()) return Status::ok();
+  if (node.op != OpKind::kConv)
+    return invalid_argument(node.describe() + ": only convolutions can be divided into micro-batches");
+  const Shape& x = graph_.value(node.inputs[0]).shape;
+  const int64_t batch = x.empty() ? 0 : x[0];
+  // Micro-batch i covers the samples after those of 0..i-1 (prepare_steps): positive sizes summing
+  // to the batch leave no gap and no overlap.
+  if (!micro_batches_cover(step.micro_batches, batch)) {
+    std::string sizes;
+    for (const MicroBatch& m : step.micro_batches) sizes += (sizes.empty() ? "" : ", ") + std::to_string(m.size);
+    return invalid_argument(node.describe() + ": the plan's micro-batch sizes (" + sizes +
+                            ") do not sum to the batch " + std::to_string(batch) + " (each must be positive)");
   }
+  for (const MicroBatch& m : step.micro_batches)
+    if (m.algorithm < -1)  // the backend's prepare checks the upper end of its own ids
+      return invalid_argument(node.describe() + ": the plan names algorithm " + std::to_string(m.algorithm) +
+                              " for a micro-batch of " + std::to_string(m.size) +
+                              "; algorithm ids are >= 0, or -1 for the default");
+  return Status::ok();
+}
+
+Expected<Executor::WeightLayout> Executor::lay_out_weights() const {
+  WeightLayout layout;
+  layout.offsets.assign(graph_.values.size(), 0);
+  for (size_t id = 0; id < graph_.values.size(); ++id) {
+    const ir::Value& v = graph_.values[id];
+    if (!v.constant) continue;
+    UCUDNN_ASSIGN_OR_RETURN(const size_t bytes, checked_nbytes(v.constant->dtype(), v.constant->shape(),
+                                                               "constant '" + v.name + "'"));
+    layout.offsets[id] = layout.buffer_bytes;
+    size_t aligned = 0;
+    if (!checked_align_up(bytes, kBufferAlignment, &aligned) ||
+        !checked_add(layout.buffer_bytes, aligned, &layout.buffer_bytes))
+      return out_of_memory("the weights of model '" + graph_.name + "' total more bytes than memory can address");
+    layout.bytes += bytes;  // <= buffer_bytes: no overflow
+  }
+  return layout;
+}
+
+Status Executor::check_memory(const WeightLayout& weights) const {
+  const bool upload = !backend_.is_host_memory();
+  // On a host backend the constants are used in place, and the outputs each run allocates are host memory too.
+  const size_t outputs = upload ? 0 : values_bytes(graph_, graph_.outputs);
+  const size_t weight_bytes = upload ? weights.buffer_bytes : 0;
+  const size_t needed = saturating_add(saturating_add(plan_.arena_bytes, plan_.workspace_pool_bytes),
+                                       saturating_add(weight_bytes, outputs));
+  const std::string parts = "activation arena " + size_text(plan_.arena_bytes) + ", workspace pool " +
+                            size_text(plan_.workspace_pool_bytes) + ", weights " +
+                            (upload ? size_text(weight_bytes) : format_bytes(weights.bytes) + " in place") +
+                            (upload ? "" : ", outputs " + size_text(outputs));
+  return check_fits(backend_, "model '" + graph_.name + "': the plan needs", needed, parts);
+}
+
+Status check_model_fits_memory(const Backend& backend, const ir::Graph& graph) {
+  UCUDNN_RETURN_IF_ERROR(ir::check_value_sizes(graph).with_context("model '" + graph.name + "'"));
+  const bool upload = !backend.is_host_memory();
+  // The inputs are all alive at the first step, the outputs at the last: whatever the plan, its arena
+  // holds either set at once (and on a host backend the outputs a run returns are host memory too).
+  const size_t inputs = values_bytes(graph, graph.inputs), outputs = values_bytes(graph, graph.outputs);
+  size_t weights = 0;
+  for (const ir::Value& v : graph.values)
+    if (v.constant) weights = saturating_add(weights, v.constant->nbytes());
+  const size_t needed = saturating_add(saturating_add(std::max(inputs, outputs), upload ? 0 : outputs),
+                                       upload ? weights : 0);
+  const std::string parts = "inputs " + size_text(inputs) + ", outputs " + size_text(outputs) +
+                            (upload ? ", weights " + size_text(weights) : std::string());
+  return check_fits(backend, "model '" + graph.name + "' needs at least", needed, parts);
+}
+
+Status Executor::place_values(const WeightLayout& weights) {
+  // Weights: in place on a host backend; else one buffer, every constant at an aligned offset, uploaded once.
+  weight_bytes_ = weights.bytes;
   const bool upload = !backend_.is_host_memory();
   if (upload) {
-    UCUDNN_ASSIGN_OR_RETURN(weights_, backend_.allocate(weight_total, "weights"));
-    weight_bytes_ = weight_total;
+    UCUDNN_ASSIGN_OR_RETURN(weights_, backend_.allocate(weights.buffer_bytes, "weights"));
+    weight_bytes_ = weights.buffer_bytes;
   }
   UCUDNN_ASSIGN_OR_RETURN(arena_, backend_.allocate(plan_.arena_bytes, "activation arena"));
   UCUDNN_ASSIGN_OR_RETURN(workspace_, backend_.allocate(plan_.workspace_pool_bytes, "workspace pool"));
@@ -109,7 +214,7 @@ Status Executor::place_values() {
     if (v.constant) {
       // const_cast: constants sit only in src slots; kernels never write their inputs.
       void* host = const_cast<void*>(v.constant->raw());
-      t.data = upload ? static_cast<std::byte*>(weights_->data()) + weight_offsets[id] : host;
+      t.data = upload ? static_cast<std::byte*>(weights_->data()) + weights.offsets[id] : host;
       if (upload && v.constant->nbytes() > 0)
         UCUDNN_RETURN_IF_ERROR(backend_.copy_to_device(t.data, host, v.constant->nbytes(), "weight '" + v.name + "'"));
     } else if (plan_.value_offsets[id] >= 0) {
@@ -122,6 +227,11 @@ Status Executor::place_values() {
 Status Executor::prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call) {
   UCUDNN_ASSIGN_OR_RETURN(call->kernel, backend_.prepare(kernel_request(graph_, node, micro_batch, algorithm)));
   const size_t needed = call->kernel->workspace_bytes();
+  if (needed == SIZE_MAX)  // the kernels' "does not apply" (or a size past what memory can address)
+    return invalid_argument(node.describe() + ": " +
+                            (micro_batch > 0 ? "for a micro-batch of " + std::to_string(micro_batch) + ", " : "") +
+                            "the plan's algorithm " + std::to_string(algorithm) +
+                            " does not apply to this call (no workspace size); make the plan again");
   if (needed > call->workspace_bytes)
     return invalid_argument(node.describe() + ": " +
                             (micro_batch > 0 ? "a micro-batch of " + std::to_string(micro_batch) + " with " : "") +
@@ -296,7 +406,7 @@ Expected<std::vector<Tensor>> Executor::copy_outputs_out() {
   std::vector<Tensor> outputs;
   for (ir::ValueId id : graph_.outputs) {
     const TensorRef& src = values_[id];
-    UCUDNN_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate(src.dtype, src.shape));
+    UCUDNN_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate_uninitialized(src.dtype, src.shape));  // overwritten now
     if (out.nbytes() > 0)
       UCUDNN_RETURN_IF_ERROR(
           backend_.copy_to_host(out.raw(), src.data, out.nbytes(), "output '" + graph_.value(id).name + "'"));
@@ -306,6 +416,10 @@ Expected<std::vector<Tensor>> Executor::copy_outputs_out() {
 }
 
 Expected<std::vector<Tensor>> Executor::run(const std::vector<Tensor>& inputs) {
+  return catching_bad_alloc("running model '" + graph_.name + "'", [&] { return run_once(inputs); });
+}
+
+Expected<std::vector<Tensor>> Executor::run_once(const std::vector<Tensor>& inputs) {
   point_values_at({}, {});  // a run_bound before may have left calls pointing at its caller's buffers
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   UCUDNN_RETURN_IF_ERROR(run_steps());
@@ -336,6 +450,11 @@ Status Executor::check_bound_buffers(const std::vector<const void*>& inputs,
 }
 
 Status Executor::run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  return catching_bad_alloc("running model '" + graph_.name + "' on device buffers",
+                            [&] { return run_bound_once(inputs, outputs); });
+}
+
+Status Executor::run_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
   UCUDNN_RETURN_IF_ERROR(check_bound_buffers(inputs, outputs));
   point_values_at(inputs, outputs);
   UCUDNN_RETURN_IF_ERROR(run_steps());
@@ -353,6 +472,10 @@ Status Executor::run_bound(const std::vector<const void*>& inputs, const std::ve
 }
 
 Expected<std::vector<StepTiming>> Executor::profile(const std::vector<Tensor>& inputs) {
+  return catching_bad_alloc("profiling model '" + graph_.name + "'", [&] { return profile_once(inputs); });
+}
+
+Expected<std::vector<StepTiming>> Executor::profile_once(const std::vector<Tensor>& inputs) {
   // Boundary events: [0] before the input copies, [1 + s] after part s, for
   // the parts: input copies, each step, output copies.
   const size_t parts = steps_.size() + 2;

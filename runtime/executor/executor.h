@@ -1,11 +1,14 @@
 // Executor: runs a runtime::Plan over a graph on a Backend — the one executor
 // for every device (runtime/backend/backend.h draws the line between them).
 //
-// At creation it checks the plan against the graph (every step's node, slice
-// and micro-batches; every value inside the arena, with overflow-safe sums),
-// makes the only three allocations (weights — or, on a backend whose memory is
-// the host's, the constants in place —, the activation arena, the workspace
-// pool), uploads the weights, and prepares every call: a whole step, or one per
+// At creation it checks the plan against the graph (every value's size; every
+// step's node, slice, micro-batches and algorithms; every value inside the arena,
+// aligned, apart from the values alive with it — all with overflow-safe sums),
+// checks that the memory it is about to take fits in what the backend has
+// available (refusing with the sizes, rather than being killed half-way), makes
+// the only three allocations (weights — or, on a backend whose memory is the
+// host's, the constants in place —, the activation arena, the workspace pool),
+// uploads the weights, and prepares every call: a whole step, or one per
 // micro-batch of a divided convolution, whose batch-divided inputs and output
 // point into the middle of the same arena tensors and whose kernel is prepared
 // for that micro-batch size. `run` copies inputs in, queues every call (no
@@ -27,6 +30,9 @@
 // offset: a micro-batch points into the middle of its tensor), and each run
 // first points those references at this run's memory — the caller's buffers,
 // or for `run` and `profile` the arena again.
+//
+// An allocation failure anywhere (a backend's, or std::bad_alloc from the host)
+// is a kOutOfMemory Status, never an abort.
 #pragma once
 
 #include <memory>
@@ -40,6 +46,14 @@
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::runtime {
+
+// The least memory any plan of `graph` takes on `backend` — its inputs (all alive at the first step)
+// or its outputs (all alive at the last), whichever is larger, with the weights when they are
+// uploaded and the outputs a run returns when device memory is host memory — against the backend's
+// available memory: kOutOfMemory naming the sizes when it cannot fit; InvalidArgument for a value
+// whose size does not fit at all. For callers that plan (and benchmark) before creating an
+// executor; Executor::create checks the whole plan again before it allocates.
+Status check_model_fits_memory(const Backend& backend, const ir::Graph& graph);
 
 class Executor {
  public:
@@ -90,15 +104,30 @@ class Executor {
     size_t offset = 0;
   };
 
+  // Where each constant goes in the weights buffer (aligned), and the totals.
+  struct WeightLayout {
+    std::vector<size_t> offsets;  // per graph value; 0 for non-constants
+    size_t buffer_bytes = 0;      // the buffer holding them all, aligned
+    size_t bytes = 0;             // Σ the constants' own bytes
+  };
+
   Executor(Backend& backend, const ir::Graph& graph, Plan plan)
       : backend_(backend), graph_(graph), plan_(std::move(plan)) {}
   Status build();
   // The plan against the graph, before anything is allocated.
   Status check_plan() const;
-  Status place_values();
+  Status check_step(size_t s) const;
+  Expected<WeightLayout> lay_out_weights() const;
+  // What the executor will allocate against backend_.available_memory_bytes(), before it does.
+  Status check_memory(const WeightLayout& weights) const;
+  Status place_values(const WeightLayout& weights);
   Status prepare_steps();
   Status prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call);
   Status prepare_side_stream();
+  // run, run_bound and profile inside catching_bad_alloc.
+  Expected<std::vector<Tensor>> run_once(const std::vector<Tensor>& inputs);
+  Status run_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  Expected<std::vector<StepTiming>> profile_once(const std::vector<Tensor>& inputs);
   // The three parts of a run, queued on stream 0; `run` and `profile` call them in order.
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
   Status run_step(const Step& step, int stream);

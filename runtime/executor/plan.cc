@@ -10,12 +10,20 @@
 
 namespace ucudnn::runtime {
 
+namespace {
+
+// A value's bytes; SIZE_MAX for a shape whose size does not fit (check_value_sizes refuses it).
+size_t value_bytes(const ir::Value& v) {
+  auto bytes = checked_nbytes(v.dtype, v.shape, v.name);
+  return bytes ? *bytes : SIZE_MAX;
+}
+
+}  // namespace
+
 bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t batch) {
   int64_t sum = 0;
-  for (const MicroBatch& m : micro_batches) {
-    if (m.size <= 0) return false;
-    sum += m.size;
-  }
+  for (const MicroBatch& m : micro_batches)
+    if (m.size <= 0 || !checked_add(sum, m.size, &sum)) return false;  // a wrapped sum could equal the batch
   return sum == batch;
 }
 
@@ -93,7 +101,7 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
   for (size_t id = 0; id < n_values; ++id) {
     const ir::Value& v = graph.values[id];
     if (v.constant || life[id].first < 0) continue;
-    requests.push_back({static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype), life[id].first, life[id].last});
+    requests.push_back({value_bytes(v), life[id].first, life[id].last});
     request_value.push_back(static_cast<ir::ValueId>(id));
   }
   const memory::ArenaLayout layout = memory::plan_arena(requests);
@@ -122,10 +130,13 @@ Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
       continue;
     }
     size_t end = 0;
-    if (offset < 0 || !checked_add(static_cast<size_t>(offset), shape_numel(v.shape) * dtype_size(v.dtype), &end) ||
-        end > plan.arena_bytes)
+    if (offset < 0 || !checked_add(static_cast<size_t>(offset), value_bytes(v), &end) || end > plan.arena_bytes)
       return invalid_argument("the plan places value '" + v.name + "' at arena offset " + std::to_string(offset) +
                               ", outside the arena of " + std::to_string(plan.arena_bytes) + " bytes");
+    // A misaligned element faults on the GPU (and is undefined behaviour in C++).
+    if (dtype_size(v.dtype) > 1 && static_cast<size_t>(offset) % dtype_size(v.dtype) != 0)
+      return invalid_argument("the plan places value '" + v.name + "' at arena offset " + std::to_string(offset) +
+                              ", not a multiple of its element size " + std::to_string(dtype_size(v.dtype)));
     if (end > static_cast<size_t>(offset) && life[id].first >= 0)
       placed.push_back({static_cast<ir::ValueId>(id), static_cast<size_t>(offset), end, life[id]});
   }

@@ -3,6 +3,7 @@
 
 #include "runtime/core/file_io.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -48,38 +49,138 @@ std::string plan_to_json(const Plan& plan, const ir::Graph& graph) {
   return j.dump(1);
 }
 
+namespace {
+
+// Strict reading of a plan's fields: every number must be an integer in the range its field
+// allows — a negative size or a value past 2^63 would otherwise be cast into a wrapped size_t.
+// Errors name the field by its JSON pointer ("/steps/3/workspace_offset").
+class Fields {
+ public:
+  Fields(const json& object, std::string path) : object_(object), path_(std::move(path)) {}
+
+  // The member `key`, or an error naming its path when it is absent (or this is no object).
+  Expected<const json*> at(const char* key) const {
+    if (!object_.is_object()) return invalid_argument(where() + " must be an object, not " + object_.type_name());
+    auto it = object_.find(key);
+    if (it == object_.end()) return invalid_argument("malformed plan: " + path(key) + " is missing");
+    return &*it;
+  }
+  bool has(const char* key) const { return object_.is_object() && object_.contains(key); }
+  std::string path(const std::string& key) const { return path_ + "/" + key; }
+  std::string where() const { return path_.empty() ? std::string("the plan") : path_; }
+
+  Expected<std::string> text(const char* key) const {
+    UCUDNN_ASSIGN_OR_RETURN(const json* v, at(key));
+    if (!v->is_string())
+      return invalid_argument("malformed plan: " + path(key) + " must be a string, not " + v->type_name());
+    return v->get<std::string>();
+  }
+  // An integer in [lo, hi] (a JSON integer: not 1.5, not 1e3, not "7").
+  Expected<int64_t> integer(const char* key, int64_t lo, int64_t hi) const {
+    UCUDNN_ASSIGN_OR_RETURN(const json* v, at(key));
+    return read_integer(*v, path(key), lo, hi);
+  }
+  Expected<size_t> size(const char* key) const {
+    UCUDNN_ASSIGN_OR_RETURN(const int64_t v, integer(key, 0, INT64_MAX));
+    return static_cast<size_t>(v);
+  }
+  Expected<const json*> array(const char* key) const {
+    UCUDNN_ASSIGN_OR_RETURN(const json* v, at(key));
+    if (!v->is_array())
+      return invalid_argument("malformed plan: " + path(key) + " must be an array, not " + v->type_name());
+    return v;
+  }
+
+  static Expected<int64_t> read_integer(const json& v, const std::string& path, int64_t lo, int64_t hi) {
+    const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+    if (v.is_number_unsigned()) {  // 0 .. 2^64-1
+      const uint64_t u = v.get<uint64_t>();
+      if (u <= static_cast<uint64_t>(hi) && static_cast<int64_t>(u) >= lo) return static_cast<int64_t>(u);
+      return invalid_argument("malformed plan: " + path + " is " + std::to_string(u) + "; expected " + range);
+    }
+    if (v.is_number_integer()) {  // a negative int64
+      const int64_t i = v.get<int64_t>();
+      if (i >= lo && i <= hi) return i;
+      return invalid_argument("malformed plan: " + path + " is " + std::to_string(i) + "; expected " + range);
+    }
+    const std::string found = v.is_number() ? v.dump() : std::string(v.type_name());  // 1.5, string, null
+    return invalid_argument("malformed plan: " + path + " is " + found + "; expected " + range);
+  }
+
+ private:
+  const json& object_;
+  std::string path_;
+};
+
+Expected<PlanStep> read_step(const json& object, const std::string& path) {
+  const Fields f(object, path);
+  PlanStep step;
+  UCUDNN_ASSIGN_OR_RETURN(const int64_t node, f.integer("node", 0, INT32_MAX));
+  step.node = static_cast<ir::NodeId>(node);
+  UCUDNN_ASSIGN_OR_RETURN(const json* parts, f.array("micro_batches"));
+  for (size_t i = 0; i < parts->size(); ++i) {
+    const Fields m((*parts)[i], f.path("micro_batches/" + std::to_string(i)));
+    UCUDNN_ASSIGN_OR_RETURN(const int64_t size, m.integer("size", 1, INT64_MAX));
+    UCUDNN_ASSIGN_OR_RETURN(const int64_t algorithm, m.integer("algorithm", -1, INT32_MAX));
+    step.micro_batches.push_back({size, static_cast<int>(algorithm)});
+  }
+  UCUDNN_ASSIGN_OR_RETURN(step.workspace_offset, f.size("workspace_offset"));
+  UCUDNN_ASSIGN_OR_RETURN(step.workspace_bytes, f.size("workspace_bytes"));
+  if (f.has("stream")) {
+    UCUDNN_ASSIGN_OR_RETURN(const int64_t stream, f.integer("stream", 0, 1));
+    step.stream = static_cast<int>(stream);
+  }
+  return step;
+}
+
+Expected<Plan> read_plan(const json& j) {
+  const Fields f(j, "");
+  if (!j.is_object() || j.value("format", "") != "ucudnn-plan")
+    return invalid_argument("not a ucudnn plan (no \"format\": \"ucudnn-plan\")");
+  UCUDNN_ASSIGN_OR_RETURN(const int64_t version, f.integer("version", INT32_MIN, INT32_MAX));
+  if (version != kPlanFormatVersion)
+    return invalid_argument("plan format version " + std::to_string(version) +
+                            " is not supported (this ucudnn reads version " + std::to_string(kPlanFormatVersion) +
+                            "); make the plan again with `ucudnn plan`");
+  Plan plan;
+  UCUDNN_ASSIGN_OR_RETURN(plan.device, f.text("device"));
+  UCUDNN_ASSIGN_OR_RETURN(plan.device_name, f.text("device_name"));
+  UCUDNN_ASSIGN_OR_RETURN(plan.model_fingerprint, f.text("model_fingerprint"));
+  UCUDNN_ASSIGN_OR_RETURN(plan.policy, f.text("policy"));
+  if (f.has("layout")) {
+    UCUDNN_ASSIGN_OR_RETURN(plan.layout, f.text("layout"));
+  }
+  if (plan.layout != "nchw" && plan.layout != "nhwc")
+    return invalid_argument("plan layout '" + plan.layout + "' is neither nchw nor nhwc");
+  if (f.has("predicted_conv_ms")) {
+    UCUDNN_ASSIGN_OR_RETURN(const json* ms, f.at("predicted_conv_ms"));
+    if (!ms->is_number() || !(ms->get<double>() >= 0))
+      return invalid_argument("malformed plan: /predicted_conv_ms is " + ms->dump() + "; expected a number >= 0");
+    plan.predicted_conv_ms = ms->get<double>();
+  }
+  UCUDNN_ASSIGN_OR_RETURN(plan.arena_bytes, f.size("arena_bytes"));
+  UCUDNN_ASSIGN_OR_RETURN(plan.unplanned_bytes, f.size("unplanned_bytes"));
+  UCUDNN_ASSIGN_OR_RETURN(plan.workspace_pool_bytes, f.size("workspace_pool_bytes"));
+  UCUDNN_ASSIGN_OR_RETURN(const json* offsets, f.array("value_offsets"));
+  for (size_t i = 0; i < offsets->size(); ++i) {
+    // -1: not in the arena; any other offset is a byte position in it.
+    UCUDNN_ASSIGN_OR_RETURN(const int64_t offset,
+                            Fields::read_integer((*offsets)[i], "/value_offsets/" + std::to_string(i), -1, INT64_MAX));
+    plan.value_offsets.push_back(offset);
+  }
+  UCUDNN_ASSIGN_OR_RETURN(const json* steps, f.array("steps"));
+  for (size_t i = 0; i < steps->size(); ++i) {
+    UCUDNN_ASSIGN_OR_RETURN(PlanStep step, read_step((*steps)[i], "/steps/" + std::to_string(i)));
+    plan.steps.push_back(std::move(step));
+  }
+  return plan;
+}
+
+}  // namespace
+
 Expected<Plan> plan_from_json(const std::string& text) {
   try {
-    const json j = json::parse(text);
-    if (j.value("format", "") != "ucudnn-plan") return invalid_argument("not a ucudnn plan (no \"format\": \"ucudnn-plan\")");
-    if (j.at("version").get<int>() != kPlanFormatVersion)
-      return invalid_argument("plan format version " + std::to_string(j.at("version").get<int>()) +
-                              " is not supported (this ucudnn reads version " + std::to_string(kPlanFormatVersion) +
-                              "); make the plan again with `ucudnn plan`");
-    Plan plan;
-    plan.device = j.at("device").get<std::string>();
-    plan.device_name = j.at("device_name").get<std::string>();
-    plan.model_fingerprint = j.at("model_fingerprint").get<std::string>();
-    plan.policy = j.at("policy").get<std::string>();
-    plan.layout = j.value("layout", std::string("nchw"));
-    if (plan.layout != "nchw" && plan.layout != "nhwc")
-      return invalid_argument("plan layout '" + plan.layout + "' is neither nchw nor nhwc");
-    plan.predicted_conv_ms = j.value("predicted_conv_ms", 0.0);
-    plan.arena_bytes = j.at("arena_bytes").get<size_t>();
-    plan.unplanned_bytes = j.at("unplanned_bytes").get<size_t>();
-    plan.workspace_pool_bytes = j.at("workspace_pool_bytes").get<size_t>();
-    plan.value_offsets = j.at("value_offsets").get<std::vector<int64_t>>();
-    for (const json& s : j.at("steps")) {
-      PlanStep step;
-      step.node = s.at("node").get<ir::NodeId>();
-      for (const json& m : s.at("micro_batches"))
-        step.micro_batches.push_back({m.at("size").get<int64_t>(), m.at("algorithm").get<int>()});
-      step.workspace_offset = s.at("workspace_offset").get<size_t>();
-      step.workspace_bytes = s.at("workspace_bytes").get<size_t>();
-      step.stream = s.value("stream", 0);
-      plan.steps.push_back(std::move(step));
-    }
-    return plan;
+    return read_plan(json::parse(text));
   } catch (const json::exception& e) {
     return invalid_argument(std::string("malformed plan: ") + e.what());
   }
@@ -107,9 +208,14 @@ Status check_plan_matches(const Plan& plan, const ir::Graph& graph, const std::s
                             "); make it again with `ucudnn plan` for this model and batch");
   // A CPU plan runs on any CPU (only its speed may differ); a GPU plan names
   // cuDNN algorithms that another GPU or cuDNN may not have.
+  // The CPU has no device name: "cpu", not "cpu ''".
+  auto where = [](const std::string& dev, const std::string& name) {
+    return name.empty() ? dev : dev + " '" + name + "'";
+  };
   if (plan.device != device || (device == "cuda" && plan.device_name != device_name))
-    return invalid_argument("the plan was made for " + plan.device + " '" + plan.device_name + "', not " + device +
-                            " '" + device_name + "'");
+    return invalid_argument("the plan was made for " + where(plan.device, plan.device_name) + ", not for " +
+                            where(device, device_name) + "; make it again with `ucudnn plan --device " + device +
+                            "` on this machine");
   return Status::ok();
 }
 

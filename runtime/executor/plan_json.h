@@ -13,7 +13,11 @@ inline constexpr int kPlanFormatVersion = 1;
 
 // The plan as a JSON document; `graph` supplies node names for readers.
 std::string plan_to_json(const Plan& plan, const ir::Graph& graph);
-// Parses a plan; a malformed document or another format version is InvalidArgument.
+// Parses a plan; a malformed document or another format version is InvalidArgument. Every
+// number must be an integer in its field's range (sizes and offsets 0 to 2^63-1, value offsets
+// also -1, micro-batch sizes >= 1, algorithms >= -1, streams 0 or 1), never wrapped or
+// truncated: the error names the field by its JSON pointer ("/steps/3/workspace_offset").
+// Whether the numbers fit together (offsets inside the arena, ...) is the executor's check.
 Expected<Plan> plan_from_json(const std::string& text);
 
 // Writes the plan atomically (temporary file + rename), so an existing file is never half-written.

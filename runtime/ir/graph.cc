@@ -48,6 +48,12 @@ Status Graph::validate() const {
   }
   for (ValueId id : outputs)
     if (id < 0 || id >= n_values || !defined[id]) return internal_error("graph output is never defined");
+  return check_value_sizes(*this);
+}
+
+Status check_value_sizes(const Graph& graph) {
+  for (const Value& v : graph.values)
+    UCUDNN_RETURN_IF_ERROR(checked_nbytes(v.dtype, v.shape, "value '" + v.name + "'").status());
   return Status::ok();
 }
 

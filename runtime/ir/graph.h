@@ -61,10 +61,18 @@ struct Graph {
   Value& value(ValueId id) { return values[static_cast<size_t>(id)]; }
 
   // Checks the invariants above: indices in range, one producer per value,
-  // topological order, every node input defined before use. For tests and passes.
+  // topological order, every node input defined before use; then check_value_sizes.
+  // For the importer, tests and passes.
   Status validate() const;
   // Removes nodes not needed for any output and values no node or output uses.
   void prune();
 };
+
+// Every value's dims are non-negative and its byte size fits (checked_nbytes, runtime/core/tensor.h):
+// InvalidArgument naming the value, its shape and size otherwise. Kernels, the arena planner and
+// the executor compute sizes and offsets from these shapes with plain arithmetic because of this
+// check; the shape rules run it on every input and output (infer_node), the executor before it
+// allocates.
+Status check_value_sizes(const Graph& graph);
 
 }  // namespace ucudnn::ir

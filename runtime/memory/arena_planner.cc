@@ -26,8 +26,9 @@ ArenaLayout plan_arena(const std::vector<BufferRequest>& requests, size_t alignm
   std::vector<Placed> placed;
   for (size_t index : order) {
     const BufferRequest& r = requests[index];
-    layout.unplanned_bytes += r.bytes;
-    const size_t size = align_up(std::max<size_t>(r.bytes, 1), alignment);
+    layout.unplanned_bytes = saturating_add(layout.unplanned_bytes, r.bytes);
+    size_t size = 0;
+    if (!checked_align_up(std::max<size_t>(r.bytes, 1), alignment, &size)) size = SIZE_MAX;
     // Intervals of the arena occupied by buffers alive at the same time, by offset.
     std::vector<std::pair<size_t, size_t>> busy;
     for (const Placed& p : placed)
@@ -37,7 +38,7 @@ ArenaLayout plan_arena(const std::vector<BufferRequest>& requests, size_t alignm
     size_t best_offset = 0, best_gap = SIZE_MAX, cursor = 0;
     bool found = false;
     for (const auto& [begin, end] : busy) {
-      if (begin >= cursor + size && begin - cursor < best_gap) {
+      if (begin >= saturating_add(cursor, size) && begin - cursor < best_gap) {
         best_gap = begin - cursor;
         best_offset = cursor;
         found = true;
@@ -46,8 +47,9 @@ ArenaLayout plan_arena(const std::vector<BufferRequest>& requests, size_t alignm
     }
     if (!found) best_offset = cursor;
     layout.offsets[index] = best_offset;
-    placed.push_back({best_offset, best_offset + size, r.first_step, r.last_step});
-    layout.arena_bytes = std::max(layout.arena_bytes, best_offset + size);
+    const size_t end = saturating_add(best_offset, size);
+    placed.push_back({best_offset, end, r.first_step, r.last_step});
+    layout.arena_bytes = std::max(layout.arena_bytes, end);
   }
   return layout;
 }

@@ -25,7 +25,9 @@ struct ArenaLayout {
   size_t unplanned_bytes = 0;   // Σ bytes: what one buffer per tensor would need
 };
 
-// Offsets are multiples of `alignment` (a power of two).
+// Offsets are multiples of `alignment` (a power of two). Sums saturate: a layout that does not fit
+// in size_t has arena_bytes (and unplanned_bytes) SIZE_MAX, which no memory holds and the
+// executor refuses, never a wrapped-around size with overlapping offsets.
 ArenaLayout plan_arena(const std::vector<BufferRequest>& requests, size_t alignment = 64);
 
 }  // namespace ucudnn::memory

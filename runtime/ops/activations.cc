@@ -3,6 +3,7 @@
 // (PRelu: the input's shape; its slope broadcasts to it unidirectionally).
 // All are float32 only. Clip takes min/max as optional scalar inputs (the
 // importer turns Clip<11's attributes into inputs); they may be runtime values.
+#include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -16,7 +17,9 @@ Status same_as_float_input(InferContext& ctx) {
 }
 
 int64_t one_flop_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
-int64_t four_flops_per_element(const InferContext& ctx) { return 4 * shape_numel(ctx.output(0).shape); }
+int64_t four_flops_per_element(const InferContext& ctx) {
+  return saturating_mul(int64_t{4}, shape_numel(ctx.output(0).shape));
+}
 
 Status prelu_infer(InferContext& ctx) {
   UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));

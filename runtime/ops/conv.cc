@@ -3,6 +3,7 @@
 // Attributes (latest opset): auto_pad "NOTSET", dilations, group 1, kernel_shape,
 // pads, strides; the rank-dependent ones are optional (read with has()).
 // FLOPs: 2 · N · M · prod(out) · (C/group) · prod(kernel).
+#include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -47,7 +48,8 @@ Status infer_conv(InferContext& ctx) {
 
 int64_t conv_flops(const InferContext& ctx) {
   const Shape& w = ctx.input(1).shape;
-  return 2 * shape_numel(ctx.output(0).shape) * shape_numel(Shape(w.begin() + 1, w.end()));
+  return saturating_mul(saturating_mul(int64_t{2}, shape_numel(ctx.output(0).shape)),
+                        shape_numel(Shape(w.begin() + 1, w.end())));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <set>
 
+#include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -55,13 +56,15 @@ Expected<SliceParams> resolve_slice(const Shape& in, const std::vector<int64_t>&
     if (dim == 0) {
       len = 0;  // nothing to clamp into (and std::clamp needs lo <= hi)
     } else if (step > 0) {
+      // ceil(span / step) as 1 + (span - 1) / step: no overflow for any step.
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      len = end > start ? (end - start + step - 1) / step : 0;
+      len = end > start ? 1 + (end - start - 1) / step : 0;
     } else {
       start = std::clamp<int64_t>(start, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      len = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+      const int64_t magnitude = step == INT64_MIN ? INT64_MAX : -step;  // -INT64_MIN overflows; spans are smaller
+      len = start > end ? 1 + (start - end - 1) / magnitude : 0;
     }
     p.out_shape[axis] = len;
     p.start[axis] = len > 0 ? start : 0;
@@ -91,7 +94,11 @@ Expected<PadParams> resolve_pads(const Shape& in, const std::vector<int64_t>& pa
     seen[axis] = true;
     p.begin[axis] = pads[i];
     p.end[axis] = pads[i + n];
-    p.out_shape[axis] = in[axis] + pads[i] + pads[i + n];
+    int64_t padded = 0;
+    if (!checked_add(in[axis], pads[i], &padded) || !checked_add(padded, pads[i + n], &padded))
+      return invalid_model("pads " + ints_to_string(pads) + " on axis " + std::to_string(axis) + " of size " +
+                           std::to_string(in[axis]) + " give a size that does not fit in 64 bits");
+    p.out_shape[axis] = padded;
     if (p.out_shape[axis] < 0)
       return invalid_model("pads " + ints_to_string(pads) + " crop axis " + std::to_string(axis) + " of size " +
                            std::to_string(in[axis]) + " below zero");
@@ -135,7 +142,8 @@ Status concat_infer(InferContext& ctx) {
       if (d != axis && v.shape[d] != ctx.input(0).shape[d])
         return ctx.error("input " + std::to_string(i) + " differs from input 0 in dimension " + std::to_string(d) +
                          " (not the concat axis " + std::to_string(axis) + ")");
-    out[axis] += v.shape[axis];
+    if (!checked_add(out[axis], v.shape[axis], &out[axis]))
+      return ctx.error("the concatenated size along axis " + std::to_string(axis) + " does not fit in 64 bits");
   }
   ctx.set_output(0, dtype, std::move(out));
   return Status::ok();
@@ -161,7 +169,7 @@ Status split_infer(InferContext& ctx) {
     int64_t sum = 0;
     for (int64_t s : sizes) {
       if (s < 0) return ctx.error("split " + ints_to_string(sizes) + " has a negative size");
-      sum += s;
+      if (!checked_add(sum, s, &sum)) return ctx.error("split " + ints_to_string(sizes) + " sums past 64 bits");
     }
     if (sum != dim)
       return ctx.error("split " + ints_to_string(sizes) + " sums to " + std::to_string(sum) + ", axis " +
@@ -171,7 +179,7 @@ Status split_infer(InferContext& ctx) {
       return ctx.error("num_outputs is " + std::to_string(ctx.attrs().get_int("num_outputs")) + " but the node has " +
                        std::to_string(n) + " outputs");
     // Opset 18: chunks of ceil(dim / n); the last one is smaller when uneven.
-    const int64_t chunk = (dim + n - 1) / n;
+    const int64_t chunk = dim == 0 ? 0 : 1 + (dim - 1) / n;  // ceil(dim / n) without overflow
     if (chunk * (n - 1) > dim)
       return ctx.error("cannot split size " + std::to_string(dim) + " into " + std::to_string(n) + " chunks of " +
                        std::to_string(chunk));

@@ -7,6 +7,7 @@
 // FLOPs: 2 · M · N · K (per batch element for MatMul).
 #include <algorithm>
 
+#include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -43,7 +44,7 @@ Status infer_gemm(InferContext& ctx) {
 int64_t gemm_flops(const InferContext& ctx) {
   const Shape& a = ctx.input(0).shape;
   const bool trans_a = ctx.attrs().has("transA") && ctx.attrs().get_int("transA") != 0;
-  return 2 * shape_numel(ctx.output(0).shape) * (trans_a ? a[0] : a[1]);
+  return saturating_mul(saturating_mul(int64_t{2}, shape_numel(ctx.output(0).shape)), trans_a ? a[0] : a[1]);
 }
 
 Status infer_matmul(InferContext& ctx) {
@@ -70,7 +71,7 @@ Status infer_matmul(InferContext& ctx) {
 
 int64_t matmul_flops(const InferContext& ctx) {
   const Shape& a = ctx.input(0).shape;
-  return 2 * shape_numel(ctx.output(0).shape) * a[a.size() - 1];
+  return saturating_mul(saturating_mul(int64_t{2}, shape_numel(ctx.output(0).shape)), a[a.size() - 1]);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // epsilon 1e-5, momentum 0.9, training_mode 0 (1 → Unsupported, as are the
 // running-statistics outputs). LRN: X [N, C, ...] → Y like X; alpha 1e-4,
 // beta 0.75, bias 1, size (required, odd or even as the spec allows).
+#include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -38,11 +39,14 @@ Status infer_lrn(InferContext& ctx) {
 }
 
 // Inference BN is one multiply-add per element.
-int64_t batch_norm_flops(const InferContext& ctx) { return 2 * shape_numel(ctx.input(0).shape); }
+int64_t batch_norm_flops(const InferContext& ctx) {
+  return saturating_mul(int64_t{2}, shape_numel(ctx.input(0).shape));
+}
 
 // size multiply-adds for the sum of squares, then a power and a division.
 int64_t lrn_flops(const InferContext& ctx) {
-  return shape_numel(ctx.input(0).shape) * (2 * ctx.attrs().get_int("size") + 3);
+  const int64_t per_element = saturating_mul(int64_t{2}, ctx.attrs().get_int("size")) + 3;  // size >= 1: no wrap
+  return saturating_mul(shape_numel(ctx.input(0).shape), per_element);
 }
 
 }  // namespace

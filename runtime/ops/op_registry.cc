@@ -96,6 +96,9 @@ Expected<std::vector<ValueInfo>> infer_node(const ir::Graph& graph, const ir::No
       continue;
     }
     const ir::Value& v = graph.value(id);
+    // The rules' arithmetic on dims (sums, products, windows) trusts that each input's size fits.
+    UCUDNN_RETURN_IF_ERROR(checked_nbytes(v.dtype, v.shape, "input '" + v.name + "'").status().with_context(
+        node.describe()));
     inputs.push_back({v.dtype, v.shape, v.constant ? &*v.constant : nullptr});
   }
   InferContext ctx(node, std::move(inputs));
@@ -105,6 +108,12 @@ Expected<std::vector<ValueInfo>> infer_node(const ir::Graph& graph, const ir::No
   for (size_t i = 0; i < ctx.num_outputs(); ++i) {
     if (ctx.output(i).dtype == DType::kUndefined)
       return internal_error(node.describe() + ": shape rule left output " + std::to_string(i) + " undefined");
+    // One check here, where every value gets its shape, so kernels can trust sizes (check_value_sizes).
+    const std::string name = i < node.outputs.size() && node.outputs[i] != ir::kNoValue
+                                 ? "output '" + graph.value(node.outputs[i]).name + "'"
+                                 : "output " + std::to_string(i);
+    UCUDNN_RETURN_IF_ERROR(
+        checked_nbytes(ctx.output(i).dtype, ctx.output(i).shape, name).status().with_context(node.describe()));
     outputs.push_back(ctx.output(i));
   }
   return outputs;

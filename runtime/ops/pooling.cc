@@ -2,6 +2,7 @@
 // Unsupported) and GlobalAveragePool, GlobalMaxPool (any spatial rank).
 // Window pools: X [N, C, spatial...] → Y [N, C, out...] with the geometry of
 // window_geometry.h. MaxPool's optional Indices output is Unsupported.
+#include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -42,7 +43,7 @@ Status infer_global_pool(InferContext& ctx) {
 
 // One comparison or addition per window element.
 int64_t window_pool_flops(const InferContext& ctx) {
-  return shape_numel(ctx.output(0).shape) * shape_numel(ctx.attrs().get_ints("kernel_shape"));
+  return saturating_mul(shape_numel(ctx.output(0).shape), saturating_numel(ctx.attrs().get_ints("kernel_shape")));
 }
 
 int64_t global_pool_flops(const InferContext& ctx) { return shape_numel(ctx.input(0).shape); }

@@ -9,6 +9,7 @@
 // (default -1). The CPU kernel reads node.opset the same way.
 #include <set>
 
+#include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -64,7 +65,9 @@ Status softmax_infer(InferContext& ctx) {
 }
 
 int64_t input_numel(const InferContext& ctx) { return shape_numel(ctx.input(0).shape); }
-int64_t five_flops_per_element(const InferContext& ctx) { return 5 * shape_numel(ctx.output(0).shape); }
+int64_t five_flops_per_element(const InferContext& ctx) {
+  return saturating_mul(int64_t{5}, shape_numel(ctx.output(0).shape));
+}
 
 }  // namespace
 

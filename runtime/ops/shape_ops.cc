@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <set>
 
+#include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -65,7 +66,9 @@ Status reshape_infer(InferContext& ctx) {
         out[i] = in[i];
       }
     }
-    known *= out[i];
+    if (!checked_mul(known, out[i], &known))  // then it cannot equal the input's count, which fits
+      return ctx.error("cannot reshape " + shape_to_string(in) + " into " + shape_to_string(*target) +
+                       ": the target shape has more elements than fit in 64 bits");
   }
   if (allow_zero && has_zero && infer_at >= 0)
     return ctx.error("with allowzero=1 the shape cannot contain both 0 and -1: " + shape_to_string(*target));

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <string>
 
+#include "runtime/core/bytes.h"
+
 namespace ucudnn {
 
 namespace {
@@ -56,11 +58,21 @@ Expected<WindowGeometry> compute_window_geometry(const ir::Attributes& attrs, co
     if (g.dilation[i] < 1) return invalid_model("dilation " + std::to_string(g.dilation[i]) + axis + " must be >= 1");
     if (pads[i] < 0 || pads[i + rank] < 0) return invalid_model("pads " + ints_to_string(pads) + " must be >= 0");
     const int64_t in = input_spatial[i], s = g.stride[i];
-    const int64_t dk = (kernel[i] - 1) * g.dilation[i] + 1;
+    // Attributes are any int64: every step below is checked (in, out and s are >= 0 here).
+    auto too_large = [&] {
+      return invalid_model("kernel " + std::to_string(kernel[i]) + ", dilation " + std::to_string(g.dilation[i]) +
+                           ", stride " + std::to_string(s) + " and pads " + ints_to_string(pads) + axis +
+                           " give a window or padded size that does not fit in 64 bits");
+    };
+    int64_t dk = 0;  // the dilated window: (kernel - 1) * dilation + 1
+    if (!checked_mul(kernel[i] - 1, g.dilation[i], &dk) || !checked_add(dk, 1, &dk)) return too_large();
     int64_t out = 0, pb = 0, pe = 0;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + dk - in);
+      out = in == 0 ? 0 : 1 + (in - 1) / s;  // ceil(in / s)
+      int64_t total = 0;                     // (out - 1) * s + dk - in, at least 0
+      if (!checked_mul(std::max<int64_t>(out - 1, 0), s, &total) || !checked_add(total, dk - in, &total))
+        return too_large();
+      total = std::max<int64_t>(0, total);
       pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       pe = total - pb;
     } else {
@@ -68,14 +80,19 @@ Expected<WindowGeometry> compute_window_geometry(const ir::Attributes& attrs, co
         pb = pads[i];
         pe = pads[i + rank];
       }
-      const int64_t span = in + pb + pe - dk;
+      int64_t span = 0;  // in + pb + pe - dk
+      if (!checked_add(in, pb, &span) || !checked_add(span, pe, &span) || !checked_sub(span, dk, &span))
+        return too_large();
       if (span < 0)
         return invalid_model("the window (kernel " + std::to_string(kernel[i]) + ", dilation " +
                              std::to_string(g.dilation[i]) + ") is larger than the padded input (" +
                              std::to_string(in) + " + pads " + std::to_string(pb) + "+" + std::to_string(pe) + ")" +
                              axis + "; the output would be empty");
-      out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-      if (ceil_mode && (out - 1) * s >= in + pb) --out;
+      out = (ceil_mode && span > 0 ? 1 + (span - 1) / s : span / s) + 1;
+      // The last window must start inside the input or its begin padding; a start past int64 does not.
+      // (in + pb fits: in + pb + pe did, with pe >= 0.)
+      int64_t last_start = 0;
+      if (ceil_mode && (!checked_mul(out - 1, s, &last_start) || last_start >= in + pb)) --out;
     }
     if (out < 1) return invalid_model("the output size would be " + std::to_string(out) + axis);
     g.pad_begin[i] = pb;
