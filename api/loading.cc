@@ -39,6 +39,7 @@ std::vector<optimizer::GraphLayout> layouts_to_try(const SessionOptions& options
 Expected<ir::Graph> load_inference_graph(const std::string& model_path, const SessionOptions& options) {
   onnx_import::ImportOptions import_options;
   import_options.input_shapes = options.input_shapes;
+  import_options.constant_inputs = options.constant_inputs;
   import_options.batch = options.batch;
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
   UCUDNN_RETURN_IF_ERROR(optimizer::run_inference_passes(graph).status());

@@ -11,7 +11,7 @@
 
 namespace ucudnn {
 
-// The model imported (options.input_shapes, options.batch) and through the
+// The model imported (options.input_shapes, constant_inputs, batch) and through the
 // inference passes: NCHW, what optimizer::plan_model takes.
 Expected<ir::Graph> load_inference_graph(const std::string& model_path, const SessionOptions& options);
 

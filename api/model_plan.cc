@@ -59,14 +59,21 @@ const PlanSummary& ModelPlan::summary() const { return impl_->summary; }
 
 std::string ModelPlan::to_json() const { return runtime::plan_to_json(impl_->planned.result.plan, impl_->planned.graph); }
 
+namespace {
+// The report's data, with how the layout was chosen (--layout auto on the GPU).
+optimizer::ReportData report_data(const optimizer::PlannedModel& planned, const std::string& model_path) {
+  return optimizer::build_report(planned.result, planned.graph, model_path, planned.layout_note);
+}
+}  // namespace
+
 std::string ModelPlan::report_text() const {
-  return optimizer::report_text(impl_->planned.result, impl_->planned.graph, impl_->model_path);
+  return optimizer::report_text(report_data(impl_->planned, impl_->model_path));
 }
 std::string ModelPlan::report_json() const {
-  return optimizer::report_json(impl_->planned.result, impl_->planned.graph, impl_->model_path).dump(2);
+  return optimizer::report_json(report_data(impl_->planned, impl_->model_path)).dump(2);
 }
 std::string ModelPlan::report_html() const {
-  return optimizer::report_html(impl_->planned.result, impl_->planned.graph, impl_->model_path);
+  return optimizer::report_html(report_data(impl_->planned, impl_->model_path));
 }
 
 Expected<ModelPlan> plan(const std::string& model_path, const SessionOptions& options) {

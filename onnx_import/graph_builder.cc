@@ -1,7 +1,8 @@
 // GraphProto → ir::Graph (before shape inference).
 //
 // Order: initializers become constant values; graph inputs that are not
-// initializers become runtime inputs with resolved static shapes (old IR
+// initializers become runtime inputs with resolved static shapes, or constants
+// when the caller gives their values (ImportOptions::constant_inputs) (old IR
 // versions list initializers among the inputs; those stay constants);
 // Constant nodes become constant values; every other node is parsed, upgraded
 // to its newest form, checked for arity and attributes, and wired to the values
@@ -78,6 +79,7 @@ class Builder {
   }
 
   Status add_inputs() {
+    UCUDNN_ASSIGN_OR_RETURN(const SymbolBindings bindings, bind_given_shapes(graph_proto_, options_));
     std::unordered_set<std::string> runtime_inputs;
     for (const onnx::ValueInfoProto& in : graph_proto_.input()) {
       if (ids_.count(in.name())) {
@@ -94,20 +96,40 @@ class Builder {
       // which dtypes it computes on (most: float32 only).
       if (dtype == DType::kUndefined)
         return unsupported(what + " has dtype " + onnx_dtype_name(elem) + ", which ucudnn cannot represent");
-      UCUDNN_ASSIGN_OR_RETURN(Shape shape, resolve_input_shape(in, options_));
+      UCUDNN_ASSIGN_OR_RETURN(Shape shape, resolve_input_shape(in, options_, bindings));
+      UCUDNN_RETURN_IF_ERROR(check_input_size(in.name(), dtype, shape, options_.batch));
+      runtime_inputs.insert(in.name());
       ir::Value v;
       v.name = in.name();
       v.dtype = dtype;
       v.shape = std::move(shape);
+      auto constant = options_.constant_inputs.find(in.name());
+      if (constant != options_.constant_inputs.end()) {
+        if (constant->second.dtype() != dtype)
+          return invalid_argument(what + " is declared " + onnx_dtype_name(elem) +
+                                  "; the value given for it at load is " + constant->second.describe());
+        if (constant->second.empty()) return invalid_argument(what + ": the value given for it at load holds no data");
+        // A copy the graph owns (the caller may reuse its buffer): a constant like an initializer, not an input.
+        UCUDNN_ASSIGN_OR_RETURN(v.constant, constant->second.clone());
+        add_value(std::move(v));
+        continue;
+      }
       graph_.inputs.push_back(add_value(std::move(v)));
-      runtime_inputs.insert(in.name());
     }
-    for (const auto& [name, shape] : options_.input_shapes) {
-      if (runtime_inputs.count(name)) continue;
+    UCUDNN_RETURN_IF_ERROR(check_given_names("a shape", options_.input_shapes, runtime_inputs));
+    return check_given_names("a value", options_.constant_inputs, runtime_inputs);
+  }
+
+  // Every name in `given` (input_shapes, constant_inputs) is a graph input that is not an initializer.
+  template <typename Map>
+  Status check_given_names(const char* kind, const Map& given, const std::unordered_set<std::string>& inputs) {
+    for (const auto& entry : given) {
+      if (inputs.count(entry.first)) continue;
       std::string list;
-      for (const std::string& n : runtime_inputs) list += (list.empty() ? "" : ", ") + n;
-      return invalid_argument("a shape is given for '" + name + "', which is not a runtime input of the model (inputs: " +
-                              list + ")");
+      for (const onnx::ValueInfoProto& in : graph_proto_.input())
+        if (inputs.count(in.name())) list += (list.empty() ? "" : ", ") + in.name();
+      return invalid_argument(std::string(kind) + " is given for '" + entry.first +
+                              "', which is not a runtime input of the model (inputs: " + list + ")");
     }
     return Status::ok();
   }

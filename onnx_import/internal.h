@@ -106,9 +106,20 @@ Expected<ir::Graph> build_graph(const ModelFile& model, const ImportOptions& opt
 
 // --- shape_resolution.cc -----------------------------------------------------
 
-// The shape of graph input `input` from the user's shapes, or its declared dims
-// with symbolic ones set to `options.batch`.
-Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const ImportOptions& options);
+// Symbolic dim names ("batch") → the values the given shapes set them to.
+using SymbolBindings = std::map<std::string, int64_t>;
+// Checks every shape given for a graph input (options.input_shapes, and the shapes
+// of options.constant_inputs) against the model's declaration — same rank, static
+// dims equal, each symbolic name one value across all inputs — and returns the
+// names they bind. InvalidArgument naming the input and both shapes otherwise.
+Expected<SymbolBindings> bind_given_shapes(const onnx::GraphProto& graph, const ImportOptions& options);
+// The shape of graph input `input`: the given one, or its declared dims with
+// symbolic ones set to their binding, else to `options.batch`.
+Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const ImportOptions& options,
+                                    const SymbolBindings& bindings);
+// InvalidArgument when a graph input of `shape` would hold 2^63 bytes or more
+// (a batch of 2^62, say): sizes are products that must not overflow later.
+Status check_input_size(const std::string& name, DType dtype, const Shape& shape, int64_t batch);
 // Runs every node's shape rule in order, storing dtypes and shapes; folds
 // constant nodes when asked; removes folded nodes and prunes the graph.
 Status infer_and_fold(ir::Graph& graph, const ImportOptions& options);

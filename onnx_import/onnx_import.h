@@ -21,9 +21,15 @@
 namespace ucudnn::onnx_import {
 
 struct ImportOptions {
-  // Shapes for graph inputs by name; overrides what the model declares.
+  // Shapes for graph inputs by name. They set the declared symbolic dims (one
+  // value per name across inputs) and must equal the static ones and the rank.
   std::map<std::string, Shape> input_shapes;
-  // Value for symbolic dims not fixed by `input_shapes` (the batch, usually).
+  // Graph inputs whose values are known at load: they become constants (as
+  // initializers would), so shape rules and constant folding see them — a
+  // Reshape's shape or a Slice's starts fed as inputs. They are no longer
+  // runtime inputs. Their dtype must be the declared one; their shapes count as given.
+  std::map<std::string, Tensor> constant_inputs;
+  // Value for symbolic dims not fixed by the given shapes (the batch, usually).
   int64_t batch = 1;
   // Evaluate nodes whose inputs are all constant at import time.
   bool fold_constants = true;

@@ -1,9 +1,13 @@
-// Static shapes: graph inputs get the user's shapes or their declared dims
-// (symbolic ones = the batch); every node's outputs then get the dtype and
+// Static shapes: graph inputs get the user's shapes — checked against the
+// declaration: they set symbolic dims, never static ones — or their declared dims
+// (a symbolic one = the value a given shape set for its name, else the batch);
+// inputs whose values are given at load become constants. Every node's outputs then get the dtype and
 // shape its op's rule computes, in topological order, folding constant nodes
 // as they come so that shape computations (Shape → Gather → Concat → Reshape)
 // are constants by the time a rule needs them. The model's own declarations of
 // output shapes are only compared against, never trusted over the rules.
+#include <algorithm>
+
 #include "onnx_import/internal.h"
 
 namespace ucudnn::onnx_import {
@@ -22,20 +26,79 @@ std::string declared_dims(const onnx::TensorShapeProto& shape) {
 
 }  // namespace
 
-Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const ImportOptions& options) {
+namespace {
+
+// The shape given for graph input `name` (input_shapes, or a constant input's
+// own shape), or null.
+const Shape* given_shape(const ImportOptions& options, const std::string& name) {
+  auto shape = options.input_shapes.find(name);
+  if (shape != options.input_shapes.end()) return &shape->second;
+  auto constant = options.constant_inputs.find(name);
+  if (constant != options.constant_inputs.end()) return &constant->second.shape();
+  return nullptr;
+}
+
+// Checks `shape`, given for `input`, against its declaration: rank and static dims
+// equal (a given shape fixes symbolic dims, never changes the model), each
+// symbolic name bound to one value across all inputs (recorded in `bindings`,
+// with the input that bound it in `bound_by`).
+Status check_given_shape(const onnx::ValueInfoProto& input, const Shape& shape, SymbolBindings* bindings,
+                         std::map<std::string, std::string>* bound_by) {
   const onnx::TypeProto::Tensor& tt = input.type().tensor_type();
   const std::string what = "graph input '" + input.name() + "'";
-  auto given = options.input_shapes.find(input.name());
-  if (given != options.input_shapes.end()) {
-    const Shape& shape = given->second;
-    if (tt.has_shape() && tt.shape().dim_size() != static_cast<int>(shape.size()))
-      return invalid_argument(what + " has rank " + std::to_string(tt.shape().dim_size()) + " in the model " +
-                              declared_dims(tt.shape()) + "; the given shape " + shape_to_string(shape) +
-                              " has rank " + std::to_string(shape.size()));
-    for (int64_t d : shape)
-      if (d < 0) return invalid_argument(what + ": the given shape " + shape_to_string(shape) + " has a negative dim");
-    return shape;
+  for (int64_t d : shape)
+    if (d < 0) return invalid_argument(what + ": the given shape " + shape_to_string(shape) + " has a negative dim");
+  if (!tt.has_shape()) return Status::ok();  // the model leaves it open
+  const std::string declared = declared_dims(tt.shape());
+  if (tt.shape().dim_size() != static_cast<int>(shape.size()))
+    return invalid_argument(what + " has rank " + std::to_string(tt.shape().dim_size()) + " in the model " + declared +
+                            "; the given shape " + shape_to_string(shape) + " has rank " +
+                            std::to_string(shape.size()));
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    const int64_t given = shape[static_cast<size_t>(i)];
+    if (d.has_dim_value() && d.dim_value() != given)
+      return invalid_argument(what + " is declared " + declared + " in the model; the given shape " +
+                              shape_to_string(shape) + " differs in dim " + std::to_string(i) + " (" +
+                              std::to_string(given) + ", not " + std::to_string(d.dim_value()) + ")");
+    if (d.has_dim_value() || !d.has_dim_param() || d.dim_param().empty()) continue;
+    auto [it, inserted] = bindings->emplace(d.dim_param(), given);
+    if (inserted) {
+      (*bound_by)[d.dim_param()] = input.name();
+    } else if (it->second != given) {
+      return invalid_argument("the given shapes set dim '" + d.dim_param() + "' to " + std::to_string(it->second) +
+                              " (graph input '" + (*bound_by)[d.dim_param()] + "') and to " + std::to_string(given) +
+                              " (" + what + " " + shape_to_string(shape) + "); a symbolic dim has one value");
+    }
   }
+  return Status::ok();
+}
+
+// a * b, false on int64 overflow (both non-negative).
+bool multiply(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+}  // namespace
+
+Expected<SymbolBindings> bind_given_shapes(const onnx::GraphProto& graph, const ImportOptions& options) {
+  for (const auto& [name, tensor] : options.constant_inputs)
+    if (options.input_shapes.count(name))
+      return invalid_argument("graph input '" + name +
+                              "' is given both a shape and a constant value; give only the value");
+  SymbolBindings bindings;
+  std::map<std::string, std::string> bound_by;
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    const Shape* shape = given_shape(options, input.name());
+    if (shape && input.type().has_tensor_type())
+      UCUDNN_RETURN_IF_ERROR(check_given_shape(input, *shape, &bindings, &bound_by));
+  }
+  return bindings;
+}
+
+Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const ImportOptions& options,
+                                    const SymbolBindings& bindings) {
+  const onnx::TypeProto::Tensor& tt = input.type().tensor_type();
+  const std::string what = "graph input '" + input.name() + "'";
+  if (const Shape* given = given_shape(options, input.name())) return *given;  // checked by bind_given_shapes
   if (!tt.has_shape())
     return invalid_argument(what + " declares no shape; give its shape when loading the model");
   if (options.batch <= 0)
@@ -43,7 +106,9 @@ Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const Imp
   Shape shape;
   for (const auto& d : tt.shape().dim()) {
     if (!d.has_dim_value()) {
-      shape.push_back(options.batch);  // dim_param, or no value at all
+      // A name another input's given shape bound keeps that value; any other is the batch.
+      auto bound = d.has_dim_param() ? bindings.find(d.dim_param()) : bindings.end();
+      shape.push_back(bound != bindings.end() ? bound->second : options.batch);
       continue;
     }
     if (d.dim_value() < 0)
@@ -51,6 +116,16 @@ Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const Imp
     shape.push_back(d.dim_value());
   }
   return shape;
+}
+
+Status check_input_size(const std::string& name, DType dtype, const Shape& shape, int64_t batch) {
+  int64_t bytes = static_cast<int64_t>(dtype_size(dtype));
+  for (int64_t d : shape)
+    if (!multiply(bytes, d, &bytes))
+      return invalid_argument("graph input '" + name + "' would be " + dtype_name(dtype) + shape_to_string(shape) +
+                              ", 2^63 bytes or more, which no buffer can hold; check the batch (" +
+                              std::to_string(batch) + ") and the given shapes");
+  return Status::ok();
 }
 
 bool inputs_as_declared(const ir::Graph& graph, const onnx::GraphProto& proto) {
@@ -68,9 +143,31 @@ bool inputs_as_declared(const ir::Graph& graph, const onnx::GraphProto& proto) {
   return true;
 }
 
+namespace {
+
+// An op that needs an operand at load (a Reshape's shape) fails when that operand is
+// an int64 graph input: the error then says how to give its value at load.
+Status with_constant_input_hint(const ir::Graph& graph, const ir::Node& node, Status status) {
+  if (status.code() != StatusCode::kUnsupported) return status;
+  for (ir::ValueId id : node.inputs) {
+    if (id == ir::kNoValue) continue;
+    const ir::Value& v = graph.value(id);
+    const bool runtime_input = std::find(graph.inputs.begin(), graph.inputs.end(), id) != graph.inputs.end();
+    if (runtime_input && v.dtype == DType::kInt64)
+      return Status(status.code(), status.message() + "; it reads graph input '" + v.name +
+                                       "': give its value at load (SessionOptions::constant_inputs, or `ucudnn "
+                                       "run --input " + v.name + "=FILE`)");
+  }
+  return status;
+}
+
+}  // namespace
+
 Status infer_and_fold(ir::Graph& graph, const ImportOptions& options) {
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    UCUDNN_ASSIGN_OR_RETURN(std::vector<ValueInfo> outputs, infer_node(graph, graph.nodes[n]));
+    auto inferred = infer_node(graph, graph.nodes[n]);
+    if (!inferred) return with_constant_input_hint(graph, graph.nodes[n], inferred.status());
+    std::vector<ValueInfo> outputs = std::move(*inferred);
     const ir::Node& node = graph.nodes[n];
     for (size_t i = 0; i < node.outputs.size() && i < outputs.size(); ++i) {
       if (node.outputs[i] == ir::kNoValue) continue;

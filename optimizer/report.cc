@@ -65,11 +65,14 @@ std::string format_configuration(const Configuration& config, const KernelTiming
   return groups.empty() ? "(none)" : join(groups, " + ");
 }
 
-ReportData build_report(const PlanResult& result, const ir::Graph& graph, const std::string& model) {
+ReportData build_report(const PlanResult& result, const ir::Graph& graph, const std::string& model,
+                        const std::string& layout_choice) {
   ReportData data;
   data.model = model;
   data.device = result.plan.device;
   data.device_name = result.plan.device_name;
+  if (!result.plan.layout.empty()) data.layout = result.plan.layout;
+  data.layout_choice = layout_choice;
   data.policy = policy_name(result.options.policy);
   data.batch_sizes = batch_size_policy_name(result.options.batch_sizes);
   data.workspace_limit = result.options.workspace_bytes;
@@ -140,6 +143,12 @@ std::string format_workspace_limit(const ReportData& data) {
   return std::string("unlimited (benchmarked with the free ") + (data.device == "cpu" ? "host" : "device") + " memory)";
 }
 
+std::string format_layout(const ReportData& data) {
+  if (data.layout_choice.empty()) return data.layout;
+  return data.layout + ", the faster of the layouts planned (--layout auto) by measured timings: " +
+         data.layout_choice;
+}
+
 std::string report_text(const ReportData& d) {
   std::ostringstream out;
   char buf[256];
@@ -150,6 +159,7 @@ std::string report_text(const ReportData& d) {
                 format_workspace_limit(d).c_str(), static_cast<long long>(d.batch), d.batch_sizes.c_str(),
                 d.division_threshold * 100);
   out << buf;
+  out << "layout:   " << format_layout(d) << "\n";
 
   for (size_t k = 0; k < d.kernels.size(); ++k) {
     const KernelReport& r = d.kernels[k];
@@ -204,6 +214,9 @@ nlohmann::json report_json(const ReportData& d) {
   j["policy"] = d.policy;
   j["batch"] = d.batch;
   j["batch_sizes"] = d.batch_sizes;
+  j["layout"] = d.layout;
+  // null when only one layout was planned; else how the chosen one compared (measured timings).
+  j["layout_choice"] = d.layout_choice.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.layout_choice);
   j["workspace_limit_bytes"] = optional_bytes(d.workspace_limit);
   j["workspace_limit"] = format_workspace_limit(d);
   j["division_threshold"] = d.division_threshold;

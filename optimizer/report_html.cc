@@ -298,6 +298,7 @@ std::string report_html(const ReportData& d) {
   s << "<h2>Summary</h2>\n<table class=\"summary\">\n";
   if (!d.device.empty()) summary_row(s, "device", d.device + (d.device_name.empty() ? "" : " (" + d.device_name + ")"));
   summary_row(s, "policy", d.policy);
+  summary_row(s, "layout", format_layout(d));
   summary_row(s, d.policy == "wd" ? "total budget" : "per-kernel limit", format_workspace_limit(d));
   summary_row(s, "batch", std::to_string(d.batch) + ", micro-batch sizes " + d.batch_sizes +
                               ", division threshold " + num(d.division_threshold * 100) + " %");

@@ -8,12 +8,15 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <random>
 
 #include <nlohmann/json.hpp>
 
+#include "api/loading.h"
+#include "runtime/executor/plan_json.h"
 #include "tests/support/tensor_checks.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
@@ -207,6 +210,93 @@ TEST(SavedPlan, RunsAsSavedAndIsCheckedAgainstTheModel) {
   auto refused = plan(tiny("tiny_cnn"), run_options);
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.status().message().find("plan_path"), std::string::npos) << refused.status().to_string();
+}
+
+// A plan for another processor names both; the CPU has no device name, so it reads
+// "not for cpu", never "not cpu ''".
+TEST(SavedPlan, AnotherDeviceIsNamedReadably) {
+  SessionOptions options = cpu_options(2, "device.sqlite");
+  auto graph = load_inference_graph(tiny("tiny_cnn"), options);
+  ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
+  runtime::Plan gpu_plan;
+  gpu_plan.model_fingerprint = runtime::graph_fingerprint(*graph);
+  gpu_plan.device = "cuda";
+  gpu_plan.device_name = "NVIDIA H200";
+  const Status on_cpu = runtime::check_plan_matches(gpu_plan, *graph, "cpu", "");
+  EXPECT_NE(on_cpu.message().find("the plan was made for cuda 'NVIDIA H200', not for cpu; make it again with "
+                                  "`ucudnn plan --device cpu`"),
+            std::string::npos)
+      << on_cpu.message();
+  EXPECT_EQ(on_cpu.message().find("''"), std::string::npos) << on_cpu.message();
+  const Status other_gpu = runtime::check_plan_matches(gpu_plan, *graph, "cuda", "NVIDIA A100");
+  EXPECT_NE(other_gpu.message().find("made for cuda 'NVIDIA H200', not for cuda 'NVIDIA A100'"), std::string::npos)
+      << other_gpu.message();
+  runtime::Plan cpu_plan = gpu_plan;
+  cpu_plan.device = "cpu";
+  cpu_plan.device_name = "";
+  EXPECT_TRUE(runtime::check_plan_matches(cpu_plan, *graph, "cpu", "").is_ok());
+}
+
+// Session::run takes exactly the declared inputs: another shape or dtype is refused,
+// naming the input (the executor's check_run_inputs).
+TEST(CpuSession, RunRefusesInputsOfAnotherShapeOrDtype) {
+  auto session = load_ok(tiny("tiny_cnn"), cpu_options(2, "inputs.sqlite"));
+  ASSERT_TRUE(session);
+  std::mt19937 rng(3);
+  for (const auto& [dtype, shape] : std::vector<std::pair<DType, Shape>>{
+           {DType::kFloat32, {1, 3, 8, 8}}, {DType::kFloat32, {2, 4, 8, 8}}, {DType::kFloat32, {2, 3, 9, 9}},
+           {DType::kInt64, {2, 3, 8, 8}}}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)) + shape_to_string(shape));
+    auto outputs = session->run({ucudnn_test::make_random_tensor(dtype, shape, rng)});
+    ASSERT_FALSE(outputs.has_value());
+    EXPECT_EQ(outputs.status().code(), StatusCode::kInvalidArgument) << outputs.status().to_string();
+    EXPECT_NE(outputs.status().message().find("'input'"), std::string::npos) << outputs.status().to_string();
+  }
+}
+
+// SessionOptions::input_shapes sets symbolic dims only: a static dim given otherwise
+// is refused at load, naming the input and both shapes.
+TEST(CpuSession, InputShapesCannotChangeStaticDims) {
+  SessionOptions options = cpu_options(1, "shapes.sqlite");
+  options.input_shapes["input"] = {1, 3, 9, 9};
+  auto refused = Session::load(tiny("tiny_cnn"), options);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("graph input 'input' is declared [batch, 3, 8, 8] in the model; the "
+                                            "given shape [1, 3, 9, 9] differs in dim 2 (9, not 8)"),
+            std::string::npos)
+      << refused.status().to_string();
+  options.input_shapes["input"] = {3, 3, 8, 8};  // the batch, a symbolic dim: set
+  auto session = load_ok(tiny("tiny_cnn"), options);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->inputs()[0].shape, (Shape{3, 3, 8, 8}));
+}
+
+// SessionOptions::constant_inputs: ONNX's Reshape test feeds the target shape as a
+// graph input; given at load, it folds, is no longer a session input, and the output
+// is the expected one.
+TEST(CpuSession, ConstantInputsResolveShapeInputs) {
+  const std::string dir = "/usr/share/libonnx-testdata/data/node/test_reshape_reordered_all_dims";
+  if (!fs::exists(dir + "/model.onnx")) GTEST_SKIP() << "libonnx-testdata is not installed";
+  auto data = read_tensor_file(dir + "/test_data_set_0/input_0.pb");
+  auto target = read_tensor_file(dir + "/test_data_set_0/input_1.pb");
+  auto expected = read_tensor_file(dir + "/test_data_set_0/output_0.pb");
+  ASSERT_TRUE(data && target && expected);
+  SessionOptions options = cpu_options(1, "constants.sqlite");
+  auto without = Session::load(dir + "/model.onnx", options);
+  ASSERT_FALSE(without.has_value());
+  EXPECT_EQ(without.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(without.status().message().find("constant_inputs"), std::string::npos) << without.status().to_string();
+
+  options.constant_inputs["shape"] = *target;
+  auto session = load_ok(dir + "/model.onnx", options);
+  ASSERT_TRUE(session);
+  ASSERT_EQ(session->inputs().size(), 1u);
+  EXPECT_EQ(session->inputs()[0].name, "data");
+  auto outputs = session->run({*data});
+  ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  EXPECT_EQ((*outputs)[0].shape(), expected->shape());
+  EXPECT_EQ(std::memcmp((*outputs)[0].raw(), expected->raw(), expected->nbytes()), 0);
 }
 
 // A model without convolutions needs no timings: no database is opened, even one that cannot exist.

@@ -295,14 +295,116 @@ TEST(OnnxImport, DeclaredOutputShapeIsChecked) {
   expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"'y'", "[2, 4]", "[2, 3]"});
 }
 
-TEST(OnnxImport, DeclaredOutputDimsMayDifferWhenInputsOverridden) {
+// A given shape sets symbolic dims only: a static dim the model declares stays
+// (before, [8, 3] for a declared [1, 3] ran with batch 8).
+TEST(OnnxImport, GivenShapeCannotChangeStaticDims) {
   TempDir dir;
   const std::string path = write_model(dir, relu_model({"1", "3"}));
   ImportOptions options;
   options.input_shapes["x"] = {8, 3};
+  expect_error(load(path, options), StatusCode::kInvalidArgument,
+               {"graph input 'x'", "declared [1, 3]", "[8, 3]", "dim 0 (8, not 1)"});
+  options.input_shapes["x"] = {1, 3};
   auto g = load(path, options);
   ASSERT_TRUE(g.has_value()) << g.status().to_string();
-  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{8, 3}));
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{1, 3}));
+}
+
+// The channel dim of [batch, 3, 8, 8] given as 4 is the input's fault, found at the
+// input rather than at the first Conv as a model error.
+TEST(OnnxImport, GivenShapeWrongChannelsBlamesTheInput) {
+  TempDir dir;
+  const std::string path = write_model(dir, relu_model({"batch", "3", "8", "8"}));
+  ImportOptions options;
+  options.input_shapes["x"] = {1, 4, 8, 8};
+  expect_error(load(path, options), StatusCode::kInvalidArgument,
+               {"graph input 'x'", "[batch, 3, 8, 8]", "[1, 4, 8, 8]", "dim 1 (4, not 3)"});
+}
+
+// A symbolic name is one value: set by one input's given shape, it holds for the
+// other inputs that use it (not the batch option), and two given shapes must agree.
+TEST(OnnxImport, SymbolicDimsBoundConsistentlyAcrossInputs) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "a", {"N", "3"});
+  add_input(m, "b", {"N", "4"});
+  add_input(m, "c", {"M"});
+  add_node(m, "Relu", {"a"}, {"ya"});
+  add_node(m, "Relu", {"b"}, {"yb"});
+  add_node(m, "Relu", {"c"}, {"yc"});
+  add_output(m, "ya", {"N", "3"});
+  add_output(m, "yb", {"N", "4"});
+  add_output(m, "yc", {"M"});
+  const std::string path = write_model(dir, m);
+  ImportOptions options;
+  options.batch = 5;
+  options.input_shapes["a"] = {2, 3};
+  auto g = load(path, options);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_EQ(g->value(g->inputs[1]).shape, (Shape{2, 4}));  // N from a
+  EXPECT_EQ(g->value(g->inputs[2]).shape, (Shape{5}));     // M: the batch
+  options.input_shapes["b"] = {3, 4};
+  expect_error(load(path, options), StatusCode::kInvalidArgument,
+               {"'N'", "to 2 (graph input 'a')", "to 3 (graph input 'b' [3, 4])"});
+}
+
+// Sizes are products: a batch of 2^62 over [N, 3, 8, 8] floats is refused at import,
+// before anything multiplies it again (it used to abort in the allocator).
+TEST(OnnxImport, InputSizeOverflowRefused) {
+  TempDir dir;
+  const std::string path = write_model(dir, relu_model({"N", "3", "8", "8"}));
+  ImportOptions options;
+  options.batch = int64_t{1} << 62;
+  expect_error(load(path, options), StatusCode::kInvalidArgument,
+               {"graph input 'x'", "2^63 bytes", "batch (4611686018427387904)"});
+  options.batch = 1;
+  const std::string huge = write_model(dir, relu_model({"N", "3", "2147483648", "2147483648"}), "huge.onnx");
+  expect_error(load(huge, options), StatusCode::kInvalidArgument, {"graph input 'x'", "2^63 bytes"});
+}
+
+// A Reshape whose target is a graph input: unsupported without its value (the
+// error says how to give it), folded into a constant with it.
+onnx::ModelProto reshape_by_input_model() {
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "x", {"2", "6"});
+  add_input(m, "target", {"2"}, onnx::TensorProto::INT64);
+  add_node(m, "Reshape", {"x", "target"}, {"y"});
+  add_output(m, "y", {"3", "4"});
+  return m;
+}
+
+TEST(OnnxImport, ConstantInputsFoldShapeInputs) {
+  REQUIRE_OPS(OpKind::kReshape);
+  TempDir dir;
+  const std::string path = write_model(dir, reshape_by_input_model());
+  expect_error(load(path), StatusCode::kUnsupported,
+               {"must be known when the model is loaded", "graph input 'target'", "constant_inputs"});
+  ImportOptions options;
+  options.constant_inputs["target"] = Tensor::from_int64s({2}, std::vector<int64_t>{3, 4});
+  auto g = load(path, options);
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->inputs.size(), 1u);  // only x is given at run time
+  EXPECT_EQ(g->value(g->inputs[0]).name, "x");
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{3, 4}));
+  ASSERT_EQ(g->nodes.size(), 1u);
+  EXPECT_TRUE(g->value(g->nodes[0].inputs[1]).constant.has_value());
+}
+
+TEST(OnnxImport, ConstantInputsChecked) {
+  TempDir dir;
+  const std::string path = write_model(dir, reshape_by_input_model());
+  ImportOptions options;
+  options.constant_inputs["target"] = Tensor::from_floats({2}, std::vector<float>{3, 4});
+  expect_error(load(path, options), StatusCode::kInvalidArgument, {"'target'", "declared int64", "float32[2]"});
+  options.constant_inputs["target"] = Tensor::from_int64s({3}, std::vector<int64_t>{3, 4, 1});
+  expect_error(load(path, options), StatusCode::kInvalidArgument, {"'target'", "[3]", "dim 0 (3, not 2)"});
+  options.constant_inputs.clear();
+  options.constant_inputs["nope"] = Tensor::from_int64s({2}, std::vector<int64_t>{3, 4});
+  expect_error(load(path, options), StatusCode::kInvalidArgument, {"a value is given for 'nope'", "inputs: x, target"});
+  options.constant_inputs.clear();
+  options.constant_inputs["target"] = Tensor::from_int64s({2}, std::vector<int64_t>{3, 4});
+  options.input_shapes["target"] = {2};
+  expect_error(load(path, options), StatusCode::kInvalidArgument, {"'target'", "both a shape and a constant value"});
 }
 
 TEST(OnnxImport, InitializersListedAsInputsAreConstants) {

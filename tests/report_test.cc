@@ -338,6 +338,31 @@ TEST(Report, UnlimitedWorkspaceSaysWhatBoundedTheTimings) {
   EXPECT_EQ(format_workspace_limit(limited), "64.0 MiB");
 }
 
+// The report says which layout the plan runs and, when several were planned
+// (--layout auto on the GPU), that it is the faster by measured timings, in every format.
+TEST(Report, NamesTheLayoutAndHowItWasChosen) {
+  const Fixture f = alexnet_fixture();
+  auto policy = plan_wr(f.named, f.batch, 64 * kMiB);
+  ASSERT_TRUE(policy.has_value()) << policy.status().to_string();
+  PlanResult result = wrap(f, Policy::kWr, 64 * kMiB, std::move(policy).value());
+  result.plan.device = "cuda";
+  result.plan.layout = "nhwc";
+  const std::string note = "predicted convolution time: nchw 9.000 ms, nhwc 7.000 ms";
+  const ReportData chosen = build_report(result, f.graph, "alexnet", note);
+  const std::string expected = "nhwc, the faster of the layouts planned (--layout auto) by measured timings: " + note;
+  EXPECT_NE(report_text(chosen).find("\nlayout:   " + expected + "\n"), std::string::npos) << report_text(chosen);
+  EXPECT_EQ(report_json(chosen)["layout"], "nhwc");
+  EXPECT_EQ(report_json(chosen)["layout_choice"], note);
+  EXPECT_NE(report_html(chosen).find("<th>layout</th><td>" + html_escape(expected) + "</td>"), std::string::npos);
+  // One layout planned (asked for, or the CPU's): just its name.
+  result.plan.layout = "nchw";
+  const ReportData asked = build_report(result, f.graph, "alexnet");
+  EXPECT_NE(report_text(asked).find("\nlayout:   nchw\n"), std::string::npos) << report_text(asked);
+  EXPECT_EQ(report_json(asked)["layout"], "nchw");
+  EXPECT_TRUE(report_json(asked)["layout_choice"].is_null());
+  EXPECT_NE(report_html(asked).find("<th>layout</th><td>nchw</td>"), std::string::npos);
+}
+
 TEST(Report, NoConvolutions) {
   PlanResult result;
   ir::Graph graph;

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -71,8 +73,8 @@ TEST(SessionFlags, Streams) {
       {"one", {"--streams", "1"}, streams_are(1)},
       {"two", {"--streams", "2"}, streams_are(2)},
       {"three", {"--streams", "3"}, nullptr, "streams must be 1 or 2, got 3"},
-      {"zero", {"--streams", "0"}, nullptr, "--streams must be at least 1"},
-      {"beyond an int", {"--streams", "4294967297"}, nullptr, "--streams is too large"},
+      {"zero", {"--streams", "0"}, nullptr, "--streams must be from 1 to 2147483647, got 0"},
+      {"beyond an int", {"--streams", "4294967297"}, nullptr, "--streams must be from 1 to 2147483647, got 4294967297"},
       {"not a number", {"--streams", "many"}, nullptr, "--streams expects an integer"},
   });
 }
@@ -121,10 +123,50 @@ TEST(SessionFlags, BatchSizesLayoutDeviceAndCounts) {
       {"bad layout", {"--layout", "chwn"}, nullptr, "--layout must be auto, nchw or nhwc, got 'chwn'"},
       {"batch", {"--batch", "16"}, [](const SessionOptions& o) { return o.batch == 16; }},
       {"batch zero", {"--batch", "0"}, nullptr, "--batch must be at least 1"},
-      {"negative threads", {"--threads", "-1"}, nullptr, "--threads must be at least 0"},
+      {"negative threads", {"--threads", "-1"}, nullptr, "--threads must be from 0 to 2147483647, got -1"},
       {"db and quiet", {"--db", "x.sqlite", "--quiet", "--rebenchmark"},
        [](const SessionOptions& o) { return o.benchmark_db == "x.sqlite" && !o.progress && o.rebenchmark; }},
   });
+}
+
+// Integer flags: a value strtoll cannot hold is out of range, not a clamped or
+// wrapped number; text around the digits is not an integer.
+TEST(SessionFlags, IntegerFlagsOutOfRange) {
+  run_cases({
+      {"batch beyond int64", {"--batch", "99999999999999999999999"}, nullptr,
+       "--batch must be at least 1, got 99999999999999999999999"},
+      {"batch below int64", {"--batch", "-99999999999999999999999"}, nullptr, "--batch must be at least 1"},
+      {"negative batch", {"--batch", "-3"}, nullptr, "--batch must be at least 1, got -3"},
+      {"batch with a unit", {"--batch", "8k"}, nullptr, "--batch expects an integer at least 1, got '8k'"},
+      {"batch with blanks", {"--batch", " 8"}, nullptr, "--batch expects an integer"},
+      {"empty batch", {"--batch="}, nullptr, "--batch expects an integer"},
+      {"largest batch parses", {"--batch", "9223372036854775807"},
+       [](const SessionOptions& o) { return o.batch == INT64_MAX; }},
+      {"threads beyond int", {"--threads", "99999999999"}, nullptr, "--threads must be from 0 to 2147483647"},
+      {"threads beyond int64", {"--threads", "99999999999999999999999"}, nullptr,
+       "--threads must be from 0 to 2147483647"},
+      {"streams beyond int64", {"--streams", "18446744073709551617"}, nullptr, "--streams must be from 1 to"},
+  });
+}
+
+// No exception leaves `ucudnn`'s main: run_catching turns it into one Status (the
+// CLI prints it as one line, exit 1) instead of std::terminate's abort (exit 134).
+TEST(RunCatching, ExceptionsBecomeAStatus) {
+  Status seen;
+  auto keep = [&](const Status& s) {
+    seen = s;
+    return 1;
+  };
+  EXPECT_EQ(run_catching([] { return 7; }, keep), 7);
+  EXPECT_TRUE(seen.is_ok());
+  EXPECT_EQ(run_catching([]() -> int { throw std::bad_alloc(); }, keep), 1);
+  EXPECT_EQ(seen.code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(seen.message().find("ran out of memory"), std::string::npos) << seen.to_string();
+  EXPECT_EQ(run_catching([]() -> int { throw std::length_error("vector::_M_default_append"); }, keep), 1);
+  EXPECT_EQ(seen.code(), StatusCode::kInternal);
+  EXPECT_NE(seen.message().find("vector::_M_default_append"), std::string::npos) << seen.to_string();
+  EXPECT_EQ(run_catching([]() -> int { throw 42; }, keep), 1);
+  EXPECT_EQ(seen.code(), StatusCode::kInternal);
 }
 
 TEST(SessionFlags, HelpNamesTheChoices) {

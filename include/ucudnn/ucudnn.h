@@ -80,9 +80,17 @@ inline constexpr size_t kUnlimitedWorkspace = SIZE_MAX;
 
 struct SessionOptions {
   Device device = Device::kCpu;
-  // Shapes for graph inputs by name (overrides the model's declared shape).
+  // Shapes for graph inputs by name. A given shape sets the model's symbolic dims
+  // ("batch"; one value per name across all inputs) and must agree with its static
+  // dims and rank: InvalidArgument naming the input and both shapes otherwise.
   std::map<std::string, Shape> input_shapes;
-  // Value for symbolic dims (usually the batch) not fixed by input_shapes.
+  // Graph inputs whose values are known at load: they become initializers and are
+  // folded, so a Reshape's shape, a Slice's starts/ends/axes/steps, Squeeze/Unsqueeze
+  // axes, Pad's pads or Split's split fed as graph inputs can be resolved. They are
+  // then not among Session::inputs() and not passed to run(). Dtype and shape must
+  // match the declaration (their shapes set symbolic dims as input_shapes do).
+  std::map<std::string, Tensor> constant_inputs;
+  // Value for symbolic dims (usually the batch) not set by input_shapes or constant_inputs.
   int64_t batch = 1;
   // CPU threads; 0 = all cores.
   int threads = 0;

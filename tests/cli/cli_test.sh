@@ -82,7 +82,10 @@ import json, sys
 wr, undivided = (json.load(open(p)) for p in sys.argv[1:3])
 assert wr["policy"] == "wr" and undivided["policy"] == "undivided"
 assert wr["totals"]["undivided_ms"] == undivided["totals"]["predicted_ms"], (wr["totals"], undivided["totals"])
+# The report names the layout the plan runs; on the CPU only NCHW is planned, so nothing was chosen between.
+assert wr["layout"] == "nchw" and wr["layout_choice"] is None, (wr["layout"], wr["layout_choice"])
 PY
+grep -q "^layout:   nchw$" "$work/report_unlimited.out" || fail "the text report does not name the layout"
 
 # --- bad input: files
 : > "$work/empty.onnx"
@@ -115,13 +118,89 @@ expect_error bad_batch_sizes 2 "--batch-sizes must be powerOfTwo, all or undivid
 expect_error bad_layout 2 "--layout must be auto, nchw or nhwc" -- "$ucudnn" report "$model" --layout chwn
 expect_error nhwc_on_cpu 2 "layout nhwc is a GPU layout" -- "$ucudnn" run "$model" --device cpu --layout nhwc
 expect_error bad_streams 2 "streams must be 1 or 2, got 3" -- "$ucudnn" run "$model" --streams 3
-expect_error huge_threads 2 "--threads is too large" -- "$ucudnn" run "$model" --threads 99999999999
+expect_error huge_threads 2 "--threads must be from 0 to 2147483647, got 99999999999" -- "$ucudnn" run "$model" --threads 99999999999
+# Integer flags out of range are usage errors naming the flag (strtoll's overflow used to pass, clamped).
+expect_error batch_overflow 2 "--batch must be at least 1, got 99999999999999999999999" -- "$ucudnn" run "$model" --batch 99999999999999999999999
+expect_error batch_negative 2 "--batch must be at least 1, got -4" -- "$ucudnn" plan "$model" --batch -4 -o "$work/x.json"
+expect_error batch_not_integer 2 "--batch expects an integer" -- "$ucudnn" report "$model" --batch 8x
+expect_error iterations_zero 2 "--iterations must be at least 1, got 0" -- "$ucudnn" run "$model" --iterations 0
+expect_error warmup_negative 2 "--warmup must be at least 0, got -1" -- "$ucudnn" run "$model" --warmup -1
+expect_error seed_overflow 2 "--seed must be from 0 to 4294967295" -- "$ucudnn" run "$model" --seed 4294967296
+expect_error streams_overflow 2 "--streams must be from 1 to" -- "$ucudnn" run "$model" --streams 18446744073709551617
+# A batch whose sizes overflow: one clear line and exit 1, not std::bad_alloc (exit 134) or a crash.
+expect_error batch_too_large 1 "2^63 bytes" -- "$ucudnn" run "$model" --batch 4611686018427387904
+# Every usage error exits 2 in every command.
+for cmd in run report; do
+  expect_error "bad_policy_$cmd" 2 "--policy must be undivided, wr or wd, got 'xx'" -- "$ucudnn" $cmd "$model" --policy xx
+  expect_error "bad_batch_sizes_$cmd" 2 "--batch-sizes must be powerOfTwo, all or undivided, got 'some'" -- "$ucudnn" $cmd "$model" --batch-sizes some
+done
+expect_error bad_policy_plan_xx 2 "--policy must be undivided, wr or wd, got 'xx'" -- "$ucudnn" plan "$model" -o "$work/x.json" --policy xx
 expect_error share_without_wd 2 "share_workspace applies to policy wd" -- "$ucudnn" plan "$model" --share-workspace -o "$work/x.json"
 expect_error plan_and_policy 2 "either --plan or --policy" -- "$ucudnn" run "$model" --plan "$work/plan.json" --policy wr
 expect_error plan_with_plan 2 "--plan is for run" -- "$ucudnn" plan "$model" --plan "$work/plan.json" -o "$work/x.json"
 [[ -e "$work/x.json" ]] && fail "a refused plan command wrote its output"
 expect_error wrong_input_name 1 "not a .*input" -- "$ucudnn" run "$model" --input nope="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb"
-expect_error wrong_input_shape 1 "input" -- "$ucudnn" run "$src/models/tiny/tiny_residual/model.onnx" --input input="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb"
+# An input file must be what the model declares: dtype, rank and static dims; its symbolic
+# dims set the batch. Refused before anything is planned, naming the input, the file and both shapes.
+tiny_input="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb"
+expect_error wrong_input_shape 1 "input=$tiny_input: the file holds float32\[2, 3, 8, 8\], but the model's input 'input' is float32\[batch, 4, 6, 6\]: dim 1 is 3, not 4" -- "$ucudnn" run "$src/models/tiny/tiny_residual/model.onnx" --input input="$tiny_input"
+/usr/bin/python3 - "$work" <<'PY' || fail "could not write the input files"
+import sys
+import numpy as np
+work = sys.argv[1]
+rng = np.random.default_rng(0)
+for name, shape, dtype in [("x_1x3x9x9", (1, 3, 9, 9), np.float32), ("x_1x4x8x8", (1, 4, 8, 8), np.float32),
+                           ("x_2x3x8x8", (2, 3, 8, 8), np.float32), ("x_f64", (1, 3, 8, 8), np.float64),
+                           ("x_3x8x8", (3, 8, 8), np.float32)]:
+    np.save(f"{work}/{name}.npy", rng.standard_normal(shape).astype(dtype))
+PY
+expect_error input_larger_spatial 1 "input=$work/x_1x3x9x9.npy: the file holds float32\[1, 3, 9, 9\], but the model's input 'input' is float32\[batch, 3, 8, 8\]: dim 2 is 9, not 8" -- "$ucudnn" run "$model" --input input="$work/x_1x3x9x9.npy"
+# Four channels for three: the input is blamed, not the model ("InvalidModel ... channel mismatch" before).
+expect_error input_four_channels 1 "InvalidArgument: --input input=$work/x_1x4x8x8.npy: .*dim 1 is 4, not 3" -- "$ucudnn" run "$model" --input input="$work/x_1x4x8x8.npy"
+expect_error input_wrong_rank 1 "float32\[3, 8, 8\], but the model's input 'input' is float32\[batch, 3, 8, 8\]: rank 3, not 4" -- "$ucudnn" run "$model" --input input="$work/x_3x8x8.npy"
+expect_error input_wrong_dtype 1 "the file holds float64\[1, 3, 8, 8\], but the model's input 'input' is float32\[batch, 3, 8, 8\]: the dtypes differ" -- "$ucudnn" run "$model" --input input="$work/x_f64.npy"
+expect_error input_batch_vs_flag 1 "x_2x3x8x8.npy: .*dim 0 is 2 (batch), but --batch is 3; drop --batch" -- "$ucudnn" run "$model" --batch 3 --input input="$work/x_2x3x8x8.npy"
+expect_error input_twice 2 "--input names 'input' twice" -- "$ucudnn" run "$model" --input input="$work/x_2x3x8x8.npy" --input input="$tiny_input"
+expect_error input_malformed 2 "--input expects NAME=FILE, got 'input'" -- "$ucudnn" run "$model" --input input
+# Without --batch the batch is the file's: the summary says so and the throughput counts it.
+expect_ok input_sets_batch "$ucudnn" run "$model" --input input="$work/x_2x3x8x8.npy" --iterations 2 --warmup 0
+grep -q "batch 2," "$work/input_sets_batch.out" || fail "run with a batch-2 input file does not report batch 2: $(cat "$work/input_sets_batch.out")"
+grep -q "output float32\[2, 5\]" "$work/input_sets_batch.out" || fail "run with a batch-2 input file gives no [2, 5] output"
+expect_ok input_sets_batch_json "$ucudnn" run "$model" --input input="$work/x_2x3x8x8.npy" --iterations 2 --warmup 0 --json
+python3 - "$work/input_sets_batch_json.out" <<'PY' || fail "run --json with a batch-2 input file: batch or throughput not the file's"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["batch"] == 2, j["batch"]
+assert abs(j["throughput_per_s"] - 2 * 1000.0 / j["latency_ms"]["median"]) <= 1e-6 * j["throughput_per_s"], j
+PY
+expect_ok input_same_batch_flag "$ucudnn" run "$model" --batch 2 --input input="$work/x_2x3x8x8.npy" --iterations 1 --warmup 0
+# int64 files are given at load as constants: a Reshape whose target is a graph input runs.
+/usr/bin/python3 - "$work" <<'PY' || fail "could not write the Reshape-by-input model"
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+work = sys.argv[1]
+graph = helper.make_graph([helper.make_node("Reshape", ["x", "target"], ["y"])], "reshape_by_input",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 6]),
+                           helper.make_tensor_value_info("target", TensorProto.INT64, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), f"{work}/reshape_by_input.onnx")
+np.save(f"{work}/target.npy", np.array([3, -1], dtype=np.int64))
+np.save(f"{work}/x_2x6.npy", np.arange(12, dtype=np.float32).reshape(2, 6))
+PY
+expect_ok run_shape_input "$ucudnn" run "$work/reshape_by_input.onnx" --input target="$work/target.npy" --input x="$work/x_2x6.npy" --iterations 1 --warmup 0 --output-dir "$work/reshape_out"
+/usr/bin/python3 - "$work/reshape_out/y.pb" <<'PY' || fail "the Reshape by an int64 input file gave the wrong output"
+import sys
+import numpy as np
+from onnx import TensorProto, numpy_helper
+t = TensorProto()
+t.ParseFromString(open(sys.argv[1], "rb").read())
+y = numpy_helper.to_array(t)
+assert y.shape == (3, 4) and np.array_equal(y, np.arange(12, dtype=np.float32).reshape(3, 4)), y
+PY
+expect_error run_shape_input_missing 1 "must be known when the model is loaded.*graph input 'target'.*--input target=FILE" -- "$ucudnn" run "$work/reshape_by_input.onnx"
+"$ucudnn" run --help | grep -q "int64 files" || fail "run --help does not say int64 input files are given at load"
 expect_error missing_input_file 1 "nope.pb" -- "$ucudnn" run "$model" --input input="$work/nope.pb"
 # A plan for another batch, and a corrupt plan, are refused.
 expect_error plan_other_batch 1 "another model or input shape" -- "$ucudnn" run "$model" --batch 5 --plan "$work/plan.json"

@@ -3,7 +3,9 @@
 // A case is a folder holding `model.onnx` and `test_data_set_*/input_N.pb`,
 // `output_N.pb` (the layout of ONNX's own test data and of models/tiny). For
 // each data set the model is loaded with the inputs' shapes (by the model's
-// input names, in order), run, and every output compared with the expected one:
+// input names, in order) — and, when it is unsupported so, once more with its
+// int64 inputs given at load as constants (Note [shape inputs at load]) — run, and
+// every output compared with the expected one:
 // dtype and shape must match; floats within |got − want| ≤ atol + rtol·|want|
 // (NaN equals NaN), integers and bools exactly. Sessions are made from the
 // caller's SessionOptions (device, math, threads) plus the data set's shapes.

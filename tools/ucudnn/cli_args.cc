@@ -1,9 +1,12 @@
 // Command-line parsing helpers for the ucudnn tool.
 #include "tools/ucudnn/cli_args.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <new>
 
 namespace ucudnn::cli {
 
@@ -52,15 +55,37 @@ std::vector<std::string> Args::get_all(const std::string& flag) const {
   return out;
 }
 
-Expected<int64_t> Args::get_int(const std::string& flag, int64_t fallback, int64_t min_value) const {
+Expected<int64_t> Args::get_int(const std::string& flag, int64_t fallback, int64_t min_value,
+                                int64_t max_value) const {
   if (!has(flag)) return fallback;
   const std::string text = get(flag);
+  const std::string range = max_value == INT64_MAX ? "at least " + std::to_string(min_value)
+                                                   : "from " + std::to_string(min_value) + " to " +
+                                                         std::to_string(max_value);
+  // strtoll skips leading blanks; an integer flag is digits with an optional sign only.
+  const bool digits = !text.empty() && text.find_first_not_of("+-0123456789") == std::string::npos;
   char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') return invalid_argument("--" + flag + " expects an integer, got '" + text + "'");
-  if (v < min_value)
-    return invalid_argument("--" + flag + " must be at least " + std::to_string(min_value) + ", got " + text);
+  errno = 0;
+  const long long v = digits ? std::strtoll(text.c_str(), &end, 10) : 0;
+  if (!digits || *end != '\0')
+    return invalid_argument("--" + flag + " expects an integer " + range + ", got '" + text + "'");
+  // ERANGE: strtoll clamped the value to LLONG_MIN/MAX, which must not pass as the value given.
+  if (errno == ERANGE || v < min_value || v > max_value)
+    return invalid_argument("--" + flag + " must be " + range + ", got " + text);
   return static_cast<int64_t>(v);
+}
+
+int run_catching(const std::function<int()>& command, const std::function<int(const Status&)>& on_error) {
+  try {
+    return command();
+  } catch (const std::bad_alloc&) {
+    return on_error(out_of_memory("the host ran out of memory (an allocation failed): is --batch or an input too "
+                                  "large for this machine?"));
+  } catch (const std::exception& e) {
+    return on_error(internal_error(std::string("unexpected exception: ") + e.what()));
+  } catch (...) {
+    return on_error(internal_error("unexpected exception of unknown type"));
+  }
 }
 
 }  // namespace ucudnn::cli

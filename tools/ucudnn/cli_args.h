@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -26,12 +27,20 @@ class Args {
   std::string get(const std::string& flag, const std::string& fallback = "") const;
   // Every value given for a repeatable flag, in order.
   std::vector<std::string> get_all(const std::string& flag) const;
-  Expected<int64_t> get_int(const std::string& flag, int64_t fallback, int64_t min_value) const;
+  // The integer value of `flag` (`fallback` when absent). Text that is not a
+  // whole decimal integer, or a value outside [min_value, max_value] (overflow of
+  // int64 included), is an InvalidArgument naming the flag and the range.
+  Expected<int64_t> get_int(const std::string& flag, int64_t fallback, int64_t min_value,
+                            int64_t max_value = INT64_MAX) const;
 
  private:
   std::vector<std::string> positional_;
   std::multimap<std::string, std::string> values_;
 };
 
+// Runs `command` and returns its exit code; an exception escaping it (an allocation
+// no check foresaw, a bug) becomes one Status — OutOfMemory for std::bad_alloc,
+// Internal otherwise — passed to `on_error`, whose result is returned instead.
+int run_catching(const std::function<int()>& command, const std::function<int(const Status&)>& on_error);
 
 }  // namespace ucudnn::cli

@@ -47,8 +47,7 @@ int cmd_report(int argc, char** argv) {
   if (args.has("json")) {
     std::printf("%s\n", planned->report_json().c_str());
   } else {
-    std::printf("%s", planned->report_text().c_str());
-    if (!planned->summary().layout_note.empty()) std::printf("layout:   %s\n", planned->summary().layout_note.c_str());
+    std::printf("%s", planned->report_text().c_str());  // its layout line says how the layout was chosen
     if (args.has("html")) std::printf("html:     %s\n", args.get("html").c_str());
   }
   return 0;

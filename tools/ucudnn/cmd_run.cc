@@ -17,6 +17,7 @@
 
 #include "tools/ucudnn/cli_args.h"
 #include "tools/ucudnn/commands.h"
+#include "tools/ucudnn/input_files.h"
 #include "tools/ucudnn/session_flags.h"
 #include "ucudnn/ucudnn.h"
 
@@ -27,8 +28,12 @@ namespace {
 constexpr const char* kRunUsage =
     "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--iterations N] [--warmup N]\n"
     "                  [--seed N] [--json] [--profile] [--device-io] [session flags]\n"
-    "  --input NAME=FILE        an ONNX TensorProto (.pb) or NumPy (.npy) file; inputs without one\n"
-    "                           are random (seeded), their symbolic dims set to --batch\n"
+    "  --input NAME=FILE        an ONNX TensorProto (.pb) or NumPy (.npy) file for input NAME (once per\n"
+    "                           input); its dtype and static dims must be the model's, its symbolic\n"
+    "                           dims set the batch (and must equal --batch when given). int64 files\n"
+    "                           (a Reshape's shape, a Slice's starts ...) are given at load as\n"
+    "                           constants and folded. Inputs without a file are random (seeded),\n"
+    "                           their symbolic dims the files' batch, else --batch\n"
     "  --output-dir DIR         write every output as DIR/<name>.pb\n"
     "  --iterations N, --warmup N  timed runs (default 10) after untimed ones (default 2)\n"
     "  --json                   one JSON object on stdout instead of the summary\n"
@@ -37,18 +42,18 @@ constexpr const char* kRunUsage =
     "  --device-io              inputs and outputs stay in GPU memory (Session::run_on_device):\n"
     "                           the timed runs exclude host copies (needs --device cuda)\n";
 
-// NAME=FILE pairs from --input.
-Expected<std::map<std::string, Tensor>> read_input_files(const std::vector<std::string>& specs) {
-  std::map<std::string, Tensor> tensors;
-  for (const std::string& spec : specs) {
-    const size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      return invalid_argument("--input expects NAME=FILE, got '" + spec + "'");
-    auto tensor = read_tensor_file(spec.substr(eq + 1));
-    if (!tensor) return tensor.status().with_context("--input " + spec);
-    tensors[spec.substr(0, eq)] = std::move(*tensor);
-  }
-  return tensors;
+// Reads the --input files, checks them against the model, and gives them to
+// `options`; without --batch the batch is the one the files set.
+Status use_input_files(const std::string& model_path, bool batch_given, std::vector<InputFile>* files,
+                       SessionOptions* options) {
+  if (files->empty()) return Status::ok();
+  UCUDNN_RETURN_IF_ERROR(read_input_files(files));
+  UCUDNN_ASSIGN_OR_RETURN(ModelInfo model, model_info(model_path));
+  const std::optional<int64_t> batch_flag = batch_given ? std::optional<int64_t>(options->batch) : std::nullopt;
+  UCUDNN_ASSIGN_OR_RETURN(std::optional<int64_t> file_batch, check_input_files(model, *files, batch_flag));
+  if (file_batch) options->batch = *file_batch;
+  add_input_files(*files, options);
+  return Status::ok();
 }
 
 Expected<Tensor> random_tensor(const TensorInfo& info, std::mt19937& rng) {
@@ -226,7 +231,7 @@ int cmd_run(int argc, char** argv) {
   if (Status s = session_options_from_flags(args, &options); !s.is_ok()) return report_error(s, true);
   auto iterations = args.get_int("iterations", 10, 1);
   auto warmup = args.get_int("warmup", 2, 0);
-  auto seed = args.get_int("seed", 0, 0);
+  auto seed = args.get_int("seed", 0, 0, UINT32_MAX);  // std::mt19937 takes 32 bits
   for (const Status& s : {iterations.status(), warmup.status(), seed.status()})
     if (!s.is_ok()) return report_error(s, true);
   const bool device_io = args.has("device-io");
@@ -236,29 +241,26 @@ int cmd_run(int argc, char** argv) {
                                          device_name(options.device)),
                         true);
 
-  auto files = read_input_files(args.get_all("input"));
-  if (!files) return report_error(files.status());
-  for (const auto& [name, tensor] : *files) options.input_shapes[name] = tensor.shape();
+  auto files = parse_input_specs(args.get_all("input"));
+  if (!files) return report_error(files.status(), true);
+  if (Status s = use_input_files(model_path, args.has("batch"), &*files, &options); !s.is_ok()) return report_error(s);
 
   auto session = Session::load(model_path, options);
   if (!session) return report_error(session.status());
 
-  // Inputs in model order: from files, else random.
+  // Inputs in model order: from files, else random. (int64 files were given at load.)
   std::mt19937 rng(static_cast<uint32_t>(*seed));
   std::vector<Tensor> inputs;
   for (const TensorInfo& info : (*session)->inputs()) {
-    auto it = files->find(info.name);
+    auto it = std::find_if(files->begin(), files->end(), [&](const InputFile& f) { return f.name == info.name; });
     if (it != files->end()) {
-      inputs.push_back(it->second);
-      files->erase(it);
+      inputs.push_back(it->tensor);
       continue;
     }
     auto t = random_tensor(info, rng);
     if (!t) return report_error(t.status());
     inputs.push_back(std::move(*t));
   }
-  if (!files->empty())
-    return report_error(invalid_argument("--input names '" + files->begin()->first + "', which is not a model input"));
 
   std::vector<double> times_ms;
   auto timed = device_io ? time_on_device(**session, inputs, *warmup, *iterations, &times_ms)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "tools/ucudnn/cli_args.h"
 #include "tools/ucudnn/commands.h"
 
 namespace ucudnn::cli {
@@ -40,9 +41,7 @@ void print_usage(FILE* out) {
                "ucudnn runs ONNX convolutional networks on the CPU (Eigen) or an NVIDIA GPU (cuDNN).\n");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int dispatch(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     print_usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -55,4 +54,13 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "ucudnn: unknown command '%s'\n", command.c_str());
   print_usage(stderr);
   return 2;
+}
+
+}  // namespace
+
+// The library reports errors as Status; an exception reaching here (an allocation
+// the checks did not foresee, a bug) still ends as one line and exit 1, not an abort.
+int main(int argc, char** argv) {
+  return ucudnn::cli::run_catching([&] { return dispatch(argc, argv); },
+                                   [](const ucudnn::Status& status) { return ucudnn::cli::report_error(status); });
 }

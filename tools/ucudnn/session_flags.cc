@@ -54,8 +54,7 @@ Expected<Enum> parse_choice(const Args& args, const std::string& flag, Enum fall
 
 // An integer flag that must fit an int (threads, streams).
 Expected<int> get_small_int(const Args& args, const std::string& flag, int fallback, int min_value) {
-  UCUDNN_ASSIGN_OR_RETURN(int64_t value, args.get_int(flag, fallback, min_value));
-  if (value > INT_MAX) return invalid_argument("--" + flag + " is too large: " + std::to_string(value));
+  UCUDNN_ASSIGN_OR_RETURN(int64_t value, args.get_int(flag, fallback, min_value, INT_MAX));
   return static_cast<int>(value);
 }
 
