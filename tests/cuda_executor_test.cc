@@ -1,7 +1,7 @@
 // runtime::Executor over the CUDA backend (cuda::make_cuda_backend): a divided
 // convolution (micro-batches 3 + 5 with two cuDNN algorithms) equals the
 // undivided one; a plan whose micro-batches do not cover the batch is refused;
-// pool padding cuDNN cannot express is a clear Unsupported error at creation;
+// pools and a Conv whose padding cuDNN cannot express match the CPU in NCHW and NHWC;
 // running on bound device buffers (run_bound) gives bitwise the outputs of a
 // host run, micro-batches included, copies outputs it cannot bind, and refuses
 // bad buffers. Every op against the reference is the op table's
@@ -77,17 +77,85 @@ TEST(CudaExecutor, MicroBatchedConvEqualsUndivided) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << bad.status().to_string();
 }
 
-TEST(CudaExecutor, UnsupportedPoolPaddingIsAClearError) {
+// [A, B, C, D] float32 with dims permuted by `perm` (NCHW ↔ NHWC).
+Tensor permute4(const Tensor& t, const IntList& perm) {
+  const ucudnn::Shape& in = t.shape();
+  const ucudnn::Shape out = {in[perm[0]], in[perm[1]], in[perm[2]], in[perm[3]]};
+  Tensor result = *Tensor::allocate(DType::kFloat32, out);
+  const int64_t strides[4] = {in[1] * in[2] * in[3], in[2] * in[3], in[3], 1};
+  int64_t i = 0;
+  for (int64_t a = 0; a < out[0]; ++a)
+    for (int64_t b = 0; b < out[1]; ++b)
+      for (int64_t c = 0; c < out[2]; ++c)
+        for (int64_t d = 0; d < out[3]; ++d, ++i)
+          result.data<float>()[i] = t.data<float>()[a * strides[perm[0]] + b * strides[perm[1]] +
+                                                    c * strides[perm[2]] + d * strides[perm[3]]];
+  return result;
+}
+
+const IntList kToNhwc = {0, 2, 3, 1}, kToNchw = {0, 3, 1, 2};
+
+// `built`'s node as the channels-last pass leaves it (Note [channels-last]):
+// X, Y (and a Conv's W, a constant) in NHWC, the attribute set, X's feed transposed.
+OneNodeGraph channels_last(const OneNodeGraph& built) {
+  OneNodeGraph nhwc = built;
+  ucudnn::ir::Node& node = nhwc.graph.nodes.front();
+  node.attrs.set("channels_last", int64_t{1});
+  for (ucudnn::ir::ValueId id : {node.inputs[0], node.outputs[0]}) {
+    ucudnn::ir::Value& v = nhwc.graph.value(id);
+    v.shape = {v.shape[0], v.shape[2], v.shape[3], v.shape[1]};
+  }
+  if (node.op == OpKind::kConv) {
+    ucudnn::ir::Value& w = nhwc.graph.value(node.inputs[1]);
+    w.constant = permute4(*w.constant, kToNhwc);
+    w.shape = w.constant->shape();
+  }
+  nhwc.feeds[0] = permute4(nhwc.feeds[0], kToNhwc);
+  return nhwc;
+}
+
+// Pools and a Conv whose padding cuDNN cannot express (Note [pool padding],
+// Note [conv asymmetric padding]): run on the GPU in NCHW and NHWC, they match the CPU.
+TEST(CudaExecutor, PaddingCudnnCannotExpressMatchesTheCpu) {
   if (!have_gpu()) GTEST_SKIP() << kNoCudaDevice;
   runtime::Backend* backend = gpu_fp32();
   ASSERT_NE(backend, nullptr);
-  auto built = make_one_node_graph("asymmetric_pool", OpKind::kMaxPool, 18, {input({1, 1, 6, 6})},
-                                   {{"kernel_shape", IntList{2, 2}}, {"pads", IntList{0, 0, 1, 1}}}, 1, 1);
-  ASSERT_TRUE(built.has_value()) << built.status().to_string();
-  auto executor = runtime::Executor::create(*backend, built->graph, undivided_plan(*backend, built->graph));
-  ASSERT_FALSE(executor.has_value());
-  EXPECT_EQ(executor.status().code(), StatusCode::kUnsupported) << executor.status().to_string();
-  EXPECT_NE(executor.status().message().find("asymmetric_pool"), std::string::npos) << executor.status().message();
+  const SharedBackend cpu = shared_backend(backend_config("cpu"));
+  ASSERT_NE(cpu.backend, nullptr);
+  struct Case {
+    const char* name;
+    OpKind op;
+    std::vector<InputSpec> inputs;
+    AttrList attrs;
+  };
+  const std::vector<Case> cases = {
+      {"asymmetric_max_pool", OpKind::kMaxPool, {input({2, 3, 6, 7})},
+       {{"kernel_shape", IntList{2, 2}}, {"pads", IntList{0, 0, 1, 1}}}},
+      {"ceil_max_pool", OpKind::kMaxPool, {input({2, 5, 8, 7})},
+       {{"kernel_shape", IntList{3, 3}}, {"strides", IntList{2, 2}}, {"ceil_mode", int64_t{1}}}},
+      {"dilated_max_pool", OpKind::kMaxPool, {input({1, 4, 9, 8})},
+       {{"kernel_shape", IntList{3, 2}}, {"dilations", IntList{2, 3}}, {"pads", IntList{1, 0, 2, 1}}}},
+      {"ceil_average_pool", OpKind::kAveragePool, {input({2, 3, 8, 9})},
+       {{"kernel_shape", IntList{3, 3}}, {"strides", IntList{2, 2}}, {"pads", IntList{1, 0, 0, 1}},
+        {"ceil_mode", int64_t{1}}, {"count_include_pad", int64_t{1}}}},
+      {"same_upper_average_pool", OpKind::kAveragePool, {input({1, 6, 7, 6})},
+       {{"kernel_shape", IntList{2, 3}}, {"strides", IntList{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}},
+      {"asymmetric_conv", OpKind::kConv, {input({2, 3, 7, 8}), weight({4, 3, 3, 2}), weight({4})},
+       {{"pads", IntList{0, 1, 2, 0}}, {"strides", IntList{2, 1}}}},
+  };
+  for (const Case& c : cases) {
+    auto built = make_one_node_graph(c.name, c.op, 19, c.inputs, c.attrs, 1, seed_for(c.name));
+    ASSERT_TRUE(built.has_value()) << built.status().to_string();
+    auto want = run_on_backend(*cpu.backend, built->graph, built->feeds);
+    ASSERT_TRUE(want.has_value()) << want.status().to_string();
+    auto got = run_on_backend(*backend, built->graph, built->feeds);
+    ASSERT_TRUE(got.has_value()) << c.name << ": " << got.status().to_string();
+    expect_close(*got, *want, {1e-4, 1e-5}, std::string(c.name) + " nchw");
+    const OneNodeGraph nhwc = channels_last(*built);
+    auto got_nhwc = run_on_backend(*backend, nhwc.graph, nhwc.feeds);
+    ASSERT_TRUE(got_nhwc.has_value()) << c.name << " nhwc: " << got_nhwc.status().to_string();
+    expect_close({permute4((*got_nhwc)[0], kToNchw)}, *want, {1e-4, 1e-5}, std::string(c.name) + " nhwc");
+  }
 }
 
 // Device buffers made through the backend for a graph's inputs (uploaded) and outputs.

@@ -30,7 +30,7 @@ struct ErrorCase {
   OpCase op_case;
   ucudnn::StatusCode code;
   std::string mentions = "";  // a phrase the message must contain, besides the node
-  bool at_run = false;        // the shape rule accepts it; the CPU kernel must refuse it
+  bool at_run = false;        // the shape rule accepts it; every backend's kernel must refuse it
 };
 
 const std::vector<OpCase>& op_cases();

@@ -11,8 +11,8 @@
 // which also adds a residual input z (Note [fused nodes]) for free.
 // Channels-last nodes (Note [channels-last], runtime/ir/layout.h) get NHWC
 // descriptors for x, y and the filter (KRSC); cuDNN then picks NHWC kernels.
-// Assumptions: float32 NCHW or 2-D NHWC, 1–3 spatial dims, symmetric padding (cuDNN has one
-// pad per axis; asymmetric pads are reported as Unsupported).
+// Assumptions: float32 NCHW or 2-D NHWC, 1–3 spatial dims. Asymmetric pads:
+// Note [conv asymmetric padding] (cuDNN has one pad per axis).
 #include <algorithm>
 
 #include "runtime/ir/fusion.h"
@@ -53,6 +53,7 @@ Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const s
 namespace {
 
 constexpr size_t kZ = ir::kConvResidualInput;
+constexpr size_t kWorkspaceAlignment = 256;  // cuDNN's workspace after the padded X stays aligned as allocations are
 
 class ConvState final : public KernelState {
  public:
@@ -67,9 +68,36 @@ class ConvState final : public KernelState {
   bool fused = false;  // relu && has_bias: try cudnnConvolutionBiasActivationForward
   ActivationDescriptor activation;
 
-  size_t workspace_bytes() const override { return workspace; }
+  // Note [conv asymmetric padding]: cuDNN takes one pad per axis. With pads
+  // (begin, end) unequal, cuDNN pads min(begin, end) on both sides and we pad
+  // the rest into a copy of X at the start of the workspace (zeros, as
+  // convolution padding is); cuDNN's own workspace follows it.
+  bool pad_input = false;
+  int64_t padded_x_numel = 0;
+  size_t padded_x_bytes = 0;  // rounded up to kWorkspaceAlignment
+  StridedLayout pad_layout;   // dims: the padded X; strides[0]: X's
+  int64_t x_dims[kMaxDims] = {}, pad_begin[kMaxDims] = {};
+
+  size_t workspace_bytes() const override { return padded_x_bytes + workspace; }
 
   Status run(const RunArgs& a) override {
+    const void* x_data = a.src[0].data;
+    void* cudnn_workspace = a.workspace;
+    if (pad_input) {
+      if (a.workspace == nullptr || a.workspace_bytes < workspace_bytes())
+        return invalid_argument("the padded X and cuDNN's workspace need " + std::to_string(workspace_bytes()) +
+                                " workspace bytes, got " + std::to_string(a.workspace_bytes));
+      UCUDNN_CUDA_CHECK(launch_pad(a.src[0].as<const float>(), static_cast<float*>(a.workspace), padded_x_numel,
+                                   pad_layout, x_dims, pad_begin, PadMode::kConstant, 0.0f, a.ctx.stream()),
+                        "padding X (Note [conv asymmetric padding])");
+      x_data = a.workspace;
+      cudnn_workspace = static_cast<char*>(a.workspace) + padded_x_bytes;
+    }
+    return convolve(a, x_data, cudnn_workspace);
+  }
+
+ private:
+  Status convolve(const RunArgs& a, const void* x_data, void* cudnn_workspace) {
     const float one = 1.0f, zero = 0.0f;
     cudnnHandle_t h = a.ctx.cudnn();
     if (fused) {
@@ -81,15 +109,15 @@ class ConvState final : public KernelState {
       const float alpha2 = has_z ? 1.0f : 0.0f;
       void* z = has_z ? a.src[kZ].data : a.dst[0].data;
       const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
-          h, &one, x.get(), a.src[0].data, w.get(), a.src[1].data, conv.get(), algorithm, a.workspace, workspace,
+          h, &one, x.get(), x_data, w.get(), a.src[1].data, conv.get(), algorithm, cudnn_workspace, workspace,
           &alpha2, y.get(), z, bias.get(), a.src[2].data, activation.get(), y.get(), a.dst[0].data);
       if (status == CUDNN_STATUS_SUCCESS) return Status::ok();
       if (status != CUDNN_STATUS_NOT_SUPPORTED)
         return cudnn_error(status, "cudnnConvolutionBiasActivationForward", "algorithm " + std::to_string(algorithm));
       fused = false;
     }
-    UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), a.src[0].data, w.get(), a.src[1].data, conv.get(),
-                                               algorithm, a.workspace, workspace, &zero, y.get(), a.dst[0].data),
+    UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), x_data, w.get(), a.src[1].data, conv.get(),
+                                               algorithm, cudnn_workspace, workspace, &zero, y.get(), a.dst[0].data),
                        "algorithm " + std::to_string(algorithm));
     if (has_bias)
       UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, bias.get(), a.src[2].data, &one, y.get(), a.dst[0].data), "bias");
@@ -103,6 +131,38 @@ class ConvState final : public KernelState {
     return Status::ok();
   }
 };
+
+// Note [conv asymmetric padding]: fills `s`'s explicit padding of X when some
+// axis of `g` pads unequally, leaves the symmetric part min(begin, end) in
+// `pads` (cuDNN's), and returns X's shape in cuDNN's NCHW dim order as cuDNN reads it.
+Shape pad_asymmetrically(const PrepareArgs& a, const WindowGeometry& g, bool nhwc, ConvState* s,
+                         std::vector<int>* pads) {
+  const Shape& x_memory = a.src_shapes[0];  // in memory order: NCHW, or NHWC (spatial dims 1, 2)
+  Shape padded = x_memory;
+  std::vector<int64_t> begin(x_memory.size(), 0);
+  const size_t first_spatial = nhwc ? 1 : 2;
+  for (size_t d = 0; d < g.rank(); ++d) {
+    const int64_t common = std::min(g.pad_begin[d], g.pad_end[d]);
+    (*pads)[d] = static_cast<int>(common);
+    begin[first_spatial + d] = g.pad_begin[d] - common;
+    padded[first_spatial + d] += g.pad_begin[d] + g.pad_end[d] - 2 * common;
+    s->pad_input = s->pad_input || g.pad_begin[d] != g.pad_end[d];
+  }
+  if (s->pad_input) {
+    const std::vector<int64_t> strides = shape_strides(x_memory);
+    s->pad_layout.rank = static_cast<int>(x_memory.size());
+    for (size_t d = 0; d < x_memory.size(); ++d) {
+      s->pad_layout.dims[d] = padded[d];
+      s->pad_layout.strides[0][d] = strides[d];
+      s->x_dims[d] = x_memory[d];
+      s->pad_begin[d] = begin[d];
+    }
+    s->padded_x_numel = shape_numel(padded);
+    const size_t bytes = static_cast<size_t>(s->padded_x_numel) * sizeof(float);
+    s->padded_x_bytes = (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  }
+  return nhwc ? ir::nhwc_to_nchw(padded) : padded;
+}
 
 // Descriptors of a Conv call, without choosing the algorithm.
 Status build_descriptors(const PrepareArgs& a, ConvState* s) {
@@ -119,9 +179,8 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
   UCUDNN_ASSIGN_OR_RETURN(
       WindowGeometry g, compute_window_geometry(a.node.attrs, Shape(xs.begin() + 2, xs.end()),
                                                 std::vector<int64_t>(ws.begin() + 2, ws.end()), false));
-  if (g.pad_begin != g.pad_end)
-    return a.unsupported_error("asymmetric padding (cuDNN takes one pad per axis)");
   std::vector<int> pads(g.pad_begin.begin(), g.pad_begin.end());
+  const Shape padded_xs = pad_asymmetrically(a, g, nhwc, s, &pads);
   std::vector<int> strides(g.stride.begin(), g.stride.end());
   std::vector<int> dilations(g.dilation.begin(), g.dilation.end());
   while (pads.size() < 2) {  // Note [cuDNN rank]: a 1-D convolution is a 2-D one with a unit axis
@@ -129,7 +188,7 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
     strides.push_back(1);
     dilations.push_back(1);
   }
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, context, nhwc));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, padded_xs, context, nhwc));
   UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->y, ys, context, nhwc));
   UCUDNN_RETURN_IF_ERROR(s->w.create(context));
   const std::vector<int> wdims = cudnn_dims(ws);

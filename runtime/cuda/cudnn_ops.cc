@@ -1,15 +1,18 @@
 // The ops cuDNN has besides convolution: BatchNormalization (inference), LRN,
 // MaxPool/AveragePool/GlobalAveragePool/GlobalMaxPool, Softmax/LogSoftmax.
 //
-// Each prepare builds its descriptors once; run is one cuDNN call. Limits of
-// cuDNN that ONNX allows are reported as Unsupported at load, naming the node:
-// asymmetric pool padding (ceil_mode that changes the output size, SAME_*
-// with odd total padding), pool dilations, MaxPool's Indices output, LRN
-// sizes cuDNN rejects, BatchNormalization in training mode.
+// Each prepare builds its descriptors once; run is one cuDNN call. What cuDNN
+// cannot express but ONNX allows runs on our own kernels (window_kernels.cu):
+// pools with asymmetric padding (ceil_mode that changes the output size,
+// SAME_* with odd total padding), dilations or 3 spatial axes in any layout
+// (Note [pool padding]); LRN sizes or parameters cuDNN rejects; BatchNormalization
+// with an epsilon below CUDNN_BN_MIN_EPSILON or a rank above 5. Unsupported,
+// as on the CPU: MaxPool's Indices output, BatchNormalization in training mode.
 #include <cfloat>
 
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/cudnn_descriptors.h"
+#include "runtime/cuda/window_kernels.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -37,14 +40,38 @@ class BatchNormState final : public KernelState {
   }
 };
 
+// Our own kernel (window_kernels.cu) where cuDNN's BN cannot run: epsilon below
+// CUDNN_BN_MIN_EPSILON, or X of rank above 5.
+class OwnBatchNormState final : public KernelState {
+ public:
+  int64_t batch = 0, channels = 0, inner = 1;
+  float epsilon = 1e-5f;
+  Status run(const RunArgs& a) override {
+    UCUDNN_CUDA_CHECK(launch_batch_norm(a.src[0].as<const float>(), a.dst[0].as<float>(), batch, channels, inner,
+                                        a.src[1].as<const float>(), a.src[2].as<const float>(),
+                                        a.src[3].as<const float>(), a.src[4].as<const float>(), epsilon,
+                                        a.ctx.stream()),
+                      "");
+    return Status::ok();
+  }
+};
+
 Expected<std::unique_ptr<KernelState>> prepare_batch_norm(const PrepareArgs& a) {
   if (a.node.attrs.get_int("training_mode") != 0) return a.unsupported_error("training_mode = 1");
   if (a.node.outputs.size() > 1) return a.unsupported_error("running mean/var outputs (training)");
   const Shape& xs = a.src_shapes[0];
-  if (xs.size() < 2 || xs.size() > 5) return a.unsupported_error("input rank 2 to 5");
+  if (xs.size() < 2) return invalid_argument(a.describe() + ": X must have rank >= 2");
+  const double epsilon = a.node.attrs.get_float("epsilon");
+  if (xs.size() > 5 || epsilon < CUDNN_BN_MIN_EPSILON) {
+    auto s = std::make_unique<OwnBatchNormState>();
+    s->batch = xs[0];
+    s->channels = xs[1];
+    s->inner = shape_numel(Shape(xs.begin() + 2, xs.end()));
+    s->epsilon = static_cast<float>(epsilon);
+    return std::unique_ptr<KernelState>(std::move(s));
+  }
   auto s = std::make_unique<BatchNormState>();
-  s->epsilon = a.node.attrs.get_float("epsilon");
-  if (s->epsilon < CUDNN_BN_MIN_EPSILON) return a.unsupported_error("epsilon below CUDNN_BN_MIN_EPSILON");
+  s->epsilon = epsilon;
   UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, a.describe()));
   Shape stats(xs.size(), 1);
   stats[1] = xs[1];
@@ -66,17 +93,43 @@ class LrnState final : public KernelState {
   }
 };
 
+// Our own kernel (window_kernels.cu) for the LRNs cuDNN rejects.
+class OwnLrnState final : public KernelState {
+ public:
+  int64_t batch = 0, channels = 0, inner = 1, size = 1;
+  float alpha = 0, beta = 0, bias = 0;
+  Status run(const RunArgs& a) override {
+    UCUDNN_CUDA_CHECK(launch_lrn(a.src[0].as<const float>(), a.dst[0].as<float>(), batch, channels, inner, size, alpha,
+                                 beta, bias, a.ctx.stream()),
+                      "");
+    return Status::ok();
+  }
+};
+
 Expected<std::unique_ptr<KernelState>> prepare_lrn(const PrepareArgs& a) {
   const int64_t size = a.node.attrs.get_int("size");
   const double alpha = a.node.attrs.get_float("alpha"), beta = a.node.attrs.get_float("beta");
   const double bias = a.node.attrs.get_float("bias");
+  const Shape& xs = a.src_shapes[0];
+  if (size < 1) return invalid_argument(a.describe() + ": size must be >= 1");
+  if (xs.size() < 2) return invalid_argument(a.describe() + ": X must have rank >= 2");
   // ONNX and cuDNN agree on x / (k + alpha / n * Σ x²)^beta over a centred window;
-  // cuDNN centres even windows differently, so only odd sizes run here.
-  if (size < CUDNN_LRN_MIN_N || size > CUDNN_LRN_MAX_N || size % 2 == 0)
-    return a.unsupported_error("LRN size " + std::to_string(size) + " (cuDNN: odd, 1..16)");
-  if (beta < CUDNN_LRN_MIN_BETA || bias < CUDNN_LRN_MIN_K) return a.unsupported_error("LRN beta < 0.01 or bias < 1e-5");
+  // cuDNN centres even windows differently and limits size, beta and k: those,
+  // and ranks cuDNN's LRN does not take, run on our kernel.
+  if (size > CUDNN_LRN_MAX_N || size % 2 == 0 || beta < CUDNN_LRN_MIN_BETA || bias < CUDNN_LRN_MIN_K ||
+      xs.size() > 5) {
+    auto s = std::make_unique<OwnLrnState>();
+    s->batch = xs[0];
+    s->channels = xs[1];
+    s->inner = shape_numel(Shape(xs.begin() + 2, xs.end()));
+    s->size = size;
+    s->alpha = static_cast<float>(alpha);
+    s->beta = static_cast<float>(beta);
+    s->bias = static_cast<float>(bias);
+    return std::unique_ptr<KernelState>(std::move(s));
+  }
   auto s = std::make_unique<LrnState>();
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, a.src_shapes[0], a.describe()));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, a.describe()));
   UCUDNN_RETURN_IF_ERROR(s->lrn.create(a.describe()));
   UCUDNN_CUDNN_CHECK(cudnnSetLRNDescriptor(s->lrn.get(), static_cast<unsigned>(size), alpha, beta, bias), a.describe());
   return std::unique_ptr<KernelState>(std::move(s));
@@ -96,43 +149,44 @@ class PoolState final : public KernelState {
   }
 };
 
-Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool max, bool global) {
-  // cuDNN's dims are in NCHW order whatever the memory layout (Note [channels-last]).
-  const bool nhwc = ir::is_channels_last(a.node);
-  if (nhwc && a.src_shapes[0].size() != 4) return a.unsupported_error("channels-last pooling other than 2-D");
-  const Shape xs = nhwc ? ir::nhwc_to_nchw(a.src_shapes[0]) : a.src_shapes[0];
-  const Shape ys = nhwc ? ir::nhwc_to_nchw(a.dst_shapes[0]) : a.dst_shapes[0];
-  if (xs.size() < 3 || xs.size() > 5) return a.unsupported_error("1 to 3 spatial dims");
-  if (a.node.outputs.size() > 1) return a.unsupported_error("MaxPool's Indices output");
-  const Shape spatial(xs.begin() + 2, xs.end());
-  std::vector<int> window, pads, strides;
-  if (global) {
-    window.assign(spatial.begin(), spatial.end());
-    pads.assign(spatial.size(), 0);
-    strides.assign(spatial.size(), 1);
-  } else {
-    UCUDNN_ASSIGN_OR_RETURN(WindowGeometry g,
-                            compute_window_geometry(a.node.attrs, spatial, a.node.attrs.get_ints("kernel_shape"),
-                                                    a.node.attrs.get_int("ceil_mode") != 0));
-    for (int64_t d : g.dilation)
-      if (d != 1) return a.unsupported_error("pooling dilations (cuDNN has none)");
-    // Note [pool padding]: cuDNN pads both sides of an axis alike and has no
-    // ceil mode; ONNX's ceil_mode and SAME_* padding only run here when they
-    // give the same output as symmetric padding (checked below).
-    if (g.pad_begin != g.pad_end) return a.unsupported_error("asymmetric pool padding");
-    window.assign(g.kernel.begin(), g.kernel.end());
-    pads.assign(g.pad_begin.begin(), g.pad_begin.end());
-    strides.assign(g.stride.begin(), g.stride.end());
+// Our own kernel (window_kernels.cu) for the pools cuDNN cannot express.
+class WindowPoolState final : public KernelState {
+ public:
+  PoolMode mode = PoolMode::kMax;
+  PoolGeometry geometry;
+  Status run(const RunArgs& a) override {
+    UCUDNN_CUDA_CHECK(launch_window_pool(mode, a.src[0].as<const float>(), a.dst[0].as<float>(), geometry,
+                                         a.ctx.stream()),
+                      "");
+    return Status::ok();
   }
+};
+
+// Note [pool padding]: cuDNN pads both sides of an axis alike, has no ceil mode
+// and no pool dilations. A pool runs on cuDNN when its geometry is symmetric,
+// undilated and cuDNN's (floor) output size is ONNX's; every other one (ceil_mode
+// that changes the output, SAME_* with odd total padding, explicit asymmetric
+// pads, dilations) runs on our kernel, which follows runtime/cpu/pooling.cc.
+bool cudnn_expresses(const WindowGeometry& g) {
+  for (size_t d = 0; d < g.rank(); ++d) {
+    if (g.dilation[d] != 1 || g.pad_begin[d] != g.pad_end[d]) return false;
+    if ((g.input[d] + 2 * g.pad_begin[d] - g.kernel[d]) / g.stride[d] + 1 != g.output[d]) return false;
+  }
+  return true;
+}
+
+// The cuDNN pool for `g` (a global pool: the whole spatial extent), or nullptr
+// when cuDNN's own output shape differs from ONNX's after all.
+Expected<std::unique_ptr<KernelState>> prepare_cudnn_pool(const PrepareArgs& a, const WindowGeometry& g,
+                                                          cudnnPoolingMode_t mode, const Shape& xs, const Shape& ys,
+                                                          bool nhwc) {
+  std::vector<int> window(g.kernel.begin(), g.kernel.end()), pads(g.pad_begin.begin(), g.pad_begin.end());
+  std::vector<int> strides(g.stride.begin(), g.stride.end());
   while (window.size() < 2) {  // Note [cuDNN rank]
     window.push_back(1);
     pads.push_back(0);
     strides.push_back(1);
   }
-  cudnnPoolingMode_t mode = CUDNN_POOLING_MAX;
-  if (!max)
-    mode = (!global && a.node.attrs.get_int("count_include_pad") != 0) ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
-                                                                      : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
   auto s = std::make_unique<PoolState>();
   const std::string context = a.describe();
   UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, xs, context, nhwc));
@@ -146,9 +200,65 @@ Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool m
   UCUDNN_CUDNN_CHECK(cudnnGetPoolingNdForwardOutputDim(s->pool.get(), s->x.get(), static_cast<int>(expected.size()),
                                                        expected.data()),
                      context);
-  if (expected != cudnn_dims(ys))
-    return a.unsupported_error("ceil_mode or padding that cuDNN cannot express (Note [pool padding])");
+  if (expected != cudnn_dims(ys)) return std::unique_ptr<KernelState>();
   return std::unique_ptr<KernelState>(std::move(s));
+}
+
+std::unique_ptr<KernelState> prepare_window_pool(const WindowGeometry& g, PoolMode mode, const Shape& xs, bool nhwc) {
+  auto s = std::make_unique<WindowPoolState>();
+  s->mode = mode;
+  PoolGeometry& p = s->geometry;
+  p.rank = static_cast<int>(g.rank());
+  p.batch = xs[0];
+  p.channels = xs[1];
+  p.channels_last = nhwc;
+  for (size_t d = 0; d < g.rank(); ++d) {
+    p.input[d] = g.input[d];
+    p.output[d] = g.output[d];
+    p.kernel[d] = g.kernel[d];
+    p.stride[d] = g.stride[d];
+    p.dilation[d] = g.dilation[d];
+    p.pad_begin[d] = g.pad_begin[d];
+    p.pad_end[d] = g.pad_end[d];
+  }
+  return s;
+}
+
+Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool max, bool global) {
+  // cuDNN's dims are in NCHW order whatever the memory layout (Note [channels-last]).
+  const bool nhwc = ir::is_channels_last(a.node);
+  if (nhwc && a.src_shapes[0].size() != 4) return a.unsupported_error("channels-last pooling other than 2-D");
+  const Shape xs = nhwc ? ir::nhwc_to_nchw(a.src_shapes[0]) : a.src_shapes[0];
+  const Shape ys = nhwc ? ir::nhwc_to_nchw(a.dst_shapes[0]) : a.dst_shapes[0];
+  if (xs.size() < 3 || xs.size() > 5) return a.unsupported_error("1 to 3 spatial dims");
+  if (a.node.outputs.size() > 1) return a.unsupported_error("MaxPool's Indices output");
+  const Shape spatial(xs.begin() + 2, xs.end());
+  WindowGeometry g;
+  if (global) {
+    g.input = g.kernel = spatial;
+    g.stride = g.dilation = g.output = std::vector<int64_t>(spatial.size(), 1);
+    g.pad_begin = g.pad_end = std::vector<int64_t>(spatial.size(), 0);
+  } else {
+    auto geometry = compute_window_geometry(a.node.attrs, spatial, a.node.attrs.get_ints("kernel_shape"),
+                                            a.node.attrs.get_int("ceil_mode") != 0);
+    if (!geometry) return geometry.status().with_context(a.describe());
+    g = std::move(*geometry);
+  }
+  // The shape rule made Y from the same geometry; a mismatch is our bug, not the model's.
+  if (ys.size() != xs.size() || ys[0] != xs[0] || ys[1] != xs[1] || Shape(ys.begin() + 2, ys.end()) != g.output)
+    return internal_error(a.describe() + ": Y " + shape_to_string(a.dst_shapes[0]) + " is not the pool's output " +
+                          shape_to_string(g.output));
+  const bool include_pad = !max && !global && a.node.attrs.get_int("count_include_pad") != 0;
+  if (cudnn_expresses(g)) {
+    cudnnPoolingMode_t mode = CUDNN_POOLING_MAX;
+    if (!max)
+      mode = include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+    UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<KernelState> cudnn, prepare_cudnn_pool(a, g, mode, xs, ys, nhwc));
+    if (cudnn) return cudnn;
+  }
+  PoolMode mode = PoolMode::kMax;
+  if (!max) mode = include_pad ? PoolMode::kAverageIncludePad : PoolMode::kAverageExcludePad;
+  return prepare_window_pool(g, mode, xs, nhwc);
 }
 
 // ---- Softmax / LogSoftmax ----------------------------------------------------

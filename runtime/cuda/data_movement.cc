@@ -2,7 +2,8 @@
 // Unsqueeze, Identity, Dropout (inference: a device-to-device copy; Dropout's
 // mask is all true), Concat and Split (cudaMemcpy2DAsync: one strided copy per
 // input/output, no kernel), Slice and Transpose (the strided-copy kernel),
-// Pad (constant mode, as the CPU kernel), Gather, Cast, Shape and Constant
+// Pad (constant mode, any dtype, the value constant or read on the device, as the
+// CPU kernel), Gather, Cast, Shape and Constant
 // (values known at load, copied from the host).
 //
 // Shape-like inputs (Slice's starts, Pad's pads, Gather's constant indices) are
@@ -214,10 +215,13 @@ class PadState final : public KernelState {
  public:
   StridedLayout layout;
   int64_t src_dims[kMaxDims] = {}, pad_begin[kMaxDims] = {};
-  float value = 0;
+  size_t element_bytes = 4;
+  uint64_t value_bits = 0;        // a constant pad value's bytes (zero: 0 in every dtype)
+  bool value_at_run_time = false;  // read input 2 on the device instead
   Status run(const RunArgs& a) override {
-    UCUDNN_CUDA_CHECK(launch_pad(a.src[0].as<const float>(), a.dst[0].as<float>(), a.dst[0].numel(), layout, src_dims,
-                                 pad_begin, PadMode::kConstant, value, a.ctx.stream()),
+    UCUDNN_CUDA_CHECK(launch_constant_pad(a.src[0].data, a.dst[0].data, element_bytes, a.dst[0].numel(), layout,
+                                          src_dims, pad_begin, value_at_run_time ? a.src[2].data : nullptr,
+                                          value_bits, a.ctx.stream()),
                       "");
     return Status::ok();
   }
@@ -225,7 +229,6 @@ class PadState final : public KernelState {
 
 StateOr prepare_pad(const PrepareArgs& a) {
   if (a.node.attrs.get_string("mode") != "constant") return a.unsupported_error("only mode 'constant'");
-  if (a.src_dtype(0) != DType::kFloat32) return a.unsupported_error("only float32");
   const Shape& in = a.src_shapes[0];
   if (in.size() > static_cast<size_t>(kMaxDims)) return a.unsupported_error("rank above 8");
   UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> pads, constant_ints(a, 1, "pads"));
@@ -233,10 +236,14 @@ StateOr prepare_pad(const PrepareArgs& a) {
   auto p = resolve_pads(in, pads, axes);
   if (!p) return invalid_argument(a.describe() + ": " + p.status().message());
   auto s = std::make_unique<PadState>();
-  if (a.has_src(2)) {
-    const Tensor* v = a.constant(2);
-    if (v == nullptr) return a.unsupported_error("pad value computed at run time");
-    if (v->numel() == 1) s->value = v->data<float>()[0];
+  s->element_bytes = dtype_size(a.src_dtype(0));
+  if (s->element_bytes == 0 || s->element_bytes > sizeof(s->value_bits)) return a.unsupported_error("element size");
+  // As the CPU kernel: a value of one element fills, anything else (absent, empty) fills with zeros.
+  if (a.has_src(2) && shape_numel(a.src_shapes[2]) == 1) {
+    if (a.src_dtype(2) != a.src_dtype(0))
+      return invalid_argument(a.describe() + ": the pad value's dtype differs from the data's");
+    if (const Tensor* v = a.constant(2)) std::memcpy(&s->value_bits, v->raw(), s->element_bytes);
+    else s->value_at_run_time = true;
   }
   const std::vector<int64_t> strides = shape_strides(in);
   s->layout.rank = static_cast<int>(in.size());
@@ -256,7 +263,16 @@ class GatherState final : public KernelState {
   int64_t outer = 1, axis_dim = 0, count = 0, inner = 1;
   size_t element_bytes = 4;
   bool indices32 = false;
+  int64_t axis = 0;
+  bool check_indices = false;  // indices computed at run time: Note [values checked on the host] (elementwise.cc)
   Status run(const RunArgs& a) override {
+    if (check_indices) {
+      UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> values, read_ints_to_host(a.src[1], a.ctx));
+      for (int64_t i : values)
+        if (i < -axis_dim || i >= axis_dim)
+          return invalid_argument("index " + std::to_string(i) + " (computed at run time) is out of range for axis " +
+                                  std::to_string(axis) + " of size " + std::to_string(axis_dim));
+    }
     UCUDNN_CUDA_CHECK(launch_gather(a.src[0].data, a.src[1].data, indices32, a.dst[0].data, element_bytes, outer,
                                     axis_dim, count, inner, a.ctx.stream()),
                       "");
@@ -280,6 +296,8 @@ StateOr prepare_gather(const PrepareArgs& a) {
   const AxisSplit around_axis = split_at_axis(data, axis);
   s->outer = around_axis.outer;
   s->inner = around_axis.inner;
+  s->axis = axis;
+  s->check_indices = a.constant(1) == nullptr;
   if (const Tensor* indices = a.constant(1)) {  // constant indices: check the range now
     UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> values, indices->to_int64_vector());
     for (int64_t i : values)

@@ -7,8 +7,13 @@
 // Gemm's C is first broadcast into Y (strided copy), then added with beta.
 // MatMul: 1-D operands get a unit dim; batch dims either all on A with a 2-D B
 // (one GEMM with M·batch rows), or equal on both / absent on one side
-// (strided batched GEMM, stride 0 for the shared side). Other broadcasts are
-// reported as Unsupported.
+// (strided batched GEMM, stride 0 for the shared side). Other broadcasts
+// ([2, 1, M, K]·[3, K, N]) run one GEMM per output batch element, at offsets
+// computed at prepare, as the CPU kernel does.
+#include <algorithm>
+#include <limits>
+#include <vector>
+
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
@@ -27,6 +32,8 @@ class GemmState final : public KernelState {
   // batched (MatMul)
   int batch = 1;
   long long stride_a = 0, stride_b = 0, stride_y = 0;
+  // broadcast batches (MatMul): element offsets of A and B for each output batch element
+  std::vector<int64_t> offsets_a, offsets_b;
 
   Status run(const RunArgs& a) override {
     float* y = a.dst[0].as<float>();
@@ -36,7 +43,13 @@ class GemmState final : public KernelState {
                         "broadcasting C");
     const float* pa = a.src[0].as<const float>();
     const float* pb = a.src[1].as<const float>();
-    if (batch == 1) {
+    if (!offsets_a.empty()) {
+      for (size_t i = 0; i < offsets_a.size(); ++i)
+        UCUDNN_CUBLAS_CHECK(cublasSgemm(a.ctx.cublas(), op_b, op_a, n, m, k, &alpha, pb + offsets_b[i], ldb,
+                                        pa + offsets_a[i], lda, &beta, y + static_cast<int64_t>(i) * stride_y, n),
+                            "batch element " + std::to_string(i) + " m=" + std::to_string(m) + " n=" +
+                                std::to_string(n) + " k=" + std::to_string(k));
+    } else if (batch == 1) {
       UCUDNN_CUBLAS_CHECK(cublasSgemm(a.ctx.cublas(), op_b, op_a, n, m, k, &alpha, pb, ldb, pa, lda, &beta, y, n),
                           "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
     } else {
@@ -76,6 +89,29 @@ Expected<std::unique_ptr<KernelState>> prepare_gemm(const PrepareArgs& a) {
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
+// Offsets of A's and B's matrices (`a_matrix`, `b_matrix` elements each) for every
+// element of the broadcast batch of `a_batch` and `b_batch` (equal ranks; the
+// shape rule checked that they broadcast).
+void broadcast_offsets(const Shape& a_batch, const Shape& b_batch, int64_t a_matrix, int64_t b_matrix,
+                       GemmState* s) {
+  const size_t rank = a_batch.size();
+  Shape batch(rank);
+  for (size_t d = 0; d < rank; ++d) batch[d] = std::max(a_batch[d], b_batch[d]);
+  const std::vector<int64_t> a_strides = shape_strides(a_batch), b_strides = shape_strides(b_batch);
+  const int64_t count = shape_numel(batch);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rest = i, a_index = 0, b_index = 0;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t coordinate = rest % batch[d];
+      rest /= batch[d];
+      if (a_batch[d] != 1) a_index += coordinate * a_strides[d];
+      if (b_batch[d] != 1) b_index += coordinate * b_strides[d];
+    }
+    s->offsets_a.push_back(a_index * a_matrix);
+    s->offsets_b.push_back(b_index * b_matrix);
+  }
+}
+
 Expected<std::unique_ptr<KernelState>> prepare_matmul(const PrepareArgs& a) {
   if (a.src_dtype(0) != DType::kFloat32 || a.src_dtype(1) != DType::kFloat32)
     return a.unsupported_error("only float32");
@@ -93,8 +129,7 @@ Expected<std::unique_ptr<KernelState>> prepare_matmul(const PrepareArgs& a) {
     Shape a_aligned = a_batch, b_aligned = b_batch;  // right-aligned batch dims
     while (a_aligned.size() < b_aligned.size()) a_aligned.insert(a_aligned.begin(), 1);
     while (b_aligned.size() < a_aligned.size()) b_aligned.insert(b_aligned.begin(), 1);
-    if (batch_a != 1 && a_aligned != b_aligned)
-      return a.unsupported_error("MatMul batch broadcasting other than equal batches or one side unbatched");
+    if (batch_a != 1 && a_aligned != b_aligned) broadcast_offsets(a_aligned, b_aligned, m * k, k * n, s.get());
     s->m = static_cast<int>(m);
     s->batch = static_cast<int>(batch_b);
     s->stride_a = batch_a == 1 ? 0 : m * k;

@@ -155,6 +155,11 @@ Tensor reference_lrn(const ir::Node& node, const std::vector<const Tensor*>& src
 
 namespace {
 
+// The ONNX reference's max (numpy's max): a NaN in the window or plane gives NaN, where std::max would drop it.
+double max_propagating_nan(double best, double v) {
+  return std::isnan(best) || std::isnan(v) ? std::numeric_limits<double>::quiet_NaN() : std::max(best, v);
+}
+
 // Window pooling: `max` or average (with count_include_pad) over each window.
 Tensor reference_window_pool(const ir::Node& node, const Tensor& x, bool max) {
   const bool ceil_mode = node.attrs.has("ceil_mode") && node.attrs.get_int("ceil_mode") != 0;
@@ -179,7 +184,7 @@ Tensor reference_window_pool(const ir::Node& node, const Tensor& x, bool max) {
             const double v = x.data<float>()[(p * ah.in + ih) * aw.in + iw];
             ++inside;
             sum += v;
-            best = std::max(best, v);
+            best = max_propagating_nan(best, v);
           }
         const int64_t count = include_pad ? inside_padded : inside;
         y.data<float>()[(p * ah.out + oh) * aw.out + ow] =
@@ -198,7 +203,7 @@ Tensor reference_global_pool(const Tensor& x, bool max) {
     double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
     for (int64_t i = 0; i < size; ++i) {
       sum += x.data<float>()[p * size + i];
-      best = std::max<double>(best, x.data<float>()[p * size + i]);
+      best = max_propagating_nan(best, x.data<float>()[p * size + i]);
     }
     y.data<float>()[p] = static_cast<float>(max ? best : sum / static_cast<double>(size));
   }

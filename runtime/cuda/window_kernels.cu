@@ -1,0 +1,181 @@
+// ucudnn's own CUDA kernels for pooling, LRN and BatchNormalization in the
+// configurations cuDNN cannot express (see window_kernels.h for the contracts).
+// Grid-stride loops over the output, 256 threads a block, as kernels.cu.
+// A pool of fewer than 3 spatial axes runs as a 3-D one with leading unit axes.
+#include <cstdint>
+
+#include "runtime/cuda/window_kernels.h"
+
+namespace ucudnn::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < (int64_t{1} << 20) ? (blocks > 0 ? blocks : 1) : (int64_t{1} << 20));
+}
+
+#define UCUDNN_GRID_LOOP(i, n) \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
+
+// Taps t < kernel of one axis whose position start + t·dilation lies in [0, in)
+// (`inside`) and below in + pad_end (`padded`; a window never starts before -pad_begin).
+struct AxisTaps {
+  int64_t inside = 0, padded = 0;
+};
+
+__device__ __forceinline__ AxisTaps count_taps(int64_t start, int64_t kernel, int64_t dilation, int64_t in,
+                                               int64_t pad_end) {
+  AxisTaps taps;
+  for (int64_t t = 0; t < kernel; ++t) {
+    const int64_t x = start + t * dilation;
+    taps.inside += x >= 0 && x < in;
+    taps.padded += x < in + pad_end;
+  }
+  return taps;
+}
+
+template <PoolMode Mode>
+__global__ void window_pool_kernel(const float* src, float* dst, int64_t n, PoolGeometry g) {
+  UCUDNN_GRID_LOOP(i, n) {
+    int64_t rest = i, c = 0, o[kMaxPoolDims];
+    if (g.channels_last) {
+      c = rest % g.channels;
+      rest /= g.channels;
+    }
+    for (int d = kMaxPoolDims - 1; d >= 0; --d) {
+      o[d] = rest % g.output[d];
+      rest /= g.output[d];
+    }
+    if (!g.channels_last) {
+      c = rest % g.channels;
+      rest /= g.channels;
+    }
+    const int64_t plane = g.input[0] * g.input[1] * g.input[2];
+    // Element (b, c, x0, x1, x2) of X lies at base + ((x0·in1 + x1)·in2 + x2)·step.
+    const int64_t base = g.channels_last ? rest * plane * g.channels + c : (rest * g.channels + c) * plane;
+    const int64_t step = g.channels_last ? g.channels : 1;
+    int64_t start[kMaxPoolDims];
+    for (int d = 0; d < kMaxPoolDims; ++d) start[d] = o[d] * g.stride[d] - g.pad_begin[d];
+    float best = -INFINITY, sum = 0.0f;
+    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+      const int64_t x0 = start[0] + k0 * g.dilation[0];
+      if (x0 < 0 || x0 >= g.input[0]) continue;
+      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+        const int64_t x1 = start[1] + k1 * g.dilation[1];
+        if (x1 < 0 || x1 >= g.input[1]) continue;
+        const int64_t row = base + (x0 * g.input[1] + x1) * g.input[2] * step;
+        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+          const int64_t x2 = start[2] + k2 * g.dilation[2];
+          if (x2 < 0 || x2 >= g.input[2]) continue;
+          const float v = src[row + x2 * step];
+          if constexpr (Mode == PoolMode::kMax) {
+            if (v > best || isnan(v)) best = v;
+          } else {
+            sum += v;
+          }
+        }
+      }
+    }
+    if constexpr (Mode == PoolMode::kMax) {
+      dst[i] = best;
+    } else {
+      int64_t count = 1;
+      for (int d = 0; d < kMaxPoolDims; ++d) {
+        const AxisTaps taps = count_taps(start[d], g.kernel[d], g.dilation[d], g.input[d], g.pad_end[d]);
+        count *= Mode == PoolMode::kAverageIncludePad ? taps.padded : taps.inside;
+      }
+      dst[i] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
+    }
+  }
+}
+
+// `g` with its axes moved to the end of kMaxPoolDims, the leading ones unit axes.
+PoolGeometry as_3d(const PoolGeometry& g) {
+  PoolGeometry full = g;
+  const int shift = kMaxPoolDims - g.rank;
+  for (int d = 0; d < kMaxPoolDims; ++d) {
+    const bool unit = d < shift;
+    const int from = d - shift;
+    full.input[d] = unit ? 1 : g.input[from];
+    full.output[d] = unit ? 1 : g.output[from];
+    full.kernel[d] = unit ? 1 : g.kernel[from];
+    full.stride[d] = unit ? 1 : g.stride[from];
+    full.dilation[d] = unit ? 1 : g.dilation[from];
+    full.pad_begin[d] = unit ? 0 : g.pad_begin[from];
+    full.pad_end[d] = unit ? 0 : g.pad_end[from];
+  }
+  full.rank = kMaxPoolDims;
+  return full;
+}
+
+__global__ void lrn_kernel(const float* src, float* dst, int64_t n, int64_t channels, int64_t inner, int64_t before,
+                           int64_t after, float coefficient, float beta, float bias) {
+  UCUDNN_GRID_LOOP(i, n) {
+    const int64_t j = i % inner, c = (i / inner) % channels, b = i / (inner * channels);
+    const int64_t first = c - before > 0 ? c - before : 0;
+    const int64_t last = c + after < channels - 1 ? c + after : channels - 1;
+    float sum = 0.0f;
+    for (int64_t k = first; k <= last; ++k) {
+      const float v = src[(b * channels + k) * inner + j];
+      sum += v * v;
+    }
+    dst[i] = src[i] / powf(bias + coefficient * sum, beta);
+  }
+}
+
+__global__ void batch_norm_kernel(const float* src, float* dst, int64_t n, int64_t channels, int64_t inner,
+                                  const float* scale, const float* bias, const float* mean, const float* var,
+                                  float epsilon) {
+  UCUDNN_GRID_LOOP(i, n) {
+    const int64_t c = (i / inner) % channels;
+    const float a = scale[c] / sqrtf(var[c] + epsilon);
+    dst[i] = a * src[i] + (bias[c] - mean[c] * a);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_window_pool(PoolMode mode, const float* src, float* dst, const PoolGeometry& geometry,
+                               cudaStream_t stream) {
+  if (geometry.rank < 1 || geometry.rank > kMaxPoolDims) return cudaErrorInvalidValue;
+  const PoolGeometry g = as_3d(geometry);
+  const int64_t n = g.batch * g.channels * g.output[0] * g.output[1] * g.output[2];
+  if (n == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(n);
+  switch (mode) {
+    case PoolMode::kMax: window_pool_kernel<PoolMode::kMax><<<blocks, kThreads, 0, stream>>>(src, dst, n, g); break;
+    case PoolMode::kAverageExcludePad:
+      window_pool_kernel<PoolMode::kAverageExcludePad><<<blocks, kThreads, 0, stream>>>(src, dst, n, g);
+      break;
+    case PoolMode::kAverageIncludePad:
+      window_pool_kernel<PoolMode::kAverageIncludePad><<<blocks, kThreads, 0, stream>>>(src, dst, n, g);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_lrn(const float* src, float* dst, int64_t batch, int64_t channels, int64_t inner, int64_t size,
+                       float alpha, float beta, float bias, cudaStream_t stream) {
+  const int64_t n = batch * channels * inner;
+  if (n == 0) return cudaSuccess;
+  if (size < 1) return cudaErrorInvalidValue;
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  lrn_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, channels, inner, before, after,
+                                                     alpha / static_cast<float>(size), beta, bias);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_batch_norm(const float* src, float* dst, int64_t batch, int64_t channels, int64_t inner,
+                              const float* scale, const float* bias, const float* mean, const float* var,
+                              float epsilon, cudaStream_t stream) {
+  const int64_t n = batch * channels * inner;
+  if (n == 0) return cudaSuccess;
+  batch_norm_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, channels, inner, scale, bias, mean, var,
+                                                            epsilon);
+  return cudaGetLastError();
+}
+
+}  // namespace ucudnn::cuda

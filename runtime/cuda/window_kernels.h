@@ -1,0 +1,49 @@
+// Launchers of ucudnn's own CUDA kernels for what cuDNN cannot express
+// (runtime/cuda/window_kernels.cu): window pooling with any pads (asymmetric,
+// SAME_*), ceil_mode and dilations; LRN of any size; inference
+// BatchNormalization with any epsilon. Same contracts as kernels.h: each only
+// queues work on `stream` and returns the launch error; int64 index arithmetic;
+// one thread an output element, consecutive threads on consecutive outputs.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace ucudnn::cuda {
+
+inline constexpr int kMaxPoolDims = 3;
+
+// The geometry of a window pool (runtime/ops/window_geometry.h's WindowGeometry
+// for `rank` spatial axes). X is [N, C, spatial...] or, with channels_last,
+// [N, spatial..., C]; Y likewise with the output's spatial dims.
+struct PoolGeometry {
+  int rank = 0;  // spatial axes, 1 to kMaxPoolDims
+  int64_t batch = 0, channels = 0;
+  bool channels_last = false;
+  int64_t input[kMaxPoolDims] = {}, output[kMaxPoolDims] = {}, kernel[kMaxPoolDims] = {};
+  int64_t stride[kMaxPoolDims] = {}, dilation[kMaxPoolDims] = {};
+  int64_t pad_begin[kMaxPoolDims] = {}, pad_end[kMaxPoolDims] = {};
+};
+
+// Max: the largest tap inside the input (-inf when none is; NaN propagates, as
+// cuDNN's CUDNN_PROPAGATE_NAN). Averages divide the sum of the taps inside the
+// input by the taps inside the input (exclude) or inside the padded input
+// [-pad_begin, input + pad_end) (include): runtime/cpu/pooling.cc's semantics.
+enum class PoolMode { kMax, kAverageExcludePad, kAverageIncludePad };
+cudaError_t launch_window_pool(PoolMode mode, const float* src, float* dst, const PoolGeometry& geometry,
+                               cudaStream_t stream);
+
+// LRN over X = [batch, channels, inner]: y = x / (bias + alpha / size · Σ x²)^beta,
+// the sum over channels [c - floor((size-1)/2), c + ceil((size-1)/2)] ∩ [0, C).
+cudaError_t launch_lrn(const float* src, float* dst, int64_t batch, int64_t channels, int64_t inner, int64_t size,
+                       float alpha, float beta, float bias, cudaStream_t stream);
+
+// Inference BatchNormalization over X = [batch, channels, inner], the per-channel
+// scale, B, mean and var read on the device: y = a·x + b with
+// a = scale / sqrt(var + epsilon), b = B - mean·a (as the CPU kernel folds it).
+cudaError_t launch_batch_norm(const float* src, float* dst, int64_t batch, int64_t channels, int64_t inner,
+                              const float* scale, const float* bias, const float* mean, const float* var,
+                              float epsilon, cudaStream_t stream);
+
+}  // namespace ucudnn::cuda
