@@ -5,6 +5,8 @@
 // every backend must reject.
 #include "tests/op_cases.h"
 
+#include <limits>
+
 namespace ucudnn_test {
 
 using ucudnn::DType;
@@ -15,6 +17,7 @@ using IntList = std::vector<int64_t>;
 namespace {
 
 const std::string kRelu = "Relu";                           // the fused activation (runtime/ir/fusion.h)
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<OpCase> conv_and_matrix_cases() {
   const OpKind conv = OpKind::kConv;
@@ -59,6 +62,9 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"conv_1d_1x1", conv, 17, {input({2, 4, 10}), weight({3, 4, 1})}, {}, 1, {{2, 3, 10}}},
       {"conv_resnet_stem", conv, 17, {input({2, 3, 32, 32}), weight({8, 3, 7, 7}), weight({8})},
        {{"pads", IntList{3, 3, 3, 3}}, {"strides", IntList{2, 2}}}, 1, {{2, 8, 16, 16}}},
+      // Asymmetric pads on the GPU: Note [conv asymmetric padding] (runtime/cuda/conv.cc).
+      {"conv_same_lower_stride2", conv, 17, {input({2, 3, 8, 8}), weight({4, 3, 3, 3}), weight({4})},
+       {{"auto_pad", std::string("SAME_LOWER")}, {"strides", IntList{2, 2}}}, 1, {{2, 4, 4, 4}}},
       // Fused by optimizer/passes (Note [fused nodes], runtime/ir/fusion.h): a Relu, and a residual input z.
       {"conv_fused_relu_bias", conv, 18, {input({2, 4, 9, 8}), weight({6, 4, 3, 3}), weight({6})},
        {{"pads", IntList{1, 1, 1, 1}}, {"activation", kRelu}}, 1, {{2, 6, 9, 8}}},
@@ -75,12 +81,26 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"conv_residual_relu_micro_batches", conv, 18,
        {input({8, 4, 6, 5}), weight({6, 4, 3, 3}), weight({6}), input({8, 6, 6, 5})},
        {{"pads", IntList{1, 1, 1, 1}}, {"activation", kRelu}}, 1, {{8, 6, 6, 5}}, {5, 3}},
+      {"conv_asymmetric_residual_relu_micro_batches", conv, 18,
+       {input({6, 3, 7, 8}), weight({4, 3, 3, 3}), weight({4}), input({6, 4, 7, 7})},
+       {{"pads", IntList{2, 0, 0, 1}}, {"activation", kRelu}}, 1, {{6, 4, 7, 7}}, {2, 4}},
       // --- BatchNormalization, LRN ---
       {"batch_norm", OpKind::kBatchNormalization, 15,
        {input({3, 4, 5, 6}), weight({4}), weight({4}), weight({4}), weight({4}, 0.1, 2.0)}, {{"epsilon", 1e-3f}}, 1,
        {{3, 4, 5, 6}}},
       {"batch_norm_2d_input", OpKind::kBatchNormalization, 15,
        {input({5, 3}), weight({3}), weight({3}), weight({3}), weight({3}, 0.1, 2.0)}, {}, 1, {{5, 3}}},
+      // cuDNN's BN needs epsilon >= CUDNN_BN_MIN_EPSILON and rank <= 5; its LRN odd sizes up to 16, beta >= 0.01.
+      {"batch_norm_small_epsilon", OpKind::kBatchNormalization, 15,
+       {input({2, 3, 4, 5}), weight({3}), weight({3}), weight({3}), weight({3}, 0.1, 2.0)}, {{"epsilon", 1e-7f}}, 1,
+       {{2, 3, 4, 5}}},
+      {"batch_norm_rank_6", OpKind::kBatchNormalization, 15,
+       {input({2, 3, 2, 3, 2, 2}), weight({3}), weight({3}), weight({3}), weight({3}, 0.1, 2.0)}, {}, 1,
+       {{2, 3, 2, 3, 2, 2}}},
+      {"lrn_size_17", OpKind::kLRN, 13, {input({1, 20, 2, 3})}, {{"size", int64_t{17}}, {"alpha", 0.2f}}, 1,
+       {{1, 20, 2, 3}}},
+      {"lrn_small_beta", OpKind::kLRN, 13, {input({2, 5, 3, 3})}, {{"size", int64_t{3}}, {"beta", 0.005f}}, 1,
+       {{2, 5, 3, 3}}},
       {"lrn", OpKind::kLRN, 13, {input({2, 7, 4, 3})},
        {{"size", int64_t{3}}, {"alpha", 0.01f}, {"beta", 0.5f}, {"bias", 2.0f}}, 1, {{2, 7, 4, 3}}},
       {"lrn_size_5", OpKind::kLRN, 13, {input({2, 7, 3, 3})}, {{"size", int64_t{5}}}, 1, {{2, 7, 3, 3}}},
@@ -102,6 +122,24 @@ std::vector<OpCase> conv_and_matrix_cases() {
        {{1, 3, 4, 3}}},
       {"maxpool_1d", OpKind::kMaxPool, 17, {input({2, 3, 10})},
        {{"kernel_shape", IntList{3}}, {"strides", IntList{2}}, {"pads", IntList{1, 0}}}, 1, {{2, 3, 5}}},
+      // Padding cuDNN cannot express (Note [pool padding], runtime/cuda/cudnn_ops.cc): the GPU's own kernel.
+      {"maxpool_asymmetric_pads", OpKind::kMaxPool, 17, {input({2, 3, 6, 7})},
+       {{"kernel_shape", IntList{3, 2}}, {"pads", IntList{0, 1, 2, 0}}, {"strides", IntList{2, 2}}}, 1,
+       {{2, 3, 3, 4}}},
+      {"maxpool_same_lower", OpKind::kMaxPool, 17, {input({1, 2, 5, 6})},
+       {{"kernel_shape", IntList{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}, 1, {{1, 2, 5, 6}}},
+      {"maxpool_1d_ceil_dilation", OpKind::kMaxPool, 17, {input({2, 2, 12})},
+       {{"kernel_shape", IntList{3}}, {"strides", IntList{2}}, {"dilations", IntList{2}}, {"ceil_mode", int64_t{1}}},
+       1, {{2, 2, 5}}},
+      // A NaN in a window gives NaN (cuDNN's CUDNN_PROPAGATE_NAN, the ONNX reference): not first in window 0,
+      // first in window 3, so a max that drops NaN (std::max) fails either way.
+      {"maxpool_nan", OpKind::kMaxPool, 17,
+       {input_values({1, 1, 4, 4}, {0.5, -1, 2, 3, 4, kNaN, -6, 7, 1, 2, kNaN, -3, 0, 5, 1, 9})},
+       {{"kernel_shape", IntList{2, 2}}, {"strides", IntList{2, 2}}}, 1, {{1, 1, 2, 2}}},
+      {"maxpool_nan_asymmetric_pads", OpKind::kMaxPool, 17,  // the GPU's own kernel, as maxpool_asymmetric_pads
+       {input_values({1, 1, 4, 5}, {1, 2, kNaN, 4, 5, -1, 0, 3, 2, 1, 8, 7, 6, 5, 4, 0, kNaN, 1, 2, 3})},
+       {{"kernel_shape", IntList{3, 2}}, {"pads", IntList{0, 1, 2, 0}}, {"strides", IntList{2, 2}}}, 1,
+       {{1, 1, 2, 3}}},
       // --- AveragePool ---
       {"avgpool_exclude_pad", OpKind::kAveragePool, 19, {input({2, 3, 7, 6})},
        {{"kernel_shape", IntList{3, 3}}, {"strides", IntList{2, 2}}, {"pads", IntList{1, 1, 1, 1}}}, 1, {{2, 3, 4, 3}}},
@@ -121,9 +159,28 @@ std::vector<OpCase> conv_and_matrix_cases() {
        1, {{1, 2, 5, 4}}},
       {"avgpool_1d", OpKind::kAveragePool, 19, {input({2, 2, 11})},
        {{"kernel_shape", IntList{4}}, {"strides", IntList{3}}, {"pads", IntList{2, 2}}}, 1, {{2, 2, 4}}},
+      {"avgpool_ceil_exclude_pad", OpKind::kAveragePool, 19, {input({1, 2, 8, 7})},
+       {{"kernel_shape", IntList{3, 3}}, {"strides", IntList{2, 2}}, {"ceil_mode", int64_t{1}}}, 1, {{1, 2, 4, 3}}},
+      {"avgpool_dilation_include_pad", OpKind::kAveragePool, 19, {input({1, 3, 9, 8})},
+       {{"kernel_shape", IntList{2, 3}}, {"dilations", IntList{2, 2}}, {"pads", IntList{1, 1, 2, 0}},
+        {"strides", IntList{1, 2}}, {"count_include_pad", int64_t{1}}},
+       1, {{1, 3, 10, 3}}},
+      {"avgpool_dilation_ceil_exclude_pad", OpKind::kAveragePool, 19, {input({1, 3, 9, 8})},
+       {{"kernel_shape", IntList{2, 3}}, {"dilations", IntList{2, 2}}, {"pads", IntList{1, 1, 2, 0}},
+        {"strides", IntList{2, 3}}, {"ceil_mode", int64_t{1}}},
+       1, {{1, 3, 5, 3}}},
+      {"avgpool_same_upper_exclude_pad", OpKind::kAveragePool, 19, {input({2, 2, 7, 6})},
+       {{"kernel_shape", IntList{2, 3}}, {"strides", IntList{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}, 1,
+       {{2, 2, 4, 3}}},
+      {"avgpool_1d_ceil_include_pad", OpKind::kAveragePool, 19, {input({2, 3, 10})},
+       {{"kernel_shape", IntList{4}}, {"strides", IntList{3}}, {"pads", IntList{1, 0}}, {"ceil_mode", int64_t{1}},
+        {"count_include_pad", int64_t{1}}},
+       1, {{2, 3, 4}}},
       // --- global pools ---
       {"global_avgpool", OpKind::kGlobalAveragePool, 1, {input({2, 5, 7, 3})}, {}, 1, {{2, 5, 1, 1}}},
       {"global_maxpool", OpKind::kGlobalMaxPool, 1, {input({2, 5, 7, 3})}, {}, 1, {{2, 5, 1, 1}}},
+      {"global_maxpool_nan", OpKind::kGlobalMaxPool, 1,
+       {input_values({1, 2, 2, 3}, {1, 2, kNaN, 4, 0, -1, 3, 9, -2, 5, 0, 1})}, {}, 1, {{1, 2, 1, 1}}},
       {"global_avgpool_1d", OpKind::kGlobalAveragePool, 1, {input({3, 4, 9})}, {}, 1, {{3, 4, 1}}},
       // --- Gemm ---
       {"gemm_plain", OpKind::kGemm, 13, {input({5, 7}), weight({7, 4}), weight({5, 4})}, {}, 1, {{5, 4}}},
@@ -149,6 +206,8 @@ std::vector<OpCase> conv_and_matrix_cases() {
        {{2, 3, 4, 6}}},
       {"matmul_batched_equal_batches", OpKind::kMatMul, 13, {input({3, 4, 5}), input({3, 5, 6})}, {}, 1, {{3, 4, 6}}},
       {"matmul_batch_broadcast", OpKind::kMatMul, 13, {input({2, 1, 4, 5}), input({3, 5, 2})}, {}, 1,
+       {{2, 3, 4, 2}}},
+      {"matmul_batch_broadcast_both", OpKind::kMatMul, 13, {input({2, 1, 4, 5}), input({1, 3, 5, 2})}, {}, 1,
        {{2, 3, 4, 2}}},
       {"matmul_a_2d_b_batched", OpKind::kMatMul, 13, {input({4, 5}), input({3, 5, 2})}, {}, 1, {{3, 4, 2}}},
       {"matmul_batched_vector", OpKind::kMatMul, 13, {input({5}), input({2, 5, 3})}, {}, 1, {{2, 3}}},
@@ -286,7 +345,12 @@ const std::vector<ErrorCase>& error_cases() {
       {{"gather_runtime_index_out_of_range", OpKind::kGather, 13, {input({3, 2}), typed_input(int64, {2}, {0, -4})}},
        StatusCode::kInvalidArgument, "", true},
       {{"div_int64_by_zero", OpKind::kDiv, 14, {typed_input(int64, {2}), typed_input(int64, {2}, {1, 0})}},
-       StatusCode::kInvalidArgument, "", true},
+       StatusCode::kInvalidArgument, "division by zero", true},
+      {{"div_int32_by_zero_broadcast", OpKind::kDiv, 14,
+        {typed_input(DType::kInt32, {2, 3}), typed_input(DType::kInt32, {3}, {2, 0, -1})}},
+       StatusCode::kInvalidArgument, "division by zero", true},
+      {{"div_int64_by_constant_zero", OpKind::kDiv, 14, {typed_input(int64, {3}), typed_constant(int64, {}, {0})}},
+       StatusCode::kInvalidArgument, "division by zero", true},
   };
   return cases;
 }

@@ -1,7 +1,7 @@
 // The op table's activations, broadcasting binary ops, shape and
 // data-movement ops and reductions (see op_cases.h): from the former
 // ops_elementwise_test and cuda_ops_test, each case once. Integer cases run
-// where a backend has integer kernels (the CPU); the others skip them.
+// on every backend too (the GPU has int32/int64 Add/Sub/Mul/Div kernels).
 #include "tests/op_cases.h"
 
 namespace ucudnn_test {
@@ -41,6 +41,11 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"clip_max_only", OpKind::kClip, 13, {input({30}), absent(), weight_values({1}, {0.5})}},
       {"clip_min_above_max", OpKind::kClip, 13, {input({10}), weight_values({}, {2}), weight_values({}, {1})}},
       {"clip_runtime_bounds", OpKind::kClip, 13, {input({30}), input_values({}, {-0.5}), input_values({}, {0.25})}},
+      {"clip_runtime_min_only", OpKind::kClip, 13, {input({30}), input_values({}, {-0.2}), absent()}},
+      {"clip_constant_min_runtime_max", OpKind::kClip, 13,
+       {input({2, 15}), weight_values({}, {-0.5}), input_values({1}, {0.3})}},
+      {"clip_runtime_min_above_max", OpKind::kClip, 13,
+       {input({10}), input_values({}, {0.5}), input_values({}, {0.1})}},
       {"elu", OpKind::kElu, 6, {input({3, 8}, -3, 3)}, {{"alpha", 0.7f}}},
       // --- broadcasting binary ---
       {"add_same", OpKind::kAdd, 14, {input({2, 3, 4}), input({2, 3, 4})}},
@@ -64,6 +69,14 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"div_int64_truncates", OpKind::kDiv, 14,
        {typed_input(int64, {4}, {7, -7, 7, -7}), typed_input(int64, {4}, {2, 2, -2, -2})}},
       {"sub_int32", OpKind::kSub, 14, {typed_input(int32, {3, 1}), typed_input(int32, {1, 4})}},
+      {"add_int64_channel", OpKind::kAdd, 14, {typed_input(int64, {2, 3, 4}), typed_input(int64, {3, 1})}},
+      // int32 wraps as on the CPU: INT_MIN / -1 = INT_MIN, 65536 · 65536 = 0; Div truncates, broadcast rows.
+      {"div_int32_broadcast_wraps", OpKind::kDiv, 14,
+       {typed_input(int32, {2, 3}, {-2147483648.0, 7, -7, 9, -9, 100}), typed_input(int32, {3}, {-1, 2, -3})}},
+      {"mul_int32_wraps", OpKind::kMul, 14,
+       {typed_input(int32, {3}, {65536, -65536, 3}), typed_input(int32, {1}, {65536})}},
+      {"div_int64_constant_divisor", OpKind::kDiv, 14,
+       {typed_input(int64, {2, 2}, {-9, 9, 10, -10}), typed_constant(int64, {2}, {4, -3})}},
   };
 }
 
@@ -154,6 +167,9 @@ std::vector<OpCase> data_movement_cases() {
       {"pad_all_zero", OpKind::kPad, 13, {input({2, 3}), ints({0, 0, 0, 0})}},
       {"pad_axes", OpKind::kPad, 18, {input({2, 3, 4}), ints({1, 2, 3, 0}), absent(), ints({-1, 0})}},
       {"pad_int64", OpKind::kPad, 13, {typed_input(int64, {3}), ints({1, 1}), typed_constant(int64, {}, {-9})}},
+      {"pad_int64_runtime_value", OpKind::kPad, 13,
+       {typed_input(int64, {2, 3}), ints({0, 1, 1, 0}), typed_input(int64, {}, {-7})}},
+      {"pad_uint8_default_value", OpKind::kPad, 13, {typed_input(DType::kUInt8, {4}), ints({2, 1})}},
       {"gather_axis_0", OpKind::kGather, 13, {input({5, 3}), typed_input(int64, {2, 2}, {0, 4, -1, 2})}},
       {"gather_axis_1_int32", OpKind::kGather, 13, {input({2, 4, 3}), typed_input(int32, {3}, {3, -4, 1})},
        {{"axis", int64_t{1}}}},

@@ -3,7 +3,10 @@
 // AveragePool's divisor: the taps inside the input (count_include_pad = 0) or
 // inside the padded input [-pad_begin, in + pad_end) (count_include_pad = 1), as
 // PyTorch counts them. A MaxPool window with no tap inside the input gives -inf.
+// The max pools propagate NaN (a window or plane holding one gives NaN), as
+// cuDNN with CUDNN_PROPAGATE_NAN, our CUDA kernels and the ONNX reference do.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "runtime/cpu/cpu_kernel.h"
@@ -13,6 +16,9 @@
 namespace ucudnn::cpu {
 
 namespace {
+
+// max(best, v) that keeps a NaN (std::max(best, NaN) is best: the comparison is false).
+inline float max_propagating_nan(float best, float v) { return v > best || std::isnan(v) ? v : best; }
 
 // A window pool reduced to 2-D (a 1-D pool has in_h = kernel_h = out_h = 1).
 struct PoolProblem {
@@ -85,7 +91,7 @@ Status run_max_pool(const KernelArgs& args) {
                       if (ih < 0 || ih >= p.in_h) continue;
                       for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
                         const int64_t iw = w0 + kw * p.dilation_w;
-                        if (iw >= 0 && iw < p.in_w) best = std::max(best, s[ih * p.in_w + iw]);
+                        if (iw >= 0 && iw < p.in_w) best = max_propagating_nan(best, s[ih * p.in_w + iw]);
                       }
                     }
                     return best;
@@ -139,7 +145,9 @@ Status run_global_pool(const KernelArgs& args) {
   for (int64_t i = 0; i < planes; ++i) {
     const float* s = src + i * size;
     if constexpr (kMax) {
-      dst[i] = *std::max_element(s, s + size);
+      float best = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < size; ++j) best = max_propagating_nan(best, s[j]);
+      dst[i] = best;
     } else {
       double sum = 0.0;
       for (int64_t j = 0; j < size; ++j) sum += s[j];

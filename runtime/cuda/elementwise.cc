@@ -1,9 +1,14 @@
 // CUDA kernels of the elementwise ops: the activations (Relu, LeakyRelu,
 // Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu), PRelu and the
-// broadcasting Add/Sub/Mul/Div, and ReduceMean — all float32, all our own
-// kernels (kernels.cu). prepare fixes the op parameters and the broadcast
-// layout; run is one launch.
+// broadcasting Add/Sub/Mul/Div, and ReduceMean — float32, and int32/int64 for
+// Add/Sub/Mul/Div as on the CPU; all our own kernels (kernels.cu). prepare
+// fixes the op parameters and the broadcast layout; run is one launch (integer
+// Div with a divisor computed at run time first checks it on the host: Note
+// [values checked on the host]). Clip's bounds are parameters when they are
+// constants, else read on the device by the kernel.
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/ir/fusion.h"
@@ -25,6 +30,35 @@ bool set_broadcast_layout(const Shape& out, const Shape& operand, int which, Str
   return true;
 }
 
+// Note [values checked on the host]
+// Some inputs are errors by their values, which only a run knows: an integer
+// divisor of 0 (the CPU refuses it: runtime/cpu/binary.cc), a Gather index out
+// of range. A kernel cannot return an error, and nothing reports a device-side
+// flag after a run: synchronize() reports CUDA's own errors only, and a CUDA
+// step other than a Conv gets no workspace to hold a flag (optimizer/planner.h).
+// So these kernels copy the deciding input to the host and wait for it before
+// launching: a host sync inside run(), against the kernel contract, taken only
+// when such an input is computed at run time (a constant one is checked once, at
+// prepare). Exported models feed them shape arithmetic: a few elements.
+Expected<std::vector<int64_t>> read_ints_to_host(const DeviceTensor& src, CudaContext& ctx) {
+  if (src.dtype != DType::kInt64 && src.dtype != DType::kInt32)
+    return internal_error(std::string("read_ints_to_host: dtype ") + dtype_name(src.dtype) + ", not int32/int64");
+  std::vector<int64_t> values(static_cast<size_t>(src.numel()));
+  if (values.empty()) return values;
+  if (src.dtype == DType::kInt64) {
+    UCUDNN_CUDA_CHECK(cudaMemcpyAsync(values.data(), src.data, src.nbytes(), cudaMemcpyDeviceToHost, ctx.stream()),
+                      "reading " + std::to_string(values.size()) + " int64 values to check them");
+    UCUDNN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()), "reading int64 values to check them");
+    return values;
+  }
+  std::vector<int32_t> narrow(values.size());
+  UCUDNN_CUDA_CHECK(cudaMemcpyAsync(narrow.data(), src.data, src.nbytes(), cudaMemcpyDeviceToHost, ctx.stream()),
+                    "reading " + std::to_string(values.size()) + " int32 values to check them");
+  UCUDNN_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()), "reading int32 values to check them");
+  for (size_t i = 0; i < narrow.size(); ++i) values[i] = narrow[i];
+  return values;
+}
+
 namespace {
 
 class UnaryState final : public KernelState {
@@ -38,6 +72,31 @@ class UnaryState final : public KernelState {
     return Status::ok();
   }
 };
+
+// Clip whose min or max is computed at run time: the bounds stay on the device.
+class ClipTensorBoundsState final : public KernelState {
+ public:
+  bool has_low = false, has_high = false;
+  Status run(const RunArgs& a) override {
+    const float* low = has_low ? a.src[1].as<const float>() : nullptr;
+    const float* high = has_high ? a.src[2].as<const float>() : nullptr;
+    UCUDNN_CUDA_CHECK(launch_clip(a.src[0].as<const float>(), a.dst[0].as<float>(), a.src[0].numel(), low, high,
+                                  a.ctx.stream()),
+                      "");
+    return Status::ok();
+  }
+};
+
+Expected<std::unique_ptr<KernelState>> prepare_clip_tensor_bounds(const PrepareArgs& a) {
+  auto s = std::make_unique<ClipTensorBoundsState>();
+  s->has_low = a.has_src(1);
+  s->has_high = a.has_src(2);
+  for (size_t i = 1; i < 3; ++i)
+    if (a.has_src(i) && (a.src_dtype(i) != DType::kFloat32 || shape_numel(a.src_shapes[i]) != 1))
+      return invalid_argument(a.describe() + ": Clip's " + (i == 1 ? "min" : "max") +
+                              " must be one float32 value, like X");
+  return std::unique_ptr<KernelState>(std::move(s));
+}
 
 Expected<std::unique_ptr<KernelState>> prepare_unary(const PrepareArgs& a, UnaryOp op) {
   if (a.src_dtype(0) != DType::kFloat32) return a.unsupported_error("only float32");
@@ -54,12 +113,10 @@ Expected<std::unique_ptr<KernelState>> prepare_unary(const PrepareArgs& a, Unary
     case UnaryOp::kClip: {
       s->alpha = -std::numeric_limits<float>::infinity();
       s->beta = std::numeric_limits<float>::infinity();
-      for (size_t i = 1; i < 3; ++i) {
-        if (!a.has_src(i)) continue;
-        const Tensor* bound = a.constant(i);
-        if (bound == nullptr) return a.unsupported_error("Clip bounds computed at run time (only constants)");
-        (i == 1 ? s->alpha : s->beta) = bound->data<float>()[0];
-      }
+      for (size_t i = 1; i < 3; ++i)
+        if (a.has_src(i) && a.constant(i) == nullptr) return prepare_clip_tensor_bounds(a);
+      for (size_t i = 1; i < 3; ++i)
+        if (a.has_src(i)) (i == 1 ? s->alpha : s->beta) = a.constant(i)->data<float>()[0];
       break;
     }
     default: break;
@@ -67,25 +124,68 @@ Expected<std::unique_ptr<KernelState>> prepare_unary(const PrepareArgs& a, Unary
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
+bool has_zero(const std::vector<int64_t>& values) {
+  return std::find(values.begin(), values.end(), int64_t{0}) != values.end();
+}
+
+std::string division_by_zero(const std::string& divisor) {
+  return "integer division by zero (divisor " + divisor + "); the CPU refuses it too";
+}
+
 class BinaryState final : public KernelState {
  public:
   BinaryOp op = BinaryOp::kAdd;
+  DType dtype = DType::kFloat32;
   StridedLayout layout;
   bool contiguous = false;
+  bool check_divisor = false;  // integer Div by a divisor computed at run time
   Status run(const RunArgs& a) override {
-    UCUDNN_CUDA_CHECK(launch_binary(op, a.src[0].as<const float>(), a.src[1].as<const float>(), a.dst[0].as<float>(),
-                                    a.dst[0].numel(), layout, contiguous, a.ctx.stream()),
+    if (dtype == DType::kFloat32) {
+      UCUDNN_CUDA_CHECK(launch_binary(op, a.src[0].as<const float>(), a.src[1].as<const float>(),
+                                      a.dst[0].as<float>(), a.dst[0].numel(), layout, contiguous, a.ctx.stream()),
+                        "");
+      return Status::ok();
+    }
+    if (check_divisor) {  // Note [values checked on the host]
+      UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> divisor, read_ints_to_host(a.src[1], a.ctx));
+      if (has_zero(divisor))
+        return invalid_argument(division_by_zero(std::string(dtype_name(dtype)) + shape_to_string(a.src[1].shape) +
+                                                 " computed at run time"));
+    }
+    UCUDNN_CUDA_CHECK(launch_integer_binary(op, static_cast<int>(dtype), a.src[0].data, a.src[1].data, a.dst[0].data,
+                                            a.dst[0].numel(), layout, contiguous, a.ctx.stream()),
                       "");
     return Status::ok();
   }
 };
 
-Expected<std::unique_ptr<KernelState>> prepare_binary(const PrepareArgs& a, BinaryOp op) {
-  if (a.src_dtype(0) != DType::kFloat32 || a.src_dtype(1) != DType::kFloat32)
+// Integer operands: the ops the CPU runs on them, and a divisor without zeros (now when it is a constant).
+Status prepare_integer_binary(const PrepareArgs& a, BinaryState* s) {
+  if (s->op != BinaryOp::kAdd && s->op != BinaryOp::kSub && s->op != BinaryOp::kMul && s->op != BinaryOp::kDiv)
     return a.unsupported_error("only float32 operands");
+  if (!ir::fused_activation(a.node).empty()) return a.unsupported_error("a fused activation on integers");
+  if (s->op != BinaryOp::kDiv) return Status::ok();
+  const Tensor* divisor = a.constant(1);
+  if (divisor == nullptr) {
+    s->check_divisor = true;
+    return Status::ok();
+  }
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> values, divisor->to_int64_vector());
+  if (has_zero(values))
+    return invalid_argument(a.describe() + ": " + division_by_zero("the constant " + divisor->describe()));
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<KernelState>> prepare_binary(const PrepareArgs& a, BinaryOp op) {
+  const DType dtype = a.src_dtype(0);
+  if (a.src_dtype(1) != dtype || (dtype != DType::kFloat32 && dtype != DType::kInt64 && dtype != DType::kInt32))
+    return a.unsupported_error("operands must both be float32, int32 or int64");
   auto s = std::make_unique<BinaryState>();
   s->op = op;
-  if (const std::string activation = ir::fused_activation(a.node); !activation.empty()) {  // Note [fused nodes]
+  s->dtype = dtype;
+  if (dtype != DType::kFloat32) {
+    UCUDNN_RETURN_IF_ERROR(prepare_integer_binary(a, s.get()));
+  } else if (const std::string activation = ir::fused_activation(a.node); !activation.empty()) {  // Note [fused nodes]
     if (op != BinaryOp::kAdd || activation != "Relu")
       return a.unsupported_error("fused activation '" + activation + "'");
     s->op = BinaryOp::kAddRelu;

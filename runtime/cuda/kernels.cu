@@ -2,6 +2,8 @@
 // (2 cores) compiles one nvcc unit. All kernels are grid-stride loops over the
 // output, 256 threads a block, so consecutive threads touch consecutive outputs.
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "runtime/core/dtype.h"
 #include "runtime/cuda/kernels.h"
@@ -50,6 +52,12 @@ __global__ void unary_kernel(const float* src, float* dst, int64_t n, float alph
   UCUDNN_GRID_LOOP(i, n) dst[i] = apply_unary(Op, src[i], alpha, beta);
 }
 
+// The bounds are read by every thread (one cached load each), so the host never waits for them.
+__global__ void clip_kernel(const float* src, float* dst, int64_t n, const float* low, const float* high) {
+  const float lo = low != nullptr ? *low : -INFINITY, hi = high != nullptr ? *high : INFINITY;
+  UCUDNN_GRID_LOOP(i, n) dst[i] = apply_unary(UnaryOp::kClip, src[i], lo, hi);
+}
+
 __device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
   switch (op) {
     case BinaryOp::kAdd: return a + b;
@@ -70,6 +78,59 @@ __global__ void binary_contiguous_kernel(const float* a, const float* b, float* 
 template <BinaryOp Op>
 __global__ void binary_strided_kernel(const float* a, const float* b, float* dst, int64_t n, StridedLayout layout) {
   UCUDNN_GRID_LOOP(i, n) dst[i] = apply_binary(Op, a[strided_offset(layout, 0, i)], b[strided_offset(layout, 1, i)]);
+}
+
+// Integer Add/Sub/Mul/Div as the CPU computes them (kernels.h): in the unsigned type, so
+// overflow wraps without undefined behaviour; Div by -1 negates (no INT_MIN / -1 fault)
+// and by 0 gives 0 (refused by the caller before launching).
+template <BinaryOp Op, typename T>
+__device__ __forceinline__ T apply_integer_binary(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  const U ua = static_cast<U>(a), ub = static_cast<U>(b);
+  if constexpr (Op == BinaryOp::kAdd) {
+    return static_cast<T>(ua + ub);
+  } else if constexpr (Op == BinaryOp::kSub) {
+    return static_cast<T>(ua - ub);
+  } else if constexpr (Op == BinaryOp::kMul) {
+    return static_cast<T>(ua * ub);
+  } else {
+    static_assert(Op == BinaryOp::kDiv, "integer binary ops: Add, Sub, Mul, Div");
+    if (b == T(-1)) return static_cast<T>(U(0) - ua);
+    return b == T(0) ? T(0) : static_cast<T>(a / b);
+  }
+}
+
+template <BinaryOp Op, typename T>
+__global__ void integer_binary_kernel(const T* a, const T* b, T* dst, int64_t n, StridedLayout layout,
+                                      bool contiguous) {
+  if (contiguous) {
+    UCUDNN_GRID_LOOP(i, n) dst[i] = apply_integer_binary<Op>(a[i], b[i]);
+  } else {
+    UCUDNN_GRID_LOOP(i, n)
+      dst[i] = apply_integer_binary<Op>(a[strided_offset(layout, 0, i)], b[strided_offset(layout, 1, i)]);
+  }
+}
+
+template <typename T>
+cudaError_t queue_integer_binary(BinaryOp op, const void* a, const void* b, void* dst, int64_t n,
+                                 const StridedLayout& layout, bool contiguous, cudaStream_t stream) {
+  const auto* ta = static_cast<const T*>(a);
+  const auto* tb = static_cast<const T*>(b);
+  auto* td = static_cast<T*>(dst);
+  const unsigned blocks = blocks_for(n);
+  switch (op) {
+#define UCUDNN_INTEGER_BINARY_CASE(name)                                                                           \
+  case BinaryOp::name:                                                                                             \
+    integer_binary_kernel<BinaryOp::name, T><<<blocks, kThreads, 0, stream>>>(ta, tb, td, n, layout, contiguous); \
+    break;
+    UCUDNN_INTEGER_BINARY_CASE(kAdd)
+    UCUDNN_INTEGER_BINARY_CASE(kSub)
+    UCUDNN_INTEGER_BINARY_CASE(kMul)
+    UCUDNN_INTEGER_BINARY_CASE(kDiv)
+#undef UCUDNN_INTEGER_BINARY_CASE
+    default: return cudaErrorInvalidValue;  // PRelu and the fused Add + Relu are float32 only
+  }
+  return cudaGetLastError();
 }
 
 template <typename T>
@@ -144,6 +205,32 @@ __global__ void pad_kernel(const float* src, float* dst, int64_t n, StridedLayou
     }
     dst[i] = inside ? src[offset] : value;
   }
+}
+
+template <typename T>
+__global__ void constant_pad_kernel(const T* src, T* dst, int64_t n, StridedLayout layout, PadParams p,
+                                    const T* value_on_device, T value) {
+  const T fill = value_on_device != nullptr ? *value_on_device : value;
+  UCUDNN_GRID_LOOP(i, n) {
+    int64_t rest = i, offset = 0;
+    bool inside = true;
+    for (int d = layout.rank - 1; d >= 0; --d) {
+      const int64_t s = rest % layout.dims[d] - p.pad_begin[d];
+      rest /= layout.dims[d];
+      inside = inside && s >= 0 && s < p.src_dims[d];
+      offset += s * layout.strides[0][d];
+    }
+    dst[i] = inside ? src[offset] : fill;
+  }
+}
+
+template <typename T>
+void queue_constant_pad(const void* src, void* dst, int64_t n, const StridedLayout& layout, const PadParams& p,
+                        const void* value_on_device, uint64_t value_bits, cudaStream_t stream) {
+  T value;
+  memcpy(&value, &value_bits, sizeof(T));  // the low bytes on a little-endian host
+  constant_pad_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), n,
+                                                              layout, p, static_cast<const T*>(value_on_device), value);
 }
 
 template <typename T, typename Index>
@@ -224,6 +311,13 @@ cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, fl
   return cudaGetLastError();
 }
 
+cudaError_t launch_clip(const float* src, float* dst, int64_t n, const float* low, const float* high,
+                        cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  clip_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, low, high);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* dst, int64_t n,
                           const StridedLayout& layout, bool contiguous, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
@@ -243,6 +337,16 @@ cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* ds
 #undef UCUDNN_BINARY_CASE
   }
   return cudaGetLastError();
+}
+
+cudaError_t launch_integer_binary(BinaryOp op, int dtype, const void* a, const void* b, void* dst, int64_t n,
+                                  const StridedLayout& layout, bool contiguous, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  switch (static_cast<DType>(dtype)) {
+    case DType::kInt32: return queue_integer_binary<int32_t>(op, a, b, dst, n, layout, contiguous, stream);
+    case DType::kInt64: return queue_integer_binary<int64_t>(op, a, b, dst, n, layout, contiguous, stream);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 cudaError_t launch_strided_copy(const void* src, void* dst, size_t element_bytes, int64_t n,
@@ -292,6 +396,25 @@ cudaError_t launch_pad(const float* src, float* dst, int64_t n, const StridedLay
     p.pad_begin[d] = pad_begin[d];
   }
   pad_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, layout, p, mode, value);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_constant_pad(const void* src, void* dst, size_t element_bytes, int64_t n,
+                                const StridedLayout& layout, const int64_t* src_dims, const int64_t* pad_begin,
+                                const void* value_on_device, uint64_t value_bits, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  PadParams p{};
+  for (int d = 0; d < layout.rank; ++d) {
+    p.src_dims[d] = src_dims[d];
+    p.pad_begin[d] = pad_begin[d];
+  }
+  switch (element_bytes) {
+    case 1: queue_constant_pad<uint8_t>(src, dst, n, layout, p, value_on_device, value_bits, stream); break;
+    case 2: queue_constant_pad<uint16_t>(src, dst, n, layout, p, value_on_device, value_bits, stream); break;
+    case 4: queue_constant_pad<uint32_t>(src, dst, n, layout, p, value_on_device, value_bits, stream); break;
+    case 8: queue_constant_pad<uint64_t>(src, dst, n, layout, p, value_on_device, value_bits, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 

@@ -1,6 +1,7 @@
 // Launchers of ucudnn's own CUDA kernels (runtime/cuda/kernels.cu), callable
-// from plain C++: elementwise activations, broadcasting binary ops, strided
-// copies (Slice, Transpose, broadcast fills), Pad, Gather, Cast, ReduceMean.
+// from plain C++: elementwise activations, broadcasting binary ops (float32;
+// int32/int64 Add/Sub/Mul/Div), strided copies (Slice, Transpose, broadcast
+// fills), Pad, Gather, Cast, ReduceMean.
 //
 // Every launcher only queues work on `stream` and returns the launch error
 // (cudaSuccess when queued). Index arithmetic is int64; shapes up to kMaxDims.
@@ -30,12 +31,24 @@ enum class UnaryOp { kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwis
 cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
                          cudaStream_t stream);
 
+// Clip with bounds computed at run time: dst[i] = min(max(src[i], *low), *high),
+// the bounds read on the device (no host sync); nullptr: no bound on that side.
+cudaError_t launch_clip(const float* src, float* dst, int64_t n, const float* low, const float* high,
+                        cudaStream_t stream);
+
 enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPRelu, kAddRelu /* Add with a fused Relu */ };
 // dst[i] = a[...] op b[...]; `layout` maps output index i to both operands'
 // elements (strides[0] for a, strides[1] for b). `contiguous`: both are dense
 // with the output's shape (no index arithmetic).
 cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* dst, int64_t n,
                           const StridedLayout& layout, bool contiguous, cudaStream_t stream);
+
+// launch_binary on int32 or int64 operands (`dtype`: a ucudnn::DType as an int) for kAdd, kSub, kMul and
+// kDiv, with the CPU's results (runtime/cpu/binary.cc): overflow wraps (two's complement), Div truncates
+// toward zero and x / -1 is the wrapped negation (INT_MIN / -1 = INT_MIN). A zero divisor gives 0:
+// callers refuse one before launching. cudaErrorInvalidValue for another op or dtype.
+cudaError_t launch_integer_binary(BinaryOp op, int dtype, const void* a, const void* b, void* dst, int64_t n,
+                                  const StridedLayout& layout, bool contiguous, cudaStream_t stream);
 
 // dst[i] = src[offset[0] + Σ index_d · strides[0][d]] for elements of `element_bytes` (1, 2, 4 or 8).
 cudaError_t launch_strided_copy(const void* src, void* dst, size_t element_bytes, int64_t n,
@@ -56,9 +69,18 @@ cudaError_t launch_pad(const float* src, float* dst, int64_t n, const StridedLay
                        const int64_t* src_dims, const int64_t* pad_begin, PadMode mode, float value,
                        cudaStream_t stream);
 
+// Constant-mode Pad of elements of `element_bytes` (1, 2, 4 or 8; any dtype), as
+// launch_pad: out-of-range positions take *value_on_device when that is not
+// nullptr (a pad value computed at run time, read on the device), else the
+// element whose bytes are the low `element_bytes` of `value_bits`.
+cudaError_t launch_constant_pad(const void* src, void* dst, size_t element_bytes, int64_t n,
+                                const StridedLayout& layout, const int64_t* src_dims, const int64_t* pad_begin,
+                                const void* value_on_device, uint64_t value_bits, cudaStream_t stream);
+
 // Gather along one axis viewed as [outer, axis_dim, inner]: dst = [outer, count, inner].
 // Indices are int64 (or int32 when `indices32`); negative ones count from the end;
-// indices out of range are clamped (checked at load when they are constants).
+// indices out of range are clamped, never read outside src (callers refuse them first: checked at load
+// when they are constants, else read on the host before launching).
 cudaError_t launch_gather(const void* src, const void* indices, bool indices32, void* dst, size_t element_bytes,
                           int64_t outer, int64_t axis_dim, int64_t count, int64_t inner, cudaStream_t stream);
 
