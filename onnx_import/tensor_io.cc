@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "onnx_import/internal.h"
 #include "runtime/core/file_io.h"
@@ -69,9 +70,9 @@ Expected<ExternalRef> parse_external_ref(const onnx::TensorProto& proto, const s
   return ref;
 }
 
-// Reads `expected_bytes` bytes of external data into `dst`.
-Status read_external(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& what,
-                     size_t expected_bytes, void* dst) {
+// Checks that the external data holds `expected_bytes` bytes; returns where they are.
+Expected<ExternalRef> check_external(const onnx::TensorProto& proto, const std::string& base_dir,
+                                     const std::string& what, size_t expected_bytes) {
   UCUDNN_ASSIGN_OR_RETURN(ExternalRef ref, parse_external_ref(proto, what));
   if (ref.length >= 0 && static_cast<size_t>(ref.length) != expected_bytes)
     return invalid_model(what + ": external data length " + std::to_string(ref.length) + " does not match " +
@@ -84,6 +85,14 @@ Status read_external(const onnx::TensorProto& proto, const std::string& base_dir
     return invalid_model(what + ": external data file '" + file + "' has " + std::to_string(size) +
                          " bytes; the tensor needs " + std::to_string(expected_bytes) + " bytes from offset " +
                          std::to_string(ref.offset));
+  return ref;
+}
+
+// Reads `expected_bytes` bytes of external data into `dst`.
+Status read_external(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& what,
+                     size_t expected_bytes, void* dst) {
+  UCUDNN_ASSIGN_OR_RETURN(ExternalRef ref, check_external(proto, base_dir, what, expected_bytes));
+  const std::string file = (fs::path(base_dir) / ref.location).string();
   std::ifstream in(file, std::ios::binary);
   if (!in) return io_error(what + ": cannot open external data file '" + file + "'");
   in.seekg(ref.offset);
@@ -100,6 +109,36 @@ Status copy_field(const Field& field, int64_t count, const std::string& what, co
                          " values; its shape needs " + std::to_string(count));
   for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(field.Get(static_cast<int>(i)));
   return Status::ok();
+}
+
+// The typed repeated field that holds `dtype`'s values when there is no raw_data, and its size.
+std::pair<const char*, int> typed_field(const onnx::TensorProto& proto, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return {"float_data", proto.float_data_size()};
+    case DType::kFloat64: return {"double_data", proto.double_data_size()};
+    case DType::kInt64: return {"int64_data", proto.int64_data_size()};
+    default: return {"int32_data", proto.int32_data_size()};
+  }
+}
+
+// The data's size against the shape, before anything is allocated: a few bytes of dims must not make
+// the reader allocate (and zero) gigabytes. The copies below check each part again.
+Status check_data_size(const onnx::TensorProto& proto, DType dtype, const Shape& shape,
+                       const std::string& base_dir, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;  // at most 2^40 (tensor_proto_shape)
+  const size_t bytes = static_cast<size_t>(n) * dtype_size(dtype);
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+    return check_external(proto, base_dir, what, bytes).status();
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() == bytes) return Status::ok();
+    return invalid_model(what + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes; " +
+                         dtype_name(dtype) + shape_to_string(shape) + " needs " + std::to_string(bytes));
+  }
+  const auto [field_name, field_size] = typed_field(proto, dtype);
+  if (field_size == n) return Status::ok();
+  return invalid_model(what + ": " + field_name + " holds " + std::to_string(field_size) +
+                       " values; its shape needs " + std::to_string(n));
 }
 
 }  // namespace
@@ -126,6 +165,7 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
                        "; ucudnn supports float32, float64, int64, int32, int8, uint8 and bool");
   if (proto.has_segment()) return unsupported(what + " is a segmented TensorProto");
   UCUDNN_ASSIGN_OR_RETURN(Shape shape, tensor_proto_shape(proto, what));
+  UCUDNN_RETURN_IF_ERROR(check_data_size(proto, dtype, shape, base_dir, what));
   UCUDNN_ASSIGN_OR_RETURN(Tensor tensor, Tensor::allocate(dtype, shape));
   const int64_t n = tensor.numel();
   const size_t bytes = tensor.nbytes();

@@ -78,12 +78,30 @@ bool has_zero(const Tensor& t) {
   return std::find(p, p + t.numel(), T(0)) != p + t.numel();
 }
 
+// f(x, y) where integer overflow wraps (two's complement, as ONNX Runtime does): signed integers are
+// computed as unsigned, whose overflow is defined (a signed one is undefined behaviour).
+template <typename T, typename F>
+T wrapping(T x, T y, F f) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(f(static_cast<U>(x), static_cast<U>(y)));
+  } else {
+    return static_cast<T>(f(x, y));
+  }
+}
+
 template <typename T>
 Status run_typed(OpKind op, const Tensor& a, const Tensor& b, Tensor& c) {
   switch (op) {
-    case OpKind::kAdd: apply<T>(a, b, c, [](T x, T y) { return static_cast<T>(x + y); }); break;
-    case OpKind::kSub: apply<T>(a, b, c, [](T x, T y) { return static_cast<T>(x - y); }); break;
-    case OpKind::kMul: apply<T>(a, b, c, [](T x, T y) { return static_cast<T>(x * y); }); break;
+    case OpKind::kAdd:
+      apply<T>(a, b, c, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
+      break;
+    case OpKind::kSub:
+      apply<T>(a, b, c, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p - q; }); });
+      break;
+    case OpKind::kMul:
+      apply<T>(a, b, c, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p * q; }); });
+      break;
     case OpKind::kDiv:
       apply<T>(a, b, c, [](T x, T y) {
         if constexpr (std::is_integral_v<T>) {

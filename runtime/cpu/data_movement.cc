@@ -70,7 +70,9 @@ Status run_concat(const KernelArgs& args) {
   Tensor& dst = *args.dst[0];
   const int64_t axis = normalize_axis(args.node.attrs.get_int("axis"), dst.rank());
   const size_t elem = dtype_size(dst.dtype());
-  const auto [outer, inner] = split_at_axis(dst.shape(), axis);
+  // Plain variables, not a structured binding: clang 14 cannot use one inside an OpenMP region.
+  const AxisSplit split = split_at_axis(dst.shape(), axis);
+  const int64_t outer = split.outer, inner = split.inner;
   const size_t dst_row = static_cast<size_t>(dst.dim(axis) * inner) * elem;
   char* out = static_cast<char*>(dst.raw());
   size_t column = 0;
@@ -90,7 +92,8 @@ Status run_split(const KernelArgs& args) {
   const Tensor& src = *args.src[0];
   const int64_t axis = normalize_axis(args.node.attrs.get_int("axis"), src.rank());
   const size_t elem = dtype_size(src.dtype());
-  const auto [outer, inner] = split_at_axis(src.shape(), axis);
+  const AxisSplit split = split_at_axis(src.shape(), axis);
+  const int64_t outer = split.outer, inner = split.inner;
   const size_t src_row = static_cast<size_t>(src.dim(axis) * inner) * elem;
   const char* in = static_cast<const char*>(src.raw());
   size_t column = 0;
@@ -228,7 +231,8 @@ Status run_gather(const KernelArgs& args) {
                               data.describe() + ")");
     if (i < 0) i += dim;
   }
-  const auto [outer, inner] = split_at_axis(data.shape(), axis);
+  const AxisSplit split = split_at_axis(data.shape(), axis);
+  const int64_t outer = split.outer, inner = split.inner;
   const size_t block = static_cast<size_t>(inner) * dtype_size(data.dtype());
   const int64_t count = static_cast<int64_t>(indices.size());
   const char* in = static_cast<const char*>(data.raw());

@@ -1,0 +1,30 @@
+// The readers that the fuzz targets (fuzz/*_fuzzer.cc) and tests/fuzz_regression_test.cc feed
+// bytes to. Each puts the bytes where its public reading function expects them (a file in this
+// process's own temporary folder, or a string) and returns what the reader answered: OK, or the
+// error Status it refused the input with. A crash, a sanitizer report or an error without a
+// message is a finding; a refusal is the expected answer to bad bytes.
+#pragma once
+
+#include <string_view>
+
+#include "runtime/core/status.h"
+
+namespace ucudnn::fuzz {
+
+// onnx_import::load_model (batch 1) on the bytes as a .onnx file; summarize_model runs too.
+Status read_model_bytes(std::string_view bytes);
+// onnx_import::read_tensor_file on the bytes as a file (a TensorProto, or .npy by its magic).
+Status read_tensor_bytes(std::string_view bytes);
+// read_tensor_bytes on "\x93NUMPY" + bytes: always the .npy reader.
+Status read_npy_bytes(std::string_view bytes);
+// runtime::plan_from_json on the bytes, then the plan against models/tiny/tiny_cnn at batch 8
+// (check_plan_matches, and Executor::create on the CPU backend when its memory is small).
+Status read_plan_bytes(std::string_view bytes);
+// optimizer::BenchmarkDb::open_read_only on the bytes as a SQLite file, then kernel_count,
+// device_keys and lookup of the first kernels it holds.
+Status read_database_bytes(std::string_view bytes);
+
+// Aborts (a finding for libFuzzer) when `status` is an error without a message.
+void require_clean(const Status& status);
+
+}  // namespace ucudnn::fuzz

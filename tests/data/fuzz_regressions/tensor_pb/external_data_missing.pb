@@ -1,0 +1,2 @@
+€€€€€ j
+locationmissing.binp
