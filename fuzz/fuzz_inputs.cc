@@ -66,7 +66,7 @@ std::string write_temp_file(const std::string& name, std::string_view bytes) {
   return path;
 }
 
-Status status_of(const Status& status) { return status; }
+// The Status of a reading function's result (ok when it has a value).
 template <typename T>
 Status status_of(const Expected<T>& result) {
   return result.has_value() ? Status::ok() : result.status();

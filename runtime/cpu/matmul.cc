@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ops/matmul_batches.h"
 
 namespace ucudnn::cpu {
 
@@ -87,29 +88,11 @@ Status run_matmul(const KernelArgs& args) {
     Eigen::Map<RowMatrix>(yd, rows, n).noalias() = ConstMap(ad, rows, k) * ConstMap(bd, k, n);
     return Status::ok();
   }
-  // Per output batch element: offsets into A and B with broadcast (size-1) dims.
-  const size_t rank = batch.size();
-  auto padded_strides = [rank](const Shape& s) {
-    Shape full(rank - s.size(), 1);
-    full.insert(full.end(), s.begin(), s.end());
-    std::vector<int64_t> strides = shape_strides(full);
-    for (size_t i = 0; i < rank; ++i)
-      if (full[i] == 1) strides[i] = 0;
-    return strides;
-  };
-  const std::vector<int64_t> a_strides = padded_strides(a_batch), b_strides = padded_strides(b_batch);
-  const int64_t count = shape_numel(batch);
-  for (int64_t index = 0; index < count; ++index) {
-    int64_t rest = index, a_offset = 0, b_offset = 0;
-    for (size_t i = rank; i-- > 0;) {
-      const int64_t coordinate = rest % batch[i];
-      rest /= batch[i];
-      a_offset += coordinate * a_strides[i];
-      b_offset += coordinate * b_strides[i];
-    }
-    Eigen::Map<RowMatrix>(yd + index * m * n, m, n).noalias() =
-        ConstMap(ad + a_offset * m * k, m, k) * ConstMap(bd + b_offset * k * n, k, n);
-  }
+  // Per output matrix: the matrices of A and B it multiplies (broadcast batch dims).
+  const std::vector<MatmulBatchPair> pairs = matmul_batch_pairs(a_batch, b_batch);
+  for (size_t index = 0; index < pairs.size(); ++index)
+    Eigen::Map<RowMatrix>(yd + static_cast<int64_t>(index) * m * n, m, n).noalias() =
+        ConstMap(ad + pairs[index].a * m * k, m, k) * ConstMap(bd + pairs[index].b * k * n, k, n);
   return Status::ok();
 }
 

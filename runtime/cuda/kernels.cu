@@ -6,21 +6,12 @@
 #include <type_traits>
 
 #include "runtime/core/dtype.h"
+#include "runtime/cuda/grid_loop.cuh"
 #include "runtime/cuda/kernels.h"
 
 namespace ucudnn::cuda {
 
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < (int64_t{1} << 20) ? (blocks > 0 ? blocks : 1) : (int64_t{1} << 20));
-}
-
-#define UCUDNN_GRID_LOOP(i, n) \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
 
 // Element offset of output index i in operand `which` of `layout`.
 __device__ __forceinline__ int64_t strided_offset(const StridedLayout& layout, int which, int64_t i) {

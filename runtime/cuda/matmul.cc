@@ -17,6 +17,7 @@
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
+#include "runtime/ops/matmul_batches.h"
 
 namespace ucudnn::cuda {
 
@@ -90,25 +91,12 @@ Expected<std::unique_ptr<KernelState>> prepare_gemm(const PrepareArgs& a) {
 }
 
 // Offsets of A's and B's matrices (`a_matrix`, `b_matrix` elements each) for every
-// element of the broadcast batch of `a_batch` and `b_batch` (equal ranks; the
-// shape rule checked that they broadcast).
+// matrix of the broadcast batch of `a_batch` and `b_batch`.
 void broadcast_offsets(const Shape& a_batch, const Shape& b_batch, int64_t a_matrix, int64_t b_matrix,
                        GemmState* s) {
-  const size_t rank = a_batch.size();
-  Shape batch(rank);
-  for (size_t d = 0; d < rank; ++d) batch[d] = std::max(a_batch[d], b_batch[d]);
-  const std::vector<int64_t> a_strides = shape_strides(a_batch), b_strides = shape_strides(b_batch);
-  const int64_t count = shape_numel(batch);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t rest = i, a_index = 0, b_index = 0;
-    for (size_t d = rank; d-- > 0;) {
-      const int64_t coordinate = rest % batch[d];
-      rest /= batch[d];
-      if (a_batch[d] != 1) a_index += coordinate * a_strides[d];
-      if (b_batch[d] != 1) b_index += coordinate * b_strides[d];
-    }
-    s->offsets_a.push_back(a_index * a_matrix);
-    s->offsets_b.push_back(b_index * b_matrix);
+  for (const MatmulBatchPair& pair : matmul_batch_pairs(a_batch, b_batch)) {
+    s->offsets_a.push_back(pair.a * a_matrix);
+    s->offsets_b.push_back(pair.b * b_matrix);
   }
 }
 

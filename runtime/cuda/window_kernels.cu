@@ -5,20 +5,11 @@
 #include <cstdint>
 
 #include "runtime/cuda/window_kernels.h"
+#include "runtime/cuda/grid_loop.cuh"
 
 namespace ucudnn::cuda {
 
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < (int64_t{1} << 20) ? (blocks > 0 ? blocks : 1) : (int64_t{1} << 20));
-}
-
-#define UCUDNN_GRID_LOOP(i, n) \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
 
 // Taps t < kernel of one axis whose position start + t·dilation lies in [0, in)
 // (`inside`) and below in + pad_end (`padded`; a window never starts before -pad_begin).

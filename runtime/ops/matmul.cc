@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "runtime/core/bytes.h"
+#include "runtime/ops/matmul_batches.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -92,6 +93,34 @@ const OpDescriptor& describe_MatMul() {
   static const OpDescriptor d{
       .kind = OpKind::kMatMul, .min_inputs = 2, .max_inputs = 2, .min_opset = 1, .infer = infer_matmul, .flops = matmul_flops};
   return d;
+}
+
+std::vector<MatmulBatchPair> matmul_batch_pairs(const Shape& a_batch, const Shape& b_batch) {
+  const size_t rank = std::max(a_batch.size(), b_batch.size());
+  // Right-aligned strides, 0 along a broadcast (size-1 or missing) dim.
+  auto broadcast_strides = [rank](const Shape& s) {
+    Shape full(rank - s.size(), 1);
+    full.insert(full.end(), s.begin(), s.end());
+    std::vector<int64_t> strides = shape_strides(full);
+    for (size_t d = 0; d < rank; ++d)
+      if (full[d] == 1) strides[d] = 0;
+    return std::make_pair(full, strides);
+  };
+  const auto [a_full, a_strides] = broadcast_strides(a_batch);
+  const auto [b_full, b_strides] = broadcast_strides(b_batch);
+  Shape batch(rank);
+  for (size_t d = 0; d < rank; ++d) batch[d] = std::max(a_full[d], b_full[d]);
+  std::vector<MatmulBatchPair> pairs(static_cast<size_t>(shape_numel(batch)));
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i);
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t coordinate = rest % batch[d];
+      rest /= batch[d];
+      pairs[i].a += coordinate * a_strides[d];
+      pairs[i].b += coordinate * b_strides[d];
+    }
+  }
+  return pairs;
 }
 
 }  // namespace ucudnn
