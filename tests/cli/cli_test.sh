@@ -120,7 +120,7 @@ expect_error nhwc_on_cpu 2 "layout nhwc is a GPU layout" -- "$ucudnn" run "$mode
 expect_error bad_streams 2 "streams must be 1 or 2, got 3" -- "$ucudnn" run "$model" --streams 3
 expect_error huge_threads 2 "--threads must be from 0 to 2147483647, got 99999999999" -- "$ucudnn" run "$model" --threads 99999999999
 # Integer flags out of range are usage errors naming the flag (strtoll's overflow used to pass, clamped).
-expect_error batch_overflow 2 "--batch must be at least 1, got 99999999999999999999999" -- "$ucudnn" run "$model" --batch 99999999999999999999999
+expect_error batch_overflow 2 "--batch must be from 1 to 9223372036854775807, got 99999999999999999999999 (beyond 64 bits)" -- "$ucudnn" run "$model" --batch 99999999999999999999999
 expect_error batch_negative 2 "--batch must be at least 1, got -4" -- "$ucudnn" plan "$model" --batch -4 -o "$work/x.json"
 expect_error batch_not_integer 2 "--batch expects an integer" -- "$ucudnn" report "$model" --batch 8x
 expect_error iterations_zero 2 "--iterations must be at least 1, got 0" -- "$ucudnn" run "$model" --iterations 0

@@ -70,8 +70,10 @@ Expected<int64_t> Args::get_int(const std::string& flag, int64_t fallback, int64
   if (!digits || *end != '\0')
     return invalid_argument("--" + flag + " expects an integer " + range + ", got '" + text + "'");
   // ERANGE: strtoll clamped the value to LLONG_MIN/MAX, which must not pass as the value given.
-  if (errno == ERANGE || v < min_value || v > max_value)
-    return invalid_argument("--" + flag + " must be " + range + ", got " + text);
+  if (errno == ERANGE)
+    return invalid_argument("--" + flag + " must be from " + std::to_string(min_value) + " to " +
+                            std::to_string(max_value) + ", got " + text + " (beyond 64 bits)");
+  if (v < min_value || v > max_value) return invalid_argument("--" + flag + " must be " + range + ", got " + text);
   return static_cast<int64_t>(v);
 }
 
