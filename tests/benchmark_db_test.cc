@@ -506,7 +506,7 @@ TEST_F(BenchmarkDbTest, CpuKernelRowsHaveCpuAlgorithms) {
   cpu.math_type = "fp32";
   cpu.n = 4, cpu.c = 3, cpu.h = 8, cpu.w = 8, cpu.k = 4, cpu.r = 3, cpu.s = 3;
   KernelTimings t;
-  t.by_batch[4] = {{4, "im2col_gemm", 1.0, 0, true}};  // the CPU has algorithms 0..3
+  t.by_batch[4] = {{5, "im2col_gemm", 1.0, 0, true}};  // the CPU has algorithms 0..4
   {
     auto db = BenchmarkDb::open(path());
     ASSERT_TRUE(db.has_value());
@@ -514,7 +514,7 @@ TEST_F(BenchmarkDbTest, CpuKernelRowsHaveCpuAlgorithms) {
   }
   auto found = BenchmarkDb::open_read_only(path())->lookup(cpu.to_string());
   ASSERT_FALSE(found.has_value());
-  EXPECT_NE(found.status().message().find("has algorithm 4 (expected an algorithm number from 0 to 3)"),
+  EXPECT_NE(found.status().message().find("has algorithm 5 (expected an algorithm number from 0 to 4)"),
             std::string::npos)
       << found.status().message();
 }

@@ -17,7 +17,9 @@
 
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ir/fusion.h"
 #include "runtime/ops/op_descriptor.h"
+#include "tests/reference/conv_reference.h"
 #include "tests/reference/op_reference.h"
 #include "tests/support/backend_runner.h"
 #include "tests/support/one_node_graph.h"
@@ -117,6 +119,95 @@ TEST(CpuConvAlgorithms, AnAlgorithmThatDoesNotApplyIsUnsupported) {
   auto plan = make_plan(cpu_backend(), built->graph, options);
   ASSERT_FALSE(plan.has_value());
   EXPECT_EQ(plan.status().code(), StatusCode::kUnsupported) << plan.status().to_string();
+}
+
+// Every algorithm that applies, the oneDNN ones included, equals the naive reference on
+// problems covering groups, depthwise, stride, dilation, padding, 1x1, bias and a fused
+// Relu, run with exactly conv_workspace_bytes: guard bytes past it must stay untouched.
+TEST(CpuConvAlgorithms, EveryAlgorithmMatchesTheReferenceWithExactlyItsWorkspace) {
+  struct Problem {
+    std::string name;
+    ucudnn::Shape x, w;
+    AttrList attrs;
+    bool bias = false;
+  };
+  const std::vector<Problem> problems = {
+      {"plain_3x3_pad", {2, 8, 9, 9}, {16, 8, 3, 3}, {{"pads", IntList{1, 1, 1, 1}}}, true},
+      {"grouped", {2, 8, 7, 7}, {12, 4, 3, 3}, {{"group", int64_t{2}}, {"pads", IntList{1, 0, 1, 2}}}, true},
+      {"depthwise_stride2", {3, 16, 10, 10}, {16, 1, 3, 3},
+       {{"group", int64_t{16}}, {"strides", IntList{2, 2}}, {"pads", IntList{1, 1, 1, 1}}}, true},
+      {"dilated", {1, 4, 12, 11}, {8, 4, 3, 3}, {{"dilations", IntList{2, 3}}, {"pads", IntList{2, 1, 0, 3}}}, false},
+      {"strided_5x5", {2, 3, 17, 15}, {8, 3, 5, 5}, {{"strides", IntList{2, 3}}, {"pads", IntList{2, 2, 2, 2}}}, true},
+      {"one_by_one", {4, 32, 6, 6}, {24, 32, 1, 1}, {}, true},
+      {"one_by_one_relu", {2, 16, 5, 5}, {16, 16, 1, 1}, {{ucudnn::ir::kFusedActivationAttr, std::string("Relu")}},
+       true},
+      {"relu_no_bias", {2, 8, 8, 8}, {8, 8, 3, 3}, {{ucudnn::ir::kFusedActivationAttr, std::string("Relu")}}, false},
+      {"conv_1d", {2, 6, 1, 20}, {10, 6, 1, 4}, {{"strides", IntList{1, 2}}}, true},
+  };
+  const cpu::CpuKernel& kernel = cpu::cpu_kernel(OpKind::kConv);
+  constexpr size_t kGuard = 256;
+  constexpr uint8_t kPattern = 0xA5;
+  for (const Problem& p : problems) {
+    const ir::Node node = make_node(p.name, OpKind::kConv, p.attrs, p.bias ? 3 : 2);
+    std::mt19937 random(seed_for(p.name));
+    Tensor x = make_random_tensor(DType::kFloat32, p.x, random);
+    Tensor w = make_random_tensor(DType::kFloat32, p.w, random);
+    Tensor b = make_random_tensor(DType::kFloat32, {p.w[0]}, random);
+    std::vector<const Tensor*> src = {&x, &w};
+    if (p.bias) src.push_back(&b);
+    const Tensor want = ucudnn::reference::reference_conv(node, src);
+    auto problem = cpu::conv_problem(node, p.x, p.w);
+    ASSERT_TRUE(problem.has_value()) << problem.status().to_string();
+    int applied = 0;
+    for (int a = 0; a < cpu::kNumCpuConvAlgorithms; ++a) {
+      const std::string what = p.name + " " + cpu::cpu_conv_algorithm_name(a);
+      const size_t bytes = kernel.workspace_bytes(node, {p.x, p.w}, a);
+      EXPECT_EQ(bytes == kDoesNotApply, !cpu::conv_algorithm_applies(*problem, a)) << what;
+      if (bytes == kDoesNotApply) continue;
+      ++applied;
+      std::vector<uint8_t> workspace(bytes + kGuard, kPattern);
+      Tensor y = std::move(Tensor::allocate(DType::kFloat32, want.shape())).value();
+      const Status s = kernel.run({node, src, {&y}, bytes > 0 ? workspace.data() : nullptr, bytes, a});
+      ASSERT_TRUE(s.is_ok()) << what << ": " << s.to_string();
+      expect_close(y, want, {1e-4, 1e-4}, what);
+      size_t touched = 0;
+      for (size_t i = bytes; i < workspace.size(); ++i) touched += workspace[i] != kPattern;
+      EXPECT_EQ(touched, 0u) << what << " wrote past its " << bytes << " workspace bytes";
+      // A workspace one byte short is refused, never overrun.
+      if (bytes > 0) {
+        EXPECT_EQ(kernel.run({node, src, {&y}, workspace.data(), bytes - 1, a}).code(), StatusCode::kInvalidArgument)
+            << what;
+      }
+    }
+    EXPECT_GE(applied, 2) << p.name;
+    // oneDNN, when this build has it, has a direct convolution for every one of these problems.
+    const int onednn = static_cast<int>(cpu::CpuConvAlgorithm::kOnednnDirect);
+    EXPECT_EQ(cpu::conv_algorithm_applies(*problem, onednn), cpu::cpu_conv_algorithm_available(onednn)) << p.name;
+  }
+}
+
+// The oneDNN algorithm is in the table in every build, but applies only in a build with oneDNN.
+TEST(CpuConvAlgorithms, OnednnIsAnAlgorithmOnlyWhereBuiltIn) {
+  const int onednn = static_cast<int>(cpu::CpuConvAlgorithm::kOnednnDirect);
+  EXPECT_STREQ(cpu::cpu_conv_algorithm_name(onednn), "onednn_direct");
+  EXPECT_EQ(cpu::kNumCpuConvAlgorithms, onednn + 1);
+  const ir::Node node = make_node("conv", OpKind::kConv, {}, 2);
+  auto problem = cpu::conv_problem(node, {1, 4, 5, 5}, {4, 4, 3, 3});
+  ASSERT_TRUE(problem.has_value());
+  if (!cpu::cpu_conv_algorithm_available(onednn)) {
+    EXPECT_FALSE(cpu::conv_algorithm_applies(*problem, onednn));
+    EXPECT_EQ(cpu::conv_workspace_bytes(*problem, onednn), kDoesNotApply);
+    GTEST_SKIP() << "built without oneDNN (UCUDNN_ONEDNN=OFF)";
+  }
+  // An empty micro-batch applies where one sample does and needs no workspace.
+  cpu::ConvProblem empty = *problem;
+  empty.batch = 0;
+  EXPECT_TRUE(cpu::conv_algorithm_applies(empty, onednn));
+  EXPECT_EQ(cpu::conv_workspace_bytes(empty, onednn), 0u);
+  // Asking twice gives the same answer (a cached primitive, not a new allocation per query).
+  const size_t bytes = cpu::conv_workspace_bytes(*problem, onednn);
+  EXPECT_NE(bytes, kDoesNotApply);
+  EXPECT_EQ(cpu::conv_workspace_bytes(*problem, onednn), bytes);
 }
 
 // --- op descriptors ---------------------------------------------------------------

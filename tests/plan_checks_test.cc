@@ -161,8 +161,8 @@ TEST(PlanChecks, AlgorithmIdsOutOfRangeAreRefused) {
   plan.workspace_pool_bytes = plan.steps[0].workspace_bytes = 1 << 20;
   plan.steps[0].micro_batches = {{2, -2}, {2, -1}};
   expect_refused(create(conv, plan), "algorithm ids are >= 0, or -1 for the default");
-  plan.steps[0].micro_batches = {{2, 4}, {2, -1}};  // the CPU has algorithms 0..3
-  expect_refused(create(conv, plan), "no CPU algorithm 4");
+  plan.steps[0].micro_batches = {{2, 5}, {2, -1}};  // the CPU has algorithms 0..4
+  expect_refused(create(conv, plan), "no CPU algorithm 5");
   plan.steps[0].micro_batches = {{2, 3}, {2, 0}};
   EXPECT_TRUE(create(conv, plan).is_ok());
 }

@@ -9,6 +9,7 @@
 #include "optimizer/bench/benchmarker.h"
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/onednn_conv.h"
 
 namespace ucudnn::optimizer {
 
@@ -33,6 +34,10 @@ class CpuBenchmarker final : public Benchmarker {
   ConvKernelKey device_key() const override {
     ConvKernelKey key;
     key.device_name = "cpu:" + cpu_model_name() + " x" + std::to_string(cpu::num_threads()) + " threads";
+    // With oneDNN its version joins the device: timings stored by a build without it (or
+    // with another version) lack or differ in its algorithms, so they are measured anew.
+    const std::string onednn = cpu::onednn::version();
+    if (!onednn.empty()) key.device_name += ", " + onednn;
     key.math_type = "fp32";
     key.layout = "nchw";
     return key;

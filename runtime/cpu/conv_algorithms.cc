@@ -16,6 +16,7 @@
 #include <Eigen/Core>
 
 #include "runtime/core/bytes.h"
+#include "runtime/cpu/onednn_conv.h"
 #include "runtime/ops/window_geometry.h"
 
 namespace ucudnn::cpu {
@@ -172,8 +173,13 @@ void run_direct(const ConvProblem& p, const float* x, const float* w, const floa
 
 const char* cpu_conv_algorithm_name(int algorithm) {
   static const char* const kNames[kNumCpuConvAlgorithms] = {"im2col_gemm", "direct", "gemm_1x1",
-                                                            "im2col_gemm_per_sample"};
+                                                            "im2col_gemm_per_sample", "onednn_direct"};
   return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms ? kNames[algorithm] : "?";
+}
+
+bool cpu_conv_algorithm_available(int algorithm) {
+  if (algorithm == static_cast<int>(CpuConvAlgorithm::kOnednnDirect)) return onednn::built_in();
+  return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms;
 }
 
 Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const Shape& w) {
@@ -218,6 +224,8 @@ bool conv_algorithm_applies(const ConvProblem& p, int algorithm) {
     case static_cast<int>(CpuConvAlgorithm::kGemm1x1):
       return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
              p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+    case static_cast<int>(CpuConvAlgorithm::kOnednnDirect):
+      return onednn::applies(p, onednn::Kind::kDirect);
     default:
       return false;
   }
@@ -242,6 +250,8 @@ int conv_default_algorithm(const ConvProblem& p) {
 size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
   if (algorithm == kDefaultCpuConvAlgorithm) algorithm = conv_default_algorithm(p);
   if (!conv_algorithm_applies(p, algorithm)) return std::numeric_limits<size_t>::max();
+  if (algorithm == static_cast<int>(CpuConvAlgorithm::kOnednnDirect))
+    return onednn::workspace_bytes(p, onednn::Kind::kDirect);
   // X, W and Y each fit (check_value_sizes), but the column matrix multiplies dims of X and W:
   // saturating, so a size past size_t is SIZE_MAX, which no workspace holds. Beyond
   // kMaxTensorBytes the kernels' int64 indexing into it would overflow: also SIZE_MAX.
@@ -260,6 +270,7 @@ size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
       break;
     case CpuConvAlgorithm::kDirect:
     case CpuConvAlgorithm::kGemm1x1:
+    case CpuConvAlgorithm::kOnednnDirect:  // answered above
       floats = 0;
       break;
   }
@@ -275,6 +286,7 @@ void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, con
     case CpuConvAlgorithm::kDirect: run_direct(p, x, w, bias, y); break;
     case CpuConvAlgorithm::kGemm1x1: run_gemm_1x1(p, x, w, bias, y); break;
     case CpuConvAlgorithm::kIm2colGemmPerSample: run_im2col_per_sample(p, x, w, bias, y, workspace); break;
+    case CpuConvAlgorithm::kOnednnDirect: onednn::run(p, onednn::Kind::kDirect, x, w, bias, y, workspace); break;
   }
 }
 

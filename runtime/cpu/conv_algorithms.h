@@ -18,6 +18,11 @@
 //   kIm2colGemmPerSample  im2col of ONE sample at a time ([K, P]), one GEMM per
 //                         sample and group straight into the output.
 //                         Workspace: 4·C·R·S·P bytes, independent of N.
+//   kOnednnDirect         oneDNN's direct convolution (onednn_conv.h), JIT-compiled
+//                         for the CPU's ISA, in its preferred blocked layouts.
+//                         Workspace: oneDNN's scratchpad + the blocked copies of X,
+//                         W and Y + a zero bias. Applies only in a build with oneDNN
+//                         (UCUDNN_ONEDNN) and where oneDNN has an implementation.
 //
 // An algorithm that does not apply (kGemm1x1 on a 3x3) makes workspace_bytes
 // return SIZE_MAX and run return Unsupported. Algorithm -1 is the default, in
@@ -43,16 +48,21 @@ enum class CpuConvAlgorithm : int {
   kDirect = 1,
   kGemm1x1 = 2,
   kIm2colGemmPerSample = 3,
+  kOnednnDirect = 4,
 };
-inline constexpr int kNumCpuConvAlgorithms = 4;
+// The same in every build (ids stay stable in the benchmark database); an algorithm
+// this build lacks never applies (cpu_conv_algorithm_available).
+inline constexpr int kNumCpuConvAlgorithms = 5;
 inline constexpr int kDefaultCpuConvAlgorithm = -1;
 // Largest workspace the default (-1) picks kIm2colGemm for.
 inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;
 // Output planes (OH·OW) up to this size make the default prefer kIm2colGemm.
 inline constexpr int64_t kSmallOutputPlane = 256;
 
-// "im2col_gemm", "direct", "gemm_1x1", "im2col_gemm_per_sample"; "?" when out of range.
+// "im2col_gemm", "direct", "gemm_1x1", "im2col_gemm_per_sample", "onednn_direct"; "?" when out of range.
 const char* cpu_conv_algorithm_name(int algorithm);
+// Whether this build has `algorithm` (false for the oneDNN ones without UCUDNN_ONEDNN).
+bool cpu_conv_algorithm_available(int algorithm);
 
 // A Conv reduced to 2-D (a 1-D conv has in_h = kernel_h = out_h = 1).
 struct ConvProblem {
