@@ -38,8 +38,7 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-constexpr size_t kAlign = 64;
-size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+constexpr size_t kAlign = 64;  // oneDNN's own alignment for its buffers
 
 dnnl::engine& engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -121,15 +120,15 @@ Entry create(const ConvProblem& p, Kind kind) {
     make_reorder(e.user_wei, e.wei, &e.wei_in);
     make_reorder(e.dst, e.user_dst, &e.dst_out);
     // Layout: [scratchpad | X blocked | W blocked | Y blocked | zero bias], each aligned.
-    size_t at = align_up(pd.scratchpad_desc().get_size());
+    size_t at = align_up(pd.scratchpad_desc().get_size(), kAlign);
     e.src_off = at;
-    if (e.src_in) at += align_up(e.src.get_size());
+    if (e.src_in) at += align_up(e.src.get_size(), kAlign);
     e.wei_off = at;
-    if (e.wei_in) at += align_up(e.wei.get_size());
+    if (e.wei_in) at += align_up(e.wei.get_size(), kAlign);
     e.dst_off = at;
-    if (e.dst_out) at += align_up(e.dst.get_size());
+    if (e.dst_out) at += align_up(e.dst.get_size(), kAlign);
     e.bias_off = at;
-    at += align_up(e.bias.get_size());
+    at += align_up(e.bias.get_size(), kAlign);
     e.scratchpad_desc = pd.scratchpad_desc();
     e.scratchpad = e.scratchpad_desc.get_size();
     e.total = at;
