@@ -81,6 +81,13 @@ void record(BenchmarkDb& db, const ir::Graph& graph, const ConvKernelKey& device
   }
 }
 
+// record() into the database file at `path` (created if missing), closed again before returning.
+void record_file(const std::string& path, const ir::Graph& graph, const ConvKernelKey& device, int skip = -1) {
+  auto db = BenchmarkDb::open(path);
+  ASSERT_TRUE(db.has_value()) << db.status().to_string();
+  record(*db, graph, device, skip);
+}
+
 // A plan for "cuda" under wr within `bytes` per kernel, from the database at `db_path`.
 optimizer::PlanRequest wr(size_t bytes, const std::string& db_path) {
   optimizer::PlanRequest request;
@@ -156,11 +163,7 @@ TEST(StoredBenchmarker, PlansForCudaFromTheDatabaseAlone) {
   const ucudnn_test::TempDir dir("ucudnn_stored_test");
   const std::string path = dir.file("plan.sqlite");
   ir::Graph graph = tiny_cnn(8);
-  {
-    auto db = BenchmarkDb::open(path);
-    ASSERT_TRUE(db.has_value());
-    record(*db, graph, gpu_key("Recorded GPU", "tf32"));
-  }
+  record_file(path, graph, gpu_key("Recorded GPU", "tf32"));
   // Room for algorithm 1 at micro-batches of 4 only: wr divides every convolution 4 + 4.
   auto result = plan_for_cuda(graph, wr(4 * 4096, path));
   ASSERT_TRUE(result.has_value()) << result.status().to_string();
@@ -191,11 +194,7 @@ TEST(StoredBenchmarker, UnlimitedWorkspaceUnderEveryPolicy) {
   const ucudnn_test::TempDir dir("ucudnn_stored_test");
   const std::string path = dir.file("unlimited.sqlite");
   ir::Graph graph = tiny_cnn(8);
-  {
-    auto db = BenchmarkDb::open(path);
-    ASSERT_TRUE(db.has_value());
-    record(*db, graph, gpu_key("Recorded GPU", "tf32"));
-  }
+  record_file(path, graph, gpu_key("Recorded GPU", "tf32"));
   for (optimizer::Policy policy : {optimizer::Policy::kUndivided, optimizer::Policy::kWr, optimizer::Policy::kWd}) {
     SCOPED_TRACE(optimizer::policy_name(policy));
     optimizer::PlanRequest request = wr(optimizer::kUnlimitedWorkspace, path);
@@ -218,11 +217,7 @@ TEST(StoredBenchmarker, MissingKernelNamesIt) {
   const std::string path = dir.file("missing.sqlite");
   ir::Graph graph = tiny_cnn(8);
   const ConvKernelKey device = gpu_key("Recorded GPU", "tf32");
-  {
-    auto db = BenchmarkDb::open(path);
-    ASSERT_TRUE(db.has_value());
-    record(*db, graph, device, /*skip=*/1);
-  }
+  record_file(path, graph, device, /*skip=*/1);
   auto kernels = optimizer::collect_conv_kernels(graph, device);
   ASSERT_TRUE(kernels.has_value());
   auto result = plan_for_cuda(graph, wr(size_t{64} << 20, path));
@@ -243,11 +238,7 @@ TEST(StoredBenchmarker, RebenchmarkWithoutGpuIsRefusedAndKeepsTheDatabase) {
   const ucudnn_test::TempDir dir("ucudnn_stored_test");
   const std::string path = dir.file("rebench.sqlite");
   ir::Graph graph = tiny_cnn(8);
-  {
-    auto db = BenchmarkDb::open(path);
-    ASSERT_TRUE(db.has_value());
-    record(*db, graph, gpu_key("Recorded GPU", "tf32"));
-  }
+  record_file(path, graph, gpu_key("Recorded GPU", "tf32"));
   optimizer::PlanRequest request = wr(size_t{64} << 20, path);
   request.rebenchmark = true;
   auto result = plan_for_cuda(graph, request);
@@ -379,11 +370,7 @@ TEST(StoredTimings, LyingRowsAreRefusedNotPlanned) {
     const ucudnn_test::TempDir dir("ucudnn_stored_test");
     const std::string path = dir.file("lying.sqlite");
     ir::Graph graph = tiny_cnn(8);
-    {
-      auto db = BenchmarkDb::open(path);
-      ASSERT_TRUE(db.has_value());
-      record(*db, graph, gpu_key("Recorded GPU", "tf32"));
-    }
+    record_file(path, graph, gpu_key("Recorded GPU", "tf32"));
     raw_exec(path, std::string("UPDATE measurements SET ") + lie + " WHERE rowid = 2");  // algorithm 1 at micro-batch 1
     auto result = plan_for_cuda(graph, wr(size_t{64} << 20, path));
     ASSERT_FALSE(result.has_value()) << "planned at " << result->policy.total_time_ms << " ms";
