@@ -39,7 +39,7 @@ std::vector<std::string> find_unsupported_nodes(const onnx::ModelProto& model) {
       continue;
     }
     OpKind kind;
-    if (!op_from_name(node.op_type().c_str(), &kind)) {
+    if (!op_from_name(node.op_type().c_str(), &kind) || op_descriptor(kind).internal) {
       lines.push_back(who + ": op '" + node.op_type() + "' is not implemented by ucudnn");
       continue;
     }

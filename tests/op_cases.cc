@@ -220,6 +220,9 @@ const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = conv_and_matrix_cases();
     for (OpCase& c : elementwise_cases()) all.push_back(std::move(c));
+    for (auto family : {conv_grad_cases, activation_grad_cases, pooling_grad_cases, batch_norm_train_cases,
+                        softmax_loss_cases, optimizer_update_cases})
+      for (OpCase& c : family()) all.push_back(std::move(c));
     return all;
   }();
   return cases;

@@ -37,5 +37,12 @@ const std::vector<OpCase>& op_cases();
 // The activation, binary, shape, data-movement and reduction part of op_cases() (op_cases_elementwise.cc).
 std::vector<OpCase> elementwise_cases();
 const std::vector<ErrorCase>& error_cases();
+// The training ops' cases, one file per family (tests/op_cases_<family>.cc; docs/TRAINING.md).
+std::vector<OpCase> conv_grad_cases();
+std::vector<OpCase> activation_grad_cases();
+std::vector<OpCase> pooling_grad_cases();
+std::vector<OpCase> batch_norm_train_cases();
+std::vector<OpCase> softmax_loss_cases();
+std::vector<OpCase> optimizer_update_cases();
 
 }  // namespace ucudnn_test

@@ -15,13 +15,14 @@ Shape value_shape(const ir::Graph& graph, ir::ValueId id, int64_t micro_batch) {
 
 }  // namespace
 
-KernelRequest kernel_request(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm) {
-  KernelRequest request{graph, node, {}, {}, algorithm};
+KernelRequest kernel_request(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm,
+                             bool accumulate) {
+  KernelRequest request{graph, node, {}, {}, algorithm, accumulate};
   for (size_t i = 0; i < node.inputs.size(); ++i)
     request.src_shapes.push_back(
         value_shape(graph, node.inputs[i], ir::is_batch_divided_input(node, i) ? micro_batch : 0));
   for (size_t i = 0; i < node.outputs.size(); ++i)
-    request.dst_shapes.push_back(value_shape(graph, node.outputs[i], i == 0 ? micro_batch : 0));
+    request.dst_shapes.push_back(value_shape(graph, node.outputs[i], ir::is_batch_divided_output(node, i) ? micro_batch : 0));
   return request;
 }
 

@@ -47,11 +47,15 @@ struct KernelRequest {
   std::vector<Shape> src_shapes;  // this call's input shapes ({} for an absent input)
   std::vector<Shape> dst_shapes;  // this call's output shapes
   int algorithm = -1;             // Conv: the backend's algorithm id; -1 = the kernel's default
+  bool accumulate = false;        // add to the outputs' contents (β = 1) instead of overwriting them:
+                                  // ConvGradFilter's micro-batches after the first (Note [fused nodes])
 };
 
 // The request for one call of `node` in `graph`: its value shapes, with the batch-divided
 // inputs and output 0 at `micro_batch` samples when micro_batch > 0 (Note [fused nodes]).
-KernelRequest kernel_request(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm);
+// `accumulate` as KernelRequest's.
+KernelRequest kernel_request(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm,
+                             bool accumulate = false);
 
 // What a prepared kernel runs on.
 struct KernelIo {

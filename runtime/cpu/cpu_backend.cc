@@ -24,15 +24,16 @@ using runtime::TensorRef;
 // One call of a CPU kernel: the table's function, its algorithm and workspace.
 class CpuCall final : public runtime::Kernel {
  public:
-  CpuCall(const ir::Node& node, const CpuKernel& kernel, int algorithm, size_t workspace)
-      : node_(node), kernel_(kernel), algorithm_(algorithm), workspace_(workspace) {}
+  CpuCall(const ir::Node& node, const CpuKernel& kernel, int algorithm, bool accumulate, size_t workspace)
+      : node_(node), kernel_(kernel), algorithm_(algorithm), accumulate_(accumulate), workspace_(workspace) {}
 
   size_t workspace_bytes() const override { return workspace_; }
 
   Status run(const KernelIo& io) override {
     update_views(io.src, &src_, &src_ptrs_);
     update_views(io.dst, &dst_, &dst_ptrs_);
-    return kernel_.run(KernelArgs{node_, src_ptrs_, dst_ptrs_, io.workspace, io.workspace_bytes, algorithm_});
+    return kernel_.run(
+        KernelArgs{node_, src_ptrs_, dst_ptrs_, io.workspace, io.workspace_bytes, algorithm_, accumulate_});
   }
 
  private:
@@ -58,6 +59,7 @@ class CpuCall final : public runtime::Kernel {
   const ir::Node& node_;
   const CpuKernel& kernel_;
   int algorithm_;
+  bool accumulate_;
   size_t workspace_;
   std::vector<Tensor> src_, dst_;
   std::vector<const Tensor*> src_ptrs_;
@@ -103,15 +105,16 @@ class CpuBackend final : public runtime::Backend {
   Expected<std::unique_ptr<runtime::Kernel>> prepare(const runtime::KernelRequest& request) override {
     const CpuKernel& kernel = cpu_kernel(request.node.op);
     if (kernel.run == nullptr) return unsupported(request.node.describe() + ": no CPU kernel");
-    if (request.algorithm < kDefaultCpuConvAlgorithm || request.algorithm >= kNumCpuConvAlgorithms ||
-        (request.algorithm != kDefaultCpuConvAlgorithm && request.node.op != OpKind::kConv))
+    const int count = cpu_algorithm_count(request.node.op);
+    if (request.algorithm < -1 || request.algorithm >= count)
       return invalid_argument(request.node.describe() + ": no CPU algorithm " + std::to_string(request.algorithm) +
-                              " (convolutions have 0 to " + std::to_string(kNumCpuConvAlgorithms - 1) +
-                              ", -1 is the default; other ops only -1)");
+                              (count > 0 ? " (this op has 0 to " + std::to_string(count - 1) + ", -1 is the default)"
+                                         : " (only -1, the default, for this op)"));
     const size_t workspace = kernel.workspace_bytes == nullptr
                                  ? 0
                                  : kernel.workspace_bytes(request.node, request.src_shapes, request.algorithm);
-    return std::unique_ptr<runtime::Kernel>(new CpuCall(request.node, kernel, request.algorithm, workspace));
+    return std::unique_ptr<runtime::Kernel>(
+        new CpuCall(request.node, kernel, request.algorithm, request.accumulate, workspace));
   }
 
   Expected<std::unique_ptr<runtime::Buffer>> allocate(size_t bytes, const std::string& what) override {

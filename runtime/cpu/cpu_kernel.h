@@ -28,6 +28,7 @@ struct KernelArgs {
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   int algorithm = -1;              // Conv only: a CpuConvAlgorithm; -1 = the kernel's default
+  bool accumulate = false;         // add to dst's contents instead of overwriting (KernelRequest::accumulate)
 };
 
 struct CpuKernel {
@@ -37,6 +38,10 @@ struct CpuKernel {
 };
 
 const CpuKernel& cpu_kernel(OpKind kind);
+
+// How many algorithms the CPU offers for `op`: the convolution directions' counts
+// (runtime/cpu/conv_algorithms.h, conv_grad.h; ids 0 .. count-1, -1 = the default), 0 for every other op.
+int cpu_algorithm_count(OpKind op);
 
 // Applies the activation optimizer/passes fused into `node` (attribute
 // "activation", e.g. Conv or Add followed by Relu) to `dst` in place; nothing

@@ -3,6 +3,8 @@
 
 #include <Eigen/Core>
 
+#include "runtime/cpu/conv_algorithms.h"
+#include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_kernel.h"
 
 namespace ucudnn::cpu {
@@ -19,6 +21,15 @@ const CpuKernel& cpu_kernel(OpKind kind) {
 #undef UCUDNN_CPU_KERNEL_ENTRY
   };
   return table[static_cast<int>(kind)]();
+}
+
+int cpu_algorithm_count(OpKind op) {
+  switch (op) {
+    case OpKind::kConv: return kNumCpuConvAlgorithms;
+    case OpKind::kConvGradData: return kNumCpuConvGradDataAlgorithms;
+    case OpKind::kConvGradFilter: return kNumCpuConvGradFilterAlgorithms;
+    default: return 0;
+  }
 }
 
 void set_num_threads(int n) {

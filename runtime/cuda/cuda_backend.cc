@@ -69,7 +69,8 @@ class CudaBackend final : public runtime::Backend {
   Expected<std::unique_ptr<runtime::Kernel>> prepare(const runtime::KernelRequest& request) override {
     const CudaKernel& kernel = cuda_kernel(request.node.op);
     if (kernel.prepare == nullptr) return unsupported(request.node.describe() + ": no CUDA kernel");
-    PrepareArgs args{main(), request.graph, request.node, request.src_shapes, request.dst_shapes, request.algorithm};
+    PrepareArgs args{main(),         request.graph,        request.node,      request.src_shapes,
+                     request.dst_shapes, request.algorithm, request.accumulate};
     UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<KernelState> state, kernel.prepare(args));
     state->context = args.describe();
     return std::unique_ptr<runtime::Kernel>(new CudaCall(contexts_, std::move(state)));

@@ -35,6 +35,7 @@ struct PrepareArgs {
   std::vector<Shape> src_shapes;  // this call's input shapes ({} for an absent input)
   std::vector<Shape> dst_shapes;  // this call's output shapes
   int algorithm = -1;             // Conv: a cudnnConvolutionFwdAlgo_t; -1 = the kernel's default
+  bool accumulate = false;        // add to the outputs (β = 1): runtime::KernelRequest::accumulate
 
   // The host value of input i when it is a constant (initializer or folded), else nullptr.
   const Tensor* constant(size_t i) const;

@@ -126,7 +126,7 @@ Status Executor::check_step(size_t s) const {
                             std::to_string(step.workspace_offset) + ", " + bytes_text(step.workspace_bytes) +
                             ") lies outside the pool of " + bytes_text(plan_.workspace_pool_bytes));
   if (step.micro_batches.empty()) return Status::ok();
-  if (node.op != OpKind::kConv)
+  if (!ir::is_convolution(node))
     return invalid_argument(node.describe() + ": only convolutions can be divided into micro-batches");
   const Shape& x = graph_.value(node.inputs[0]).shape;
   const int64_t batch = x.empty() ? 0 : x[0];
@@ -224,8 +224,10 @@ Status Executor::place_values(const WeightLayout& weights) {
   return upload ? backend_.synchronize("uploading the weights of model '" + graph_.name + "'") : Status::ok();
 }
 
-Status Executor::prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call) {
-  UCUDNN_ASSIGN_OR_RETURN(call->kernel, backend_.prepare(kernel_request(graph_, node, micro_batch, algorithm)));
+Status Executor::prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, bool accumulate,
+                              Call* call) {
+  UCUDNN_ASSIGN_OR_RETURN(call->kernel,
+                          backend_.prepare(kernel_request(graph_, node, micro_batch, algorithm, accumulate)));
   const size_t needed = call->kernel->workspace_bytes();
   if (needed == SIZE_MAX)  // the kernels' "does not apply" (or a size past what memory can address)
     return invalid_argument(node.describe() + ": " +
@@ -255,10 +257,11 @@ Status Executor::prepare_steps() {
     whole.workspace_bytes = plan_step.workspace_bytes;
 
     if (plan_step.micro_batches.empty()) {
-      UCUDNN_RETURN_IF_ERROR(prepare_call(node, 0, -1, &whole));
+      UCUDNN_RETURN_IF_ERROR(prepare_call(node, 0, -1, false, &whole));
       step.calls.push_back(std::move(whole));
     } else {
-      // Divided convolution: X (and z), Y are cut along the batch; weights are shared.
+      // Divided convolution: X (and z), Y are cut along the batch; weights are shared. An output that
+      // is not cut (ConvGradFilter's dW) is written by the first call and added to by the others.
       int64_t begin = 0;
       for (const MicroBatch& m : plan_step.micro_batches) {
         Call call;
@@ -267,10 +270,11 @@ Status Executor::prepare_steps() {
         for (size_t i = 0; i < call.src.size(); ++i)
           if (ir::is_batch_divided_input(node, i) && call.src[i].data != nullptr)
             call.src[i] = batch_slice(whole.src[i], begin, m.size);
-        call.dst[0] = batch_slice(whole.dst[0], begin, m.size);
+        if (ir::is_batch_divided_output(node, 0)) call.dst[0] = batch_slice(whole.dst[0], begin, m.size);
         call.workspace = whole.workspace;
         call.workspace_bytes = whole.workspace_bytes;
-        UCUDNN_RETURN_IF_ERROR(prepare_call(node, m.size, m.algorithm, &call));
+        const bool accumulate = begin > 0 && !ir::is_batch_divided_output(node, 0);
+        UCUDNN_RETURN_IF_ERROR(prepare_call(node, m.size, m.algorithm, accumulate, &call));
         step.calls.push_back(std::move(call));
         begin += m.size;
       }

@@ -122,7 +122,7 @@ class Executor {
   Status check_memory(const WeightLayout& weights) const;
   Status place_values(const WeightLayout& weights);
   Status prepare_steps();
-  Status prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, Call* call);
+  Status prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, bool accumulate, Call* call);
   Status prepare_side_stream();
   // run, run_bound and profile inside catching_bad_alloc.
   Expected<std::vector<Tensor>> run_once(const std::vector<Tensor>& inputs);

@@ -24,10 +24,23 @@ inline std::string fused_activation(const Node& node) {
   return node.attrs.has(kFusedActivationAttr) ? node.attrs.get_string(kFusedActivationAttr) : std::string();
 }
 
+// The convolution kernels the optimizer plans (micro-batches, algorithm, workspace): a Conv and
+// the two backward directions the training graph adds (ConvGradData, ConvGradFilter).
+inline bool is_convolution(const Node& node) {
+  return node.op == OpKind::kConv || node.op == OpKind::kConvGradData || node.op == OpKind::kConvGradFilter;
+}
+
 // Whether input `i` of `node` is cut along the batch when the node runs as
-// micro-batches (X, and a Conv's residual z); the others (weights) are shared.
+// micro-batches (X, a Conv's residual z, and ConvGradFilter's dY); the others (weights) are shared.
 inline bool is_batch_divided_input(const Node& node, size_t i) {
-  return i == 0 || (node.op == OpKind::kConv && i == kConvResidualInput);
+  return i == 0 || (node.op == OpKind::kConv && i == kConvResidualInput) ||
+         (node.op == OpKind::kConvGradFilter && i == 1);
+}
+
+// Whether output `i` is cut along the batch: output 0 (Y, dX), except ConvGradFilter's dW, which
+// every micro-batch adds to (the calls after the first accumulate: KernelRequest::accumulate).
+inline bool is_batch_divided_output(const Node& node, size_t i) {
+  return i == 0 && node.op != OpKind::kConvGradFilter;
 }
 
 }  // namespace ucudnn::ir

@@ -20,7 +20,13 @@
   X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
   /* reductions and normalizing exponentials */                                     \
-  X(ReduceMean) X(Softmax) X(LogSoftmax)
+  X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
+  /* training (docs/TRAINING.md): ucudnn-internal ops the training graph adds */    \
+  X(ConvGradData) X(ConvGradFilter)                                                 \
+  X(ActivationGrad) X(PReluGrad) X(DropoutTrain)                                    \
+  X(MaxPoolGrad) X(AveragePoolGrad) X(BatchNormTrain) X(BatchNormGrad)              \
+  X(SoftmaxGrad) X(LogSoftmaxGrad) X(SoftmaxCrossEntropyLoss)                       \
+  X(SoftmaxCrossEntropyLossGrad) X(SgdUpdate) X(AdamWUpdate)
 // clang-format on
 
 namespace ucudnn {
@@ -33,7 +39,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 40, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 57, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

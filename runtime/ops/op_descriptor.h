@@ -17,6 +17,8 @@
 
 namespace ucudnn {
 
+class GradientContext;  // runtime/ops/gradient.h
+
 // What a shape rule sees of one input or output value.
 struct ValueInfo {
   DType dtype = DType::kUndefined;  // kUndefined for an absent optional input
@@ -89,6 +91,11 @@ struct OpDescriptor {
   Status (*infer)(InferContext& ctx) = nullptr;
   // Floating-point operations (multiply-add = 2) once shapes are known; nullptr → 0.
   int64_t (*flops)(const InferContext& ctx) = nullptr;
+  // True for ops only ucudnn's own passes create (the training ops): the importer refuses them.
+  bool internal = false;
+  // The gradient rule (runtime/ops/gradient.h): emits the nodes computing the gradients of the
+  // node's inputs from those of its outputs. nullptr: the op cannot be trained through.
+  Status (*gradient)(GradientContext& ctx) = nullptr;
 };
 
 const OpDescriptor& op_descriptor(OpKind kind);

@@ -3,6 +3,7 @@
 
 #include "tests/reference/conv_reference.h"
 #include "tests/reference/elementwise_reference.h"
+#include "tests/reference/training_reference.h"
 
 namespace ucudnn::reference {
 
@@ -15,7 +16,11 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
       outputs.push_back(reference_for(node, inputs));
       return outputs;
     }
-    default: return elementwise_reference(node, inputs);
+    default: {
+      auto training = training_reference(node, inputs);
+      if (training.has_value() || training.status().code() != StatusCode::kUnsupported) return training;
+      return elementwise_reference(node, inputs);
+    }
   }
 }
 

@@ -1,0 +1,16 @@
+// STUB (training bring-up): CPU kernels of SgdUpdate, AdamWUpdate.
+#include "runtime/cpu/cpu_kernel.h"
+
+namespace ucudnn::cpu {
+
+const CpuKernel& cpu_kernel_SgdUpdate() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) { return unsupported(a.node.describe() + ": not implemented yet"); }};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_AdamWUpdate() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) { return unsupported(a.node.describe() + ": not implemented yet"); }};
+  return k;
+}
+
+}  // namespace ucudnn::cpu
