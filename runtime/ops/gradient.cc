@@ -21,7 +21,7 @@ ir::ValueId GradientContext::float_constant(float value, const std::string& name
 }
 
 Expected<ir::ValueId> GradientContext::reduce_to_shape(ir::ValueId grad, const Shape& target) {
-  const Shape& g = value(grad).shape;
+  const Shape g = shape_of(grad);
   if (g == target) return grad;
   if (target.size() > g.size())
     return unsupported("cannot reduce a gradient of shape " + shape_to_string(g) + " to " + shape_to_string(target));

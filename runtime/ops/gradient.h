@@ -31,10 +31,14 @@ class GradientContext {
  public:
   virtual ~GradientContext() = default;
 
-  // The forward node, and the graph it is in (backward nodes are appended to it).
+  // The forward node (a copy: stays valid while nodes are appended), and the graph it is in
+  // (backward nodes are appended to it). References into graph() — value(id) included — are
+  // invalidated by emit() and add_constant(): copy what you need (shape_of, dtype_of) first.
   virtual const ir::Node& node() const = 0;
   virtual const ir::Graph& graph() const = 0;
   const ir::Value& value(ir::ValueId id) const { return graph().value(id); }
+  Shape shape_of(ir::ValueId id) const { return graph().value(id).shape; }
+  DType dtype_of(ir::ValueId id) const { return graph().value(id).dtype; }
   ir::ValueId input(size_t i) const { return i < node().inputs.size() ? node().inputs[i] : ir::kNoValue; }
   ir::ValueId output(size_t i) const { return node().outputs[i]; }
 
