@@ -230,6 +230,79 @@ Expected<ModelPlan> plan(const std::string& model_path, const SessionOptions& op
 // Writes the plan's JSON to `path` atomically: an existing file is replaced whole or left alone.
 Status save_plan(const ModelPlan& plan, const std::string& path);
 
+// --- Training (docs/TRAINING.md) ----------------------------------------------------------
+//
+//   ucudnn::TrainOptions options;
+//   options.session.batch = 64;
+//   options.learning_rate = 0.1; options.momentum = 0.9;
+//   auto trainer = ucudnn::Trainer::load("resnet18.onnx", options);
+//   for (...) { auto step = (*trainer)->step({images}, labels); ... }
+//   (*trainer)->save("trained.onnx");
+//
+// The model is an ordinary inference export whose first output is the logits [N, classes].
+// One step runs forward in training mode (BatchNormalization on batch statistics, Dropout
+// active), softmax cross-entropy against int64 labels [N], the backward pass and the
+// optimizer's update. The whole step — forward, backward-data and backward-filter
+// convolutions — is planned by the same optimizer as inference (SessionOptions: device,
+// policy, workspace, ...), so `wd` divides one workspace budget across all three directions.
+enum class Optimizer { kSgd, kAdamW };
+
+struct TrainOptions {
+  SessionOptions session;  // device, policy, workspace, batch (the training batch), threads, database
+  Optimizer optimizer = Optimizer::kSgd;
+  double learning_rate = 0.01;  // the starting rate; set_learning_rate changes it (schedules)
+  // torch.optim.SGD's momentum, dampening, Nesterov; both optimizers' (decoupled for AdamW) weight decay.
+  double momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
+  bool nesterov = false;
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;  // torch.optim.AdamW's
+  float label_smoothing = 0.0f;
+  uint64_t seed = 0;  // Dropout masks: step k draws from seed + k
+};
+
+struct TrainStepResult {
+  float loss = 0;        // mean softmax cross-entropy of the batch (before the update)
+  int64_t correct = 0;   // samples whose largest logit is their label
+};
+
+class Trainer {
+ public:
+  virtual ~Trainer() = default;
+  // Imports the model (no inference passes), builds and plans the training step, the
+  // evaluation forward and the optimizer update, and copies the initial weights to the device.
+  static Expected<std::unique_ptr<Trainer>> load(const std::string& model_path, const TrainOptions& options);
+
+  // The model's inputs at the training batch (what step and evaluate take), and the trained
+  // initializers: parameters, then BatchNormalization running statistics.
+  virtual const std::vector<TensorInfo>& inputs() const = 0;
+  virtual const std::vector<TensorInfo>& parameters() const = 0;
+  virtual const std::vector<TensorInfo>& running_stats() const = 0;
+
+  // One training step on a batch: host inputs (the model's) and int64 labels [N].
+  virtual Expected<TrainStepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels) = 0;
+  // The model's outputs in inference mode (running statistics, no dropout) with the current weights.
+  virtual Expected<std::vector<Tensor>> evaluate(const std::vector<Tensor>& inputs) = 0;
+  virtual void set_learning_rate(double lr) = 0;
+  virtual double learning_rate() const = 0;
+  virtual int64_t steps_done() const = 0;
+
+  // The trained initializers by ONNX name (parameters and running statistics), host copies.
+  virtual Expected<std::map<std::string, Tensor>> weights() const = 0;
+  // Everything a run needs to continue exactly: weights, optimizer state, step, RNG seed.
+  virtual Expected<std::map<std::string, Tensor>> state() const = 0;
+  virtual Status load_state(const std::map<std::string, Tensor>& state) = 0;
+  // Writes the model with the trained initializers (running statistics included) to `onnx_path`.
+  virtual Status save(const std::string& onnx_path) const = 0;
+
+  // Device memory of the training step: arena (activations, saved activations, gradients in
+  // flight), workspace pool, and the trainer's own buffers as weight_bytes (parameters,
+  // gradients, optimizer state, running statistics).
+  virtual MemoryStats memory() const = 0;
+  // The training step's plan (JSON, as `ucudnn plan` writes).
+  virtual std::string plan_json() const = 0;
+  // The planner's predicted convolution time of one step (ms; 0 when not predicted).
+  virtual double predicted_conv_ms() const = 0;
+};
+
 // What `ucudnn info` shows of a model, read without resolving shapes.
 struct ModelInfo {
   int64_t ir_version = 0;
