@@ -18,6 +18,9 @@
 #include <vector>
 
 #include "runtime/cpu/conv_algorithms.h"
+#include "runtime/cpu/conv_grad.h"
+#include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ir/fusion.h"
 #include "tests/op_cases.h"
 #include "tests/reference/op_reference.h"
 #include "tests/support/backend_runner.h"
@@ -44,15 +47,27 @@ struct OpRun {
 
 void PrintTo(const OpRun& run, std::ostream* os) { *os << run.name; }
 
-// The CPU algorithms that apply to a Conv case (conv_problem on its shapes).
+// The CPU algorithms that apply to a convolution case (Conv: conv_problem on its shapes; the backward
+// directions: conv_grad_problem).
 std::vector<int> cpu_algorithms_for(const OpCase& c) {
   std::vector<int> algorithms;
   const ir::Node node = make_node(c.name, c.op, c.attrs, c.inputs.size(), c.outputs, c.opset);
-  auto problem = cpu::conv_problem(node, c.inputs[0].shape, c.inputs[1].shape);
-  if (!problem) return algorithms;  // a malformed case fails in its default run
-  for (int a = 0; a < cpu::kNumCpuConvAlgorithms; ++a)
-    if (cpu::conv_algorithm_applies(*problem, a)) algorithms.push_back(a);
+  if (c.op == OpKind::kConv) {
+    auto problem = cpu::conv_problem(node, c.inputs[0].shape, c.inputs[1].shape);
+    if (!problem) return algorithms;  // a malformed case fails in its default run
+    for (int a = 0; a < cpu::kNumCpuConvAlgorithms; ++a)
+      if (cpu::conv_algorithm_applies(*problem, a)) algorithms.push_back(a);
+    return algorithms;
+  }
+  auto problem = cpu::conv_grad_problem(node, {c.inputs[0].shape, c.inputs[1].shape});
+  if (!problem) return algorithms;
+  for (int a = 0; a < cpu::cpu_algorithm_count(c.op); ++a)
+    if (cpu::conv_grad_algorithm_applies(*problem, a)) algorithms.push_back(a);
   return algorithms;
+}
+
+const char* cpu_algorithm_name(OpKind op, int algorithm) {
+  return op == OpKind::kConv ? cpu::cpu_conv_algorithm_name(algorithm) : cpu::cpu_conv_grad_algorithm_name(algorithm);
 }
 
 const std::vector<OpRun>& op_runs() {
@@ -63,9 +78,11 @@ const std::vector<OpRun>& op_runs() {
       for (size_t i = 0; i < op_cases().size(); ++i) {
         const OpCase& c = op_cases()[i];
         all.push_back({b, i, -1, config.name + "_" + c.name});
-        if (c.op != OpKind::kConv || config.kind != BackendConfig::Kind::kCpu) continue;
+        if (!ir::is_convolution(make_node(c.name, c.op, c.attrs, c.inputs.size(), c.outputs, c.opset)) ||
+            config.kind != BackendConfig::Kind::kCpu)
+          continue;
         for (int a : cpu_algorithms_for(c))
-          all.push_back({b, i, a, config.name + "_" + c.name + "_" + cpu::cpu_conv_algorithm_name(a)});
+          all.push_back({b, i, a, config.name + "_" + c.name + "_" + cpu_algorithm_name(c.op, a)});
       }
     }
     return all;
@@ -82,6 +99,14 @@ int64_t reduction_length(const ir::Graph& graph, const ir::Node& node) {
     case OpKind::kConv: {
       const Shape& w = graph.value(node.inputs[1]).shape;
       return ucudnn::shape_numel(Shape(w.begin() + 1, w.end()));
+    }
+    case OpKind::kConvGradData: {  // Σ over the filters of a group and the taps
+      const Shape& w = graph.value(node.inputs[1]).shape;
+      return w[0] / node.attrs.get_int("group") * ucudnn::shape_numel(Shape(w.begin() + 2, w.end()));
+    }
+    case OpKind::kConvGradFilter: {  // Σ over the samples and output positions
+      const Shape& dy = graph.value(node.inputs[1]).shape;
+      return ucudnn::shape_numel(dy) / std::max<int64_t>(1, dy[1]);
     }
     case OpKind::kGemm: return node.attrs.get_int("transA") != 0 ? x[0] : x[1];
     case OpKind::kMatMul: return x.back();
@@ -100,7 +125,7 @@ int64_t reduction_length(const ir::Graph& graph, const ir::Node& node) {
 }
 
 Tolerance tolerance_for(const BackendConfig& config, const ir::Graph& graph, const ir::Node& node) {
-  const bool product = node.op == OpKind::kConv || node.op == OpKind::kGemm || node.op == OpKind::kMatMul;
+  const bool product = ir::is_convolution(node) || node.op == OpKind::kGemm || node.op == OpKind::kMatMul;
   const Tolerance base = product ? config.product_tolerance : config.tolerance;
   const double length = static_cast<double>(std::max<int64_t>(1, reduction_length(graph, node)));
   return {base.atol * std::sqrt(length), base.rtol};
@@ -157,7 +182,7 @@ TEST(OpTableCoverage, EveryCpuConvAlgorithmRunsSeveralCases) {
   std::vector<int> runs_per_algorithm(cpu::kNumCpuConvAlgorithms, 0);
   int micro_batched = 0;
   for (const OpRun& run : op_runs()) {
-    if (run.algorithm < 0) continue;
+    if (run.algorithm < 0 || op_cases()[run.op_case].op != OpKind::kConv) continue;
     ++runs_per_algorithm[static_cast<size_t>(run.algorithm)];
     if (!op_cases()[run.op_case].micro_batches.empty()) ++micro_batched;
   }

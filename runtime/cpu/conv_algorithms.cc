@@ -64,16 +64,22 @@ void im2col_row(const ConvProblem& p, const float* plane, int64_t kh, int64_t kw
   }
 }
 
-// Column matrix of samples [0, samples) of x: row r = (c, kh, kw), columns n·P + p,
-// leading dimension samples·P.
-void im2col(const ConvProblem& p, const float* x, int64_t samples, float* col) {
-  const int64_t taps = p.kernel_h * p.kernel_w, rows = p.in_channels * taps, plane = p.out_plane();
-  const int64_t ld = samples * plane, in_plane = p.in_h * p.in_w;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < rows * samples; ++i) {
-    const int64_t r = i / samples, n = i % samples;
-    const int64_t c = r / taps, kh = (r % taps) / p.kernel_w, kw = r % p.kernel_w;
-    im2col_row(p, x + (n * p.in_channels + c) * in_plane, kh, kw, col + r * ld + n * plane);
+// The adjoint of im2col_row: plane[ih, iw] += src[oh * OW + ow] over the positions inside the plane.
+void col2im_row(const ConvProblem& p, const float* src, int64_t kh, int64_t kw, float* plane) {
+  const int64_t iw0 = kw * p.dilation_w - p.pad_left;
+  int64_t lo, hi;
+  valid_range(iw0, p.stride_w, p.in_w, p.out_w, &lo, &hi);
+  if (lo == hi) return;
+  for (int64_t oh = 0; oh < p.out_h; ++oh) {
+    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+    if (ih < 0 || ih >= p.in_h) continue;
+    const float* s = src + oh * p.out_w;
+    float* d = plane + ih * p.in_w + iw0;
+    if (p.stride_w == 1) {
+      for (int64_t ow = lo; ow < hi; ++ow) d[ow] += s[ow];
+    } else {
+      for (int64_t ow = lo; ow < hi; ++ow) d[ow * p.stride_w] += s[ow];
+    }
   }
 }
 
@@ -170,6 +176,32 @@ void run_direct(const ConvProblem& p, const float* x, const float* w, const floa
 }
 
 }  // namespace
+
+void im2col(const ConvProblem& p, const float* x, int64_t samples, float* col) {
+  const int64_t taps = p.kernel_h * p.kernel_w, rows = p.in_channels * taps, plane = p.out_plane();
+  const int64_t ld = samples * plane, in_plane = p.in_h * p.in_w;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows * samples; ++i) {
+    const int64_t r = i / samples, n = i % samples;
+    const int64_t c = r / taps, kh = (r % taps) / p.kernel_w, kw = r % p.kernel_w;
+    im2col_row(p, x + (n * p.in_channels + c) * in_plane, kh, kw, col + r * ld + n * plane);
+  }
+}
+
+// Threads over input planes (n, c): each sums the R·S rows of its channel, so no two threads
+// write one element.
+void col2im(const ConvProblem& p, const float* col, int64_t samples, float* x) {
+  const int64_t taps = p.kernel_h * p.kernel_w, plane = p.out_plane();
+  const int64_t ld = samples * plane, in_plane = p.in_h * p.in_w;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < samples * p.in_channels; ++i) {
+    const int64_t n = i / p.in_channels, c = i % p.in_channels;
+    float* dst = x + i * in_plane;
+    std::fill(dst, dst + in_plane, 0.0f);
+    for (int64_t t = 0; t < taps; ++t)
+      col2im_row(p, col + (c * taps + t) * ld + n * plane, t / p.kernel_w, t % p.kernel_w, dst);
+  }
+}
 
 const char* cpu_conv_algorithm_name(int algorithm) {
   static const char* const kNames[kNumCpuConvAlgorithms] = {"im2col_gemm", "direct", "gemm_1x1",

@@ -89,6 +89,14 @@ int conv_default_algorithm(const ConvProblem& problem);
 // Scratch bytes of `algorithm` (-1 → default); SIZE_MAX when it does not apply.
 size_t conv_workspace_bytes(const ConvProblem& problem, int algorithm);
 
+// Building blocks shared with the backward convolutions (conv_grad.cc), OpenMP-threaded.
+// im2col: the column matrix of samples [0, samples) of x: row r = (c, kh, kw) over all C·R·S,
+// column n·P + p (leading dimension samples·P); zeros where the window reads padding.
+void im2col(const ConvProblem& problem, const float* x, int64_t samples, float* col);
+// col2im, im2col's adjoint: x (samples × [C, H, W], overwritten) = the sum, for every input
+// element, of the column entries im2col would copy it to.
+void col2im(const ConvProblem& problem, const float* col, int64_t samples, float* x);
+
 // Y = conv(X, W) + B (bias may be null). `algorithm` must apply (not -1) and
 // `workspace` hold conv_workspace_bytes(problem, algorithm) bytes.
 void run_conv_algorithm(const ConvProblem& problem, int algorithm, const float* x, const float* w, const float* bias,

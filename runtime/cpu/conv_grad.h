@@ -1,11 +1,54 @@
-// The CPU's backward convolutions (ConvGradData, ConvGradFilter; runtime/cpu/conv_grad.cc):
-// their algorithm ids, which the optimizer times and chooses like the forward ones.
+// The CPU's backward convolutions (ConvGradData, ConvGradFilter; runtime/cpu/conv_grad.cc): their
+// algorithms, which the optimizer times and chooses like the forward ones (conv_algorithms.h).
+//
+// Both directions work on the forward problem (ConvProblem: X, W and Y = dY's shapes) and offer:
+//
+//   k...Gemm           the WHOLE micro-batch at once: dY gathered from [N, K, P] into a [K, N·P]
+//                      matrix, one GEMM per group over all N·P columns. Data: col = W_gᵀ·dY_g
+//                      ([C·R·S, N·P]), then col2im into dX. Filter: im2col(X) ([C·R·S, N·P]),
+//                      dW_g = dY_g·col_gᵀ. Workspace: 4·(C·R·S·N·P + (N > 1 ? K·N·P : 0)) bytes.
+//   k...GemmPerSample  one sample at a time: the same GEMMs on [C·R·S, P] columns (data: col2im
+//                      per sample; filter: dW += per sample). Workspace: 4·C·R·S·P bytes.
+//   kGemm1x1           1x1 kernel, stride 1, no padding: X and dX already are the [C, P]
+//                      matrices, so one GEMM per sample and group. No workspace; only such convs.
+//
+// Algorithm -1 is the default, chosen as the forward's: the whole-batch GEMM when N > 1, the
+// output plane is at most kSmallOutputPlane and its workspace at most kDefaultWorkspaceLimit;
+// kGemm1x1 when it applies; else per sample. An algorithm that does not apply answers SIZE_MAX
+// workspace bytes, and Unsupported when run. ConvGradFilter honours KernelArgs::accumulate (the
+// micro-batches after the first add to dW); ConvGradData's dX is always overwritten.
 #pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/cpu/conv_algorithms.h"
+#include "runtime/ir/graph.h"
 
 namespace ucudnn::cpu {
 
-// STUB (training bring-up): the owner of conv_grad.cc sets the real counts.
-inline constexpr int kNumCpuConvGradDataAlgorithms = 1;
-inline constexpr int kNumCpuConvGradFilterAlgorithms = 1;
+// The ids are the same in both directions (and stable: the benchmark database stores them).
+enum class CpuConvGradAlgorithm : int {
+  kGemm = 0,
+  kGemmPerSample = 1,
+  kGemm1x1 = 2,
+};
+inline constexpr int kNumCpuConvGradDataAlgorithms = 3;
+inline constexpr int kNumCpuConvGradFilterAlgorithms = 3;
+
+// "gemm", "gemm_per_sample", "gemm_1x1"; "?" when out of range.
+const char* cpu_conv_grad_algorithm_name(int algorithm);
+
+// The forward problem of a ConvGradData (inputs dY, W; X = input_shape with dY's batch) or
+// ConvGradFilter (inputs X, dY; W = filter_shape) node on these input shapes; errors name the node.
+Expected<ConvProblem> conv_grad_problem(const ir::Node& node, const std::vector<Shape>& src_shapes);
+
+// Whether `algorithm` can run this problem (either direction).
+bool conv_grad_algorithm_applies(const ConvProblem& problem, int algorithm);
+// The algorithm -1 stands for.
+int conv_grad_default_algorithm(const ConvProblem& problem);
+// Scratch bytes of `algorithm` (-1 → default), the same in both directions; SIZE_MAX when it does not apply.
+size_t conv_grad_workspace_bytes(const ConvProblem& problem, int algorithm);
 
 }  // namespace ucudnn::cpu

@@ -50,6 +50,41 @@ Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const s
   return Status::ok();
 }
 
+Status set_filter_descriptor(FilterDescriptor& desc, const Shape& w, const std::string& context,
+                             bool channels_last) {
+  UCUDNN_RETURN_IF_ERROR(desc.create(context));
+  const std::vector<int> dims = cudnn_dims(w);
+  UCUDNN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(desc.get(), CUDNN_DATA_FLOAT,
+                                                channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                static_cast<int>(dims.size()), dims.data()),
+                     context);
+  return Status::ok();
+}
+
+Status set_convolution_descriptor(ConvolutionDescriptor& desc, std::vector<int> pads, const WindowGeometry& g,
+                                  int64_t group, MathMode math, const std::string& context) {
+  std::vector<int> strides(g.stride.begin(), g.stride.end());
+  std::vector<int> dilations(g.dilation.begin(), g.dilation.end());
+  while (pads.size() < 2) {  // Note [cuDNN rank]: a 1-D convolution is a 2-D one with a unit axis
+    pads.push_back(0);
+    strides.push_back(1);
+    dilations.push_back(1);
+  }
+  UCUDNN_RETURN_IF_ERROR(desc.create(context));
+  UCUDNN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(desc.get(), static_cast<int>(pads.size()), pads.data(),
+                                                     strides.data(), dilations.data(), CUDNN_CROSS_CORRELATION,
+                                                     CUDNN_DATA_FLOAT),
+                     context);
+  UCUDNN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(desc.get(), static_cast<int>(group)), context);
+  // Note [conv math type]: for float32 data CUDNN_DEFAULT_MATH lets cuDNN use
+  // TF32 tensor cores on sm_80+ (what PyTorch does with allow_tf32); only
+  // CUDNN_FMA_MATH guarantees full FP32. CUDNN_TENSOR_OP_MATH would add nothing
+  // for float32, and ..._ALLOW_CONVERSION would allow FP16 down-conversion.
+  UCUDNN_CUDNN_CHECK(
+      cudnnSetConvolutionMathType(desc.get(), math == MathMode::kTf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH), context);
+  return Status::ok();
+}
+
 namespace {
 
 constexpr size_t kZ = ir::kConvResidualInput;
@@ -181,36 +216,13 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
                                                 std::vector<int64_t>(ws.begin() + 2, ws.end()), false));
   std::vector<int> pads(g.pad_begin.begin(), g.pad_begin.end());
   const Shape padded_xs = pad_asymmetrically(a, g, nhwc, s, &pads);
-  std::vector<int> strides(g.stride.begin(), g.stride.end());
-  std::vector<int> dilations(g.dilation.begin(), g.dilation.end());
-  while (pads.size() < 2) {  // Note [cuDNN rank]: a 1-D convolution is a 2-D one with a unit axis
-    pads.push_back(0);
-    strides.push_back(1);
-    dilations.push_back(1);
-  }
   UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, padded_xs, context, nhwc));
   UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->y, ys, context, nhwc));
-  UCUDNN_RETURN_IF_ERROR(s->w.create(context));
-  const std::vector<int> wdims = cudnn_dims(ws);
-  UCUDNN_CUDNN_CHECK(cudnnSetFilterNdDescriptor(s->w.get(), CUDNN_DATA_FLOAT, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
-                                                static_cast<int>(wdims.size()), wdims.data()),
-                     context);
-  UCUDNN_RETURN_IF_ERROR(s->conv.create(context));
-  UCUDNN_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(s->conv.get(), static_cast<int>(pads.size()), pads.data(),
-                                                     strides.data(), dilations.data(), CUDNN_CROSS_CORRELATION,
-                                                     CUDNN_DATA_FLOAT),
-                     context);
-  UCUDNN_CUDNN_CHECK(cudnnSetConvolutionGroupCount(s->conv.get(), static_cast<int>(a.node.attrs.get_int("group"))),
-                     context);
-  // Note [conv math type]: for float32 data CUDNN_DEFAULT_MATH lets cuDNN use
-  // TF32 tensor cores on sm_80+ (what PyTorch does with allow_tf32); only
-  // CUDNN_FMA_MATH guarantees full FP32. CUDNN_TENSOR_OP_MATH would add nothing
-  // for float32, and ..._ALLOW_CONVERSION would allow FP16 down-conversion.
-  UCUDNN_CUDNN_CHECK(cudnnSetConvolutionMathType(s->conv.get(), a.ctx.math() == MathMode::kTf32
-                                                                    ? CUDNN_DEFAULT_MATH
-                                                                    : CUDNN_FMA_MATH),
-                     context);
+  UCUDNN_RETURN_IF_ERROR(set_filter_descriptor(s->w, ws, context, nhwc));
+  UCUDNN_RETURN_IF_ERROR(
+      set_convolution_descriptor(s->conv, std::move(pads), g, a.node.attrs.get_int("group"), a.ctx.math(), context));
   // cuDNN's output shape must equal the one the shape rule inferred.
+  const std::vector<int> wdims = cudnn_dims(ws);
   std::vector<int> expected(wdims.size());
   UCUDNN_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(s->conv.get(), s->x.get(), s->w.get(),
                                                            static_cast<int>(expected.size()), expected.data()),

@@ -1,5 +1,5 @@
-// RAII holders for cuDNN descriptors, and helpers that fill tensor descriptors
-// from our row-major shapes.
+// RAII holders for cuDNN descriptors, and helpers that fill tensor, filter and
+// convolution descriptors from our row-major shapes and window geometry.
 //
 // Note [cuDNN rank]: cuDNN's Nd tensor descriptors need at least 4 dims, so
 // shapes of rank < 4 are padded with trailing 1s ([N, C, L] → [N, C, L, 1]),
@@ -14,6 +14,8 @@
 #include "runtime/core/shape.h"
 #include "runtime/core/status.h"
 #include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/ops/window_geometry.h"
 
 namespace ucudnn::cuda {
 
@@ -57,5 +59,15 @@ std::vector<int> cudnn_dims(const Shape& shape);
 // memory is NHWC (Note [channels-last], runtime/ir/layout.h).
 Status set_tensor_descriptor(TensorDescriptor& desc, const Shape& shape, const std::string& context,
                              bool channels_last = false);
+
+// The descriptors every convolution direction shares (runtime/cuda/conv.cc, conv_grad.cc).
+// A float32 filter descriptor for `w` in cuDNN's dim order [K, C, R, S] (padded to 4 dims, Note
+// [cuDNN rank]); with `channels_last` its memory is KRSC.
+Status set_filter_descriptor(FilterDescriptor& desc, const Shape& w, const std::string& context,
+                             bool channels_last = false);
+// A float32 cross-correlation of `g`'s strides and dilations with cuDNN's one pad per axis `pads`
+// (Note [conv asymmetric padding]), `group` groups and the math type of Note [conv math type].
+Status set_convolution_descriptor(ConvolutionDescriptor& desc, std::vector<int> pads, const WindowGeometry& g,
+                                  int64_t group, MathMode math, const std::string& context);
 
 }  // namespace ucudnn::cuda

@@ -112,7 +112,7 @@ ucudnn::Expected<runtime::Plan> make_plan(runtime::Backend& backend, const ir::G
   size_t pool = 0;
   for (runtime::PlanStep& step : plan.steps) {
     const ir::Node& node = graph.nodes[static_cast<size_t>(step.node)];
-    if (node.op == ucudnn::OpKind::kConv) {
+    if (ir::is_convolution(node)) {  // Conv, ConvGradData, ConvGradFilter
       if (!options.micro_batches.empty()) step.micro_batches = options.micro_batches;
       else if (options.conv_algorithm >= 0)
         step.micro_batches = {{graph.value(node.inputs[0]).shape[0], options.conv_algorithm}};
@@ -120,9 +120,13 @@ ucudnn::Expected<runtime::Plan> make_plan(runtime::Backend& backend, const ir::G
     std::vector<runtime::MicroBatch> calls = step.micro_batches;
     if (calls.empty()) calls.push_back({0, -1});  // size 0: the whole batch
     size_t bytes = 0;
-    for (const runtime::MicroBatch& call : calls) {
+    for (size_t i = 0; i < calls.size(); ++i) {
+      const runtime::MicroBatch& call = calls[i];
+      // As the executor: an output not cut with the batch (ConvGradFilter's dW) accumulates after the first call.
+      const bool accumulate = i > 0 && !ir::is_batch_divided_output(node, 0);
       UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Kernel> kernel,
-                              backend.prepare(runtime::kernel_request(graph, node, call.size, call.algorithm)));
+                              backend.prepare(runtime::kernel_request(graph, node, call.size, call.algorithm,
+                                                                      accumulate)));
       if (kernel->workspace_bytes() == std::numeric_limits<size_t>::max())
         return ucudnn::unsupported(node.describe() + ": algorithm " + std::to_string(call.algorithm) +
                                    " does not apply (its workspace query answers SIZE_MAX)");
