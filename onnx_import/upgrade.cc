@@ -3,7 +3,7 @@
 // Runs on a PendingNode before attribute validation. Attributes that later
 // opsets turned into inputs become constant int64/float inputs:
 //   Slice<10 starts/ends/axes, Pad<11 pads/value, Split<13 split,
-//   Squeeze/Unsqueeze<13 axes, Clip<11 min/max, ReduceMean<18 axes,
+//   Squeeze/Unsqueeze<13 axes, Clip<11 min/max, ReduceMean<18 axes, ReduceSum<13 axes,
 //   Dropout<12 ratio.
 // BatchNormalization's legacy attributes are dropped when harmless
 // (spatial=1, is_test, consumed_inputs, and momentum when the descriptor does
@@ -100,6 +100,7 @@ bool has_upgrade(OpKind op) {
     case OpKind::kUnsqueeze:
     case OpKind::kClip:
     case OpKind::kReduceMean:
+    case OpKind::kReduceSum:
     case OpKind::kDropout:
     case OpKind::kBatchNormalization: return true;
     default: return false;
@@ -138,6 +139,9 @@ Status upgrade_node(PendingNode& node, const AddConstant& add) {
       break;
     case OpKind::kReduceMean:
       if (v < 18) UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "axes", 1, false, add));
+      break;
+    case OpKind::kReduceSum:
+      if (v < 13) UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "axes", 1, false, add));
       break;
     case OpKind::kDropout:
       if (v >= 12) break;

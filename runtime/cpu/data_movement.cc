@@ -1,7 +1,7 @@
-// CPU kernels of Concat, Split, Slice, Transpose, Pad and Gather.
+// CPU kernels of Concat, Split, Slice, Transpose, Pad, Gather and Expand.
 //
 // Elements are moved by size (1, 2, 4 or 8 bytes), so every dtype works.
-// Slice and Transpose are one strided copy: each output dim reads the input
+// Slice, Transpose and Expand (stride 0 along broadcast dims) are one strided copy: each output dim reads the input
 // with some stride from some base offset; the output is walked row by row (a
 // row = its last dim), rows split across threads. Concat/Split/Gather copy
 // contiguous blocks. Pad (constant mode) fills rows that fall outside the input
@@ -245,6 +245,24 @@ Status run_gather(const KernelArgs& args) {
   return Status::ok();
 }
 
+Status run_expand(const KernelArgs& args) {
+  const Tensor& src = *args.src[0];
+  Tensor& dst = *args.dst[0];
+  const Shape& in = src.shape();
+  const Shape& out = dst.shape();
+  if (in.size() > out.size())
+    return internal_error(args.node.describe() + ": output " + dst.describe() + " has a lower rank than the input");
+  // Input dims right-aligned with the output's; stride 0 where the input has size 1 (or no dim).
+  const std::vector<int64_t> in_strides = shape_strides(in);
+  const size_t shift = out.size() - in.size();
+  std::vector<int64_t> strides(out.size(), 0);
+  for (size_t d = shift; d < out.size(); ++d) strides[d] = in[d - shift] == 1 ? 0 : in_strides[d - shift];
+  return with_element_type(args.node, src.dtype(), [&](auto t) {
+    using T = decltype(t);
+    strided_copy<T>(src.data<T>(), 0, strides, out, dst.data<T>());
+  });
+}
+
 }  // namespace
 
 const CpuKernel& cpu_kernel_Concat() {
@@ -269,6 +287,10 @@ const CpuKernel& cpu_kernel_Pad() {
 }
 const CpuKernel& cpu_kernel_Gather() {
   static const CpuKernel k{.run = run_gather};
+  return k;
+}
+const CpuKernel& cpu_kernel_Expand() {
+  static const CpuKernel k{.run = run_expand};
   return k;
 }
 

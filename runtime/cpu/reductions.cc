@@ -1,6 +1,6 @@
-// CPU kernels of ReduceMean, Softmax and LogSoftmax (float32).
+// CPU kernels of ReduceMean, ReduceSum, Softmax and LogSoftmax (float32).
 //
-// ReduceMean: each output element (threads split the outputs) sums its reduced
+// ReduceMean/ReduceSum: each output element (threads split the outputs) sums its reduced
 // sub-box in double, walking the reduced dims with an odometer; the kept dims
 // give the base offset. Softmax/LogSoftmax view the input as [outer, n, inner]
 // (see Note [softmax axis by opset] in runtime/ops/reductions.cc) and
@@ -19,7 +19,8 @@ namespace {
 
 constexpr int64_t kParallelThreshold = 16384;
 
-Status run_reduce_mean(const KernelArgs& args) {
+// The sum over the reduced dims, times 1/count for a mean.
+Status run_reduce(const KernelArgs& args, bool mean) {
   const Tensor& src = *args.src[0];
   Tensor& dst = *args.dst[0];
   const Shape& in = src.shape();
@@ -56,7 +57,7 @@ Status run_reduce_mean(const KernelArgs& args) {
   const int64_t outputs = dst.numel();
   const int64_t nk = static_cast<int64_t>(kept_dims.size());
   const int64_t nr = static_cast<int64_t>(red_dims.size());
-  const double scale = count == 0 ? 0.0 : 1.0 / static_cast<double>(count);
+  const double scale = !mean ? 1.0 : count == 0 ? 0.0 : 1.0 / static_cast<double>(count);
 #pragma omp parallel if (outputs * count > kParallelThreshold)
   {
     std::vector<int64_t> index(static_cast<size_t>(nr));  // one odometer per thread
@@ -79,7 +80,7 @@ Status run_reduce_mean(const KernelArgs& args) {
           index[d] = 0;
         }
       }
-      o[out] = count == 0 ? NAN : static_cast<float>(sum * scale);
+      o[out] = mean && count == 0 ? NAN : static_cast<float>(sum * scale);
     }
   }
   return Status::ok();
@@ -129,7 +130,11 @@ Status run_softmax(const KernelArgs& args, bool log) {
 }  // namespace
 
 const CpuKernel& cpu_kernel_ReduceMean() {
-  static const CpuKernel k{.run = run_reduce_mean};
+  static const CpuKernel k{.run = [](const KernelArgs& a) { return run_reduce(a, true); }};
+  return k;
+}
+const CpuKernel& cpu_kernel_ReduceSum() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) { return run_reduce(a, false); }};
   return k;
 }
 const CpuKernel& cpu_kernel_Softmax() {

@@ -1,7 +1,8 @@
 // CUDA kernels of the data-movement and shape ops: Flatten, Reshape, Squeeze,
 // Unsqueeze, Identity, Dropout (inference: a device-to-device copy; Dropout's
 // mask is all true), Concat and Split (cudaMemcpy2DAsync: one strided copy per
-// input/output, no kernel), Slice and Transpose (the strided-copy kernel),
+// input/output, no kernel), Slice, Transpose and Expand (the strided-copy kernel;
+// Expand reads broadcast dims with stride 0),
 // Pad (constant mode, any dtype, the value constant or read on the device, as the
 // CPU kernel), Gather, Cast, Shape and Constant
 // (values known at load, copied from the host).
@@ -162,6 +163,14 @@ StateOr prepare_slice(const PrepareArgs& a) {
     s->layout.strides[0][d] = strides[d] * p->step[d];
     s->layout.offset[0] += p->start[d] * strides[d];
   }
+  return std::unique_ptr<KernelState>(std::move(s));
+}
+
+StateOr prepare_expand(const PrepareArgs& a) {
+  auto s = std::make_unique<StridedCopyState>();
+  s->element_bytes = dtype_size(a.src_dtype(0));
+  if (!set_broadcast_layout(a.dst_shapes[0], a.src_shapes[0], 0, &s->layout))
+    return a.unsupported_error("rank above " + std::to_string(kMaxDims));
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
@@ -349,6 +358,7 @@ UCUDNN_SIMPLE_KERNEL(Transpose, prepare_transpose)
 UCUDNN_SIMPLE_KERNEL(Pad, prepare_pad)
 UCUDNN_SIMPLE_KERNEL(Gather, prepare_gather)
 UCUDNN_SIMPLE_KERNEL(Cast, prepare_cast)
+UCUDNN_SIMPLE_KERNEL(Expand, prepare_expand)
 #undef UCUDNN_SIMPLE_KERNEL
 
 const CudaKernel& cuda_kernel_Concat() {

@@ -1,6 +1,10 @@
 // Descriptors of the data-movement ops: Concat, Split, Slice, Transpose, Pad,
-// Gather — plus resolve_slice/resolve_pads (data_movement.h), which the CPU
+// Gather, Expand — plus resolve_slice/resolve_pads (data_movement.h), which the CPU
 // kernels reuse. All of them move elements by size, so any dtype works.
+// Gradient rules: Concat → Slice per input; Split → Concat of the outputs'
+// gradients (zeros for an output without one); Slice (steps 1) → Pad with zeros;
+// Pad (constant) → Pad by the negated pads (a crop, or a pad where the forward
+// cropped); Transpose → the inverse Transpose; Expand → reduce_to_shape.
 //
 // Newest-opset forms only (the importer upgrades older ones): Slice and Pad take
 // their parameters as inputs, Split takes `split` as an input or `num_outputs`
@@ -12,6 +16,7 @@
 #include <set>
 
 #include "runtime/core/bytes.h"
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -284,7 +289,144 @@ Status gather_infer(InferContext& ctx) {
   return Status::ok();
 }
 
+Status expand_infer(InferContext& ctx) {
+  if (!ctx.has_input(0)) return ctx.error("input 0 is required");
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(1, {DType::kInt64}));
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_constant(1, "shape"));
+  UCUDNN_ASSIGN_OR_RETURN(auto shape, constant_ints(ctx, 1, "shape"));
+  for (int64_t d : shape)
+    if (d < 0) return ctx.error("shape " + ints_to_string(shape) + " has a negative dimension");
+  Shape out;
+  if (!broadcast_shapes(ctx.input(0).shape, shape, &out))
+    return ctx.error("input " + shape_to_string(ctx.input(0).shape) + " does not broadcast with shape " +
+                     ints_to_string(shape));
+  ctx.set_output(0, ctx.input(0).dtype, std::move(out));
+  return Status::ok();
+}
+
 constexpr int kManyValues = 1 << 16;
+
+// ---- gradient rules ----------------------------------------------------------------
+
+// The constant int64 vector input i of the forward node (empty when absent).
+Expected<std::vector<int64_t>> constant_input(GradientContext& ctx, size_t i, const char* what) {
+  if (ctx.input(i) == ir::kNoValue) return std::vector<int64_t>{};
+  const std::optional<Tensor>& constant = ctx.value(ctx.input(i)).constant;
+  if (!constant) return ctx.unsupported(std::string(what) + " computed at run time");
+  return constant->to_int64_vector();
+}
+
+ir::Attributes axis_attr(int64_t axis) {
+  ir::Attributes attrs;
+  attrs.set("axis", axis);
+  return attrs;
+}
+
+Status concat_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue) return Status::ok();
+  const Shape& out = ctx.value(ctx.output(0)).shape;
+  const int64_t axis = normalize_axis(ctx.node().attrs.get_int("axis"), static_cast<int64_t>(out.size()));
+  int64_t offset = 0;
+  for (size_t i = 0; i < ctx.node().inputs.size(); ++i) {
+    const int64_t size = ctx.value(ctx.input(i)).shape[axis];
+    if (ctx.needs_input_grad(i)) {
+      UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kSlice, {dy, ctx.int64_constant({offset}, "starts"),
+                                                                          ctx.int64_constant({offset + size}, "ends"),
+                                                                          ctx.int64_constant({axis}, "axes")}));
+      UCUDNN_RETURN_IF_ERROR(ctx.add_input_grad(i, dx));
+    }
+    offset += size;
+  }
+  return Status::ok();
+}
+
+Status split_gradient(GradientContext& ctx) {
+  if (!ctx.needs_input_grad(0)) return Status::ok();
+  const int64_t rank = static_cast<int64_t>(ctx.value(ctx.input(0)).shape.size());
+  std::vector<ir::ValueId> parts;
+  bool any = false;
+  for (size_t j = 0; j < ctx.node().outputs.size(); ++j) {
+    ir::ValueId grad = ctx.output_grad(j);
+    any = any || grad != ir::kNoValue;
+    if (grad == ir::kNoValue) {  // zeros: a scalar 0 expanded to the output's shape
+      const Shape& shape = ctx.value(ctx.output(j)).shape;
+      UCUDNN_ASSIGN_OR_RETURN(grad, ctx.emit1(OpKind::kExpand, {ctx.float_constant(0.0f, "zero"),
+                                                                ctx.int64_constant(shape, "shape")}));
+    }
+    parts.push_back(grad);
+  }
+  if (!any) return Status::ok();
+  const int64_t axis = normalize_axis(ctx.node().attrs.get_int("axis"), rank);
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kConcat, std::move(parts), axis_attr(axis)));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status slice_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  const Shape& in = ctx.value(ctx.input(0)).shape;
+  UCUDNN_ASSIGN_OR_RETURN(auto starts, constant_input(ctx, 1, "starts"));
+  UCUDNN_ASSIGN_OR_RETURN(auto ends, constant_input(ctx, 2, "ends"));
+  UCUDNN_ASSIGN_OR_RETURN(auto axes, constant_input(ctx, 3, "axes"));
+  UCUDNN_ASSIGN_OR_RETURN(auto steps, constant_input(ctx, 4, "steps"));
+  for (int64_t step : steps)
+    if (step != 1) return ctx.unsupported("steps " + ints_to_string(steps) + ": only step 1 is differentiated");
+  auto p = resolve_slice(in, starts, ends, axes, steps);
+  if (!p) return ctx.unsupported(p.status().message());
+  // dX = dY placed at `start` inside zeros of X's shape: begins start, ends the rest.
+  std::vector<int64_t> pads(2 * in.size());
+  for (size_t d = 0; d < in.size(); ++d) {
+    pads[d] = p->start[d];
+    pads[d + in.size()] = in[d] - p->start[d] - p->out_shape[d];
+  }
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kPad, {dy, ctx.int64_constant(pads, "pads")}));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status pad_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue) return Status::ok();
+  if (ctx.needs_input_grad(2)) return ctx.unsupported("the gradient of constant_value is not computed");
+  if (!ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(auto pads, constant_input(ctx, 1, "pads"));
+  UCUDNN_ASSIGN_OR_RETURN(auto axes, constant_input(ctx, 3, "axes"));
+  auto p = resolve_pads(ctx.value(ctx.input(0)).shape, pads, axes);
+  if (!p) return ctx.unsupported(p.status().message());
+  // The forward put x[i] at y[i + begin]: dX[i] = dY[i + begin], so pad dY by −begin, −end
+  // (a crop where the forward padded, zeros where it cropped).
+  const size_t rank = p->begin.size();
+  std::vector<int64_t> negated(2 * rank);
+  for (size_t d = 0; d < rank; ++d) {
+    negated[d] = -p->begin[d];
+    negated[d + rank] = -p->end[d];
+  }
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kPad, {dy, ctx.int64_constant(negated, "pads")}));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status transpose_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  const size_t rank = ctx.value(ctx.input(0)).shape.size();
+  std::vector<int64_t> perm(rank);
+  if (ctx.node().attrs.has("perm")) perm = ctx.node().attrs.get_ints("perm");
+  else
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  std::vector<int64_t> inverse(rank);
+  for (size_t i = 0; i < rank; ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  ir::Attributes attrs;
+  attrs.set("perm", inverse);
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kTranspose, {dy}, std::move(attrs)));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status expand_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.reduce_to_shape(dy, ctx.value(ctx.input(0)).shape));
+  return ctx.add_input_grad(0, dx);
+}
 
 }  // namespace
 
@@ -294,7 +436,8 @@ const OpDescriptor& describe_Concat() {
                               .max_inputs = kManyValues,
                               .min_opset = 4,
                               .attrs = {attr_required("axis", ir::AttrType::kInt)},
-                              .infer = concat_infer};
+                              .infer = concat_infer,
+                              .gradient = concat_gradient};
   return d;
 }
 
@@ -306,13 +449,15 @@ const OpDescriptor& describe_Split() {
                               .max_outputs = kManyValues,
                               .min_opset = 2,
                               .attrs = {attr_int("axis", 0), attr_optional("num_outputs", ir::AttrType::kInt)},
-                              .infer = split_infer};
+                              .infer = split_infer,
+                              .gradient = split_gradient};
   return d;
 }
 
 const OpDescriptor& describe_Slice() {
   static const OpDescriptor d{
-      .kind = OpKind::kSlice, .min_inputs = 3, .max_inputs = 5, .min_opset = 1, .infer = slice_infer};
+      .kind = OpKind::kSlice, .min_inputs = 3, .max_inputs = 5, .min_opset = 1, .infer = slice_infer,
+      .gradient = slice_gradient};
   return d;
 }
 
@@ -320,7 +465,8 @@ const OpDescriptor& describe_Transpose() {
   static const OpDescriptor d{.kind = OpKind::kTranspose,
                               .min_opset = 1,
                               .attrs = {attr_optional("perm", ir::AttrType::kInts)},
-                              .infer = transpose_infer};
+                              .infer = transpose_infer,
+                              .gradient = transpose_gradient};
   return d;
 }
 
@@ -330,7 +476,8 @@ const OpDescriptor& describe_Pad() {
                               .max_inputs = 4,
                               .min_opset = 2,
                               .attrs = {attr_string("mode", "constant")},
-                              .infer = pad_infer};
+                              .infer = pad_infer,
+                              .gradient = pad_gradient};
   return d;
 }
 
@@ -341,6 +488,16 @@ const OpDescriptor& describe_Gather() {
                               .min_opset = 1,
                               .attrs = {attr_int("axis", 0)},
                               .infer = gather_infer};
+  return d;
+}
+
+const OpDescriptor& describe_Expand() {
+  static const OpDescriptor d{.kind = OpKind::kExpand,
+                              .min_inputs = 2,
+                              .max_inputs = 2,
+                              .min_opset = 8,
+                              .infer = expand_infer,
+                              .gradient = expand_gradient};
   return d;
 }
 

@@ -1,22 +1,26 @@
-// Descriptors of ReduceMean, Softmax and LogSoftmax (float32).
+// Descriptors of ReduceMean, ReduceSum, Softmax and LogSoftmax (float32), and
+// their gradient rules.
 //
-// ReduceMean (opset 18 form): optional constant `axes` input (the importer
-// turns older `axes` attributes into it), keepdims, noop_with_empty_axes.
+// ReduceMean (opset 18 form) and ReduceSum (opset 13 form): optional constant
+// `axes` input (the importer turns older `axes` attributes into it), keepdims,
+// noop_with_empty_axes.
 // Softmax/LogSoftmax: `axis` is optional; its default and meaning depend on
 // the opset. Note [softmax axis by opset]: before opset 13 the input is
 // coerced to 2-D at `axis` (default 1) and normalised over all trailing dims
 // flattened together; from opset 13 it is normalised over the one dim `axis`
 // (default -1). The CPU kernel reads node.opset the same way.
+#include <optional>
 #include <set>
 
 #include "runtime/core/bytes.h"
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
 
 namespace {
 
-Status reduce_mean_infer(InferContext& ctx) {
+Status reduce_infer(InferContext& ctx) {
   UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
   const Shape& in = ctx.input(0).shape;
   const int64_t rank = static_cast<int64_t>(in.size());
@@ -69,6 +73,79 @@ int64_t five_flops_per_element(const InferContext& ctx) {
   return saturating_mul(int64_t{5}, shape_numel(ctx.output(0).shape));
 }
 
+// Per dim of X, whether a ReduceMean/ReduceSum node reduces it (none for
+// noop_with_empty_axes without axes, all for no axes otherwise).
+Expected<std::vector<bool>> reduced_dims(GradientContext& ctx) {
+  const Shape& in = ctx.value(ctx.input(0)).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes;
+  if (ctx.input(1) != ir::kNoValue) {
+    const std::optional<Tensor>& constant = ctx.value(ctx.input(1)).constant;
+    if (!constant) return ctx.unsupported("axes computed at run time");
+    UCUDNN_ASSIGN_OR_RETURN(axes, constant->to_int64_vector());
+  }
+  if (axes.empty()) return std::vector<bool>(in.size(), ctx.node().attrs.get_int("noop_with_empty_axes") == 0);
+  std::vector<bool> reduce(in.size(), false);
+  for (int64_t a : axes) reduce[static_cast<size_t>(normalize_axis(a, rank))] = true;  // checked by the shape rule
+  return reduce;
+}
+
+// dX = Expand(Reshape(dY, X's shape with reduced dims 1), X's shape) · (1/count for a mean).
+Status reduce_gradient(GradientContext& ctx, bool mean) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  const Shape& in = ctx.value(ctx.input(0)).shape;
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<bool> reduce, reduced_dims(ctx));
+  Shape kept = in;
+  int64_t count = 1;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (reduce[d]) {
+      kept[d] = 1;
+      count *= in[d];
+    }
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId grad, ctx.reshape(dy, kept));
+  if (kept != in) {
+    UCUDNN_ASSIGN_OR_RETURN(grad, ctx.emit1(OpKind::kExpand, {grad, ctx.int64_constant(in, "shape")}));
+  }
+  if (mean && count != 1) {
+    const float scale = count == 0 ? 0.0f : static_cast<float>(1.0 / static_cast<double>(count));
+    UCUDNN_ASSIGN_OR_RETURN(grad, ctx.emit1(OpKind::kMul, {grad, ctx.float_constant(scale, "scale")}));
+  }
+  return ctx.add_input_grad(0, grad);
+}
+
+Status reduce_mean_gradient(GradientContext& ctx) { return reduce_gradient(ctx, true); }
+Status reduce_sum_gradient(GradientContext& ctx) { return reduce_gradient(ctx, false); }
+
+// dX = SoftmaxGrad/LogSoftmaxGrad(dY, Y) over the forward's axis. Before opset 13 the
+// forward normalises the trailing dims flattened (Note [softmax axis by opset]), so dY
+// and Y are viewed as [outer, rest] and the result reshaped back.
+Status normalized_exp_gradient(GradientContext& ctx, OpKind grad_op) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  const Shape& in = ctx.value(ctx.input(0)).shape;
+  const bool old = ctx.node().opset < 13;
+  const ir::Attributes& attrs = ctx.node().attrs;
+  const int64_t axis = normalize_axis(attrs.has("axis") ? attrs.get_int("axis") : (old ? 1 : -1),
+                                      static_cast<int64_t>(in.size()));  // checked by the shape rule
+  ir::ValueId y = ctx.output(0), grad = dy;
+  ir::Attributes grad_attrs;
+  grad_attrs.set("axis", axis);
+  if (old) {
+    const Shape flat = {shape_numel(Shape(in.begin(), in.begin() + axis)),
+                        shape_numel(Shape(in.begin() + axis, in.end()))};
+    UCUDNN_ASSIGN_OR_RETURN(y, ctx.reshape(y, flat));
+    UCUDNN_ASSIGN_OR_RETURN(grad, ctx.reshape(grad, flat));
+    grad_attrs.set("axis", int64_t{1});
+  }
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(grad_op, {grad, y}, std::move(grad_attrs)));
+  UCUDNN_ASSIGN_OR_RETURN(dx, ctx.reshape(dx, in));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status softmax_gradient(GradientContext& ctx) { return normalized_exp_gradient(ctx, OpKind::kSoftmaxGrad); }
+Status log_softmax_gradient(GradientContext& ctx) { return normalized_exp_gradient(ctx, OpKind::kLogSoftmaxGrad); }
+
 }  // namespace
 
 const OpDescriptor& describe_ReduceMean() {
@@ -77,8 +154,21 @@ const OpDescriptor& describe_ReduceMean() {
                               .max_inputs = 2,
                               .min_opset = 1,
                               .attrs = {attr_int("keepdims", 1), attr_int("noop_with_empty_axes", 0)},
-                              .infer = reduce_mean_infer,
-                              .flops = input_numel};
+                              .infer = reduce_infer,
+                              .flops = input_numel,
+                              .gradient = reduce_mean_gradient};
+  return d;
+}
+
+const OpDescriptor& describe_ReduceSum() {
+  static const OpDescriptor d{.kind = OpKind::kReduceSum,
+                              .min_inputs = 1,
+                              .max_inputs = 2,
+                              .min_opset = 1,  // axes attribute before opset 13: onnx_import/upgrade.cc
+                              .attrs = {attr_int("keepdims", 1), attr_int("noop_with_empty_axes", 0)},
+                              .infer = reduce_infer,
+                              .flops = input_numel,
+                              .gradient = reduce_sum_gradient};
   return d;
 }
 
@@ -87,7 +177,8 @@ const OpDescriptor& describe_Softmax() {
                               .min_opset = 1,
                               .attrs = {attr_optional("axis", ir::AttrType::kInt)},
                               .infer = softmax_infer,
-                              .flops = five_flops_per_element};
+                              .flops = five_flops_per_element,
+                              .gradient = softmax_gradient};
   return d;
 }
 
@@ -96,7 +187,8 @@ const OpDescriptor& describe_LogSoftmax() {
                               .min_opset = 1,
                               .attrs = {attr_optional("axis", ir::AttrType::kInt)},
                               .infer = softmax_infer,
-                              .flops = five_flops_per_element};
+                              .flops = five_flops_per_element,
+                              .gradient = log_softmax_gradient};
   return d;
 }
 

@@ -6,10 +6,13 @@
 // Shape-like inputs (Reshape's shape, Squeeze/Unsqueeze axes) must be constants
 // at import. Everything except Dropout and Cast's math is a copy of bytes, so
 // any dtype works (exporters run these on int64 shape tensors).
+// Gradient rules: Flatten, Reshape, Squeeze and Unsqueeze reshape the output's
+// gradient back to the input's shape; Identity passes it through.
 #include <algorithm>
 #include <set>
 
 #include "runtime/core/bytes.h"
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -193,11 +196,20 @@ Status cast_infer(InferContext& ctx) {
   return Status::ok();
 }
 
+// dX = dY viewed with X's shape (the op only relabels the dims of the same elements).
+Status reshape_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.reshape(dy, ctx.value(ctx.input(0)).shape));
+  return ctx.add_input_grad(0, dx);
+}
+
 }  // namespace
 
 const OpDescriptor& describe_Flatten() {
   static const OpDescriptor d{
-      .kind = OpKind::kFlatten, .min_opset = 1, .attrs = {attr_int("axis", 1)}, .infer = flatten_infer};
+      .kind = OpKind::kFlatten, .min_opset = 1, .attrs = {attr_int("axis", 1)}, .infer = flatten_infer,
+      .gradient = reshape_gradient};
   return d;
 }
 
@@ -207,19 +219,22 @@ const OpDescriptor& describe_Reshape() {
                               .max_inputs = 2,
                               .min_opset = 5,
                               .attrs = {attr_int("allowzero", 0)},
-                              .infer = reshape_infer};
+                              .infer = reshape_infer,
+                              .gradient = reshape_gradient};
   return d;
 }
 
 const OpDescriptor& describe_Squeeze() {
   static const OpDescriptor d{
-      .kind = OpKind::kSqueeze, .min_inputs = 1, .max_inputs = 2, .min_opset = 1, .infer = squeeze_infer};
+      .kind = OpKind::kSqueeze, .min_inputs = 1, .max_inputs = 2, .min_opset = 1, .infer = squeeze_infer,
+      .gradient = reshape_gradient};
   return d;
 }
 
 const OpDescriptor& describe_Unsqueeze() {
   static const OpDescriptor d{
-      .kind = OpKind::kUnsqueeze, .min_inputs = 2, .max_inputs = 2, .min_opset = 1, .infer = unsqueeze_infer};
+      .kind = OpKind::kUnsqueeze, .min_inputs = 2, .max_inputs = 2, .min_opset = 1, .infer = unsqueeze_infer,
+      .gradient = reshape_gradient};
   return d;
 }
 
@@ -232,7 +247,8 @@ const OpDescriptor& describe_Shape() {
 }
 
 const OpDescriptor& describe_Identity() {
-  static const OpDescriptor d{.kind = OpKind::kIdentity, .min_opset = 1, .infer = identity_infer};
+  static const OpDescriptor d{
+      .kind = OpKind::kIdentity, .min_opset = 1, .infer = identity_infer, .gradient = reshape_gradient};
   return d;
 }
 
