@@ -3,7 +3,12 @@
 // (PRelu: the input's shape; its slope broadcasts to it unidirectionally).
 // All are float32 only. Clip takes min/max as optional scalar inputs (the
 // importer turns Clip<11's attributes into inputs); they may be runtime values.
+// Gradient rules: ActivationGrad (runtime/ops/activation_grad.cc) for the
+// pointwise ones, PReluGrad for PRelu.
+#include <string>
+
 #include "runtime/core/bytes.h"
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -47,11 +52,46 @@ Status clip_infer(InferContext& ctx) {
   return Status::ok();
 }
 
+// dX = ActivationGrad(dY, X) naming the forward op, with its alpha/beta (and Clip's bounds).
+Status activation_gradient(GradientContext& ctx) {
+  const ir::Node& node = ctx.node();
+  if (node.op == OpKind::kClip && (ctx.needs_input_grad(1) || ctx.needs_input_grad(2)))
+    return ctx.unsupported("no gradient with respect to Clip's min or max input");
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  ir::Attributes attrs;
+  attrs.set("activation", std::string(op_name(node.op)));
+  for (const char* name : {"alpha", "beta"})
+    if (node.attrs.has(name)) attrs.set(name, node.attrs.get_float(name));
+  std::vector<ir::ValueId> inputs = {dy, ctx.input(0)};
+  if (node.op == OpKind::kClip) {
+    inputs.push_back(ctx.input(1));  // kNoValue when absent
+    inputs.push_back(ctx.input(2));
+    while (inputs.back() == ir::kNoValue) inputs.pop_back();
+  }
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kActivationGrad, std::move(inputs), std::move(attrs)));
+  return ctx.add_input_grad(0, dx);
+}
+
+// (dX, dSlope) = PReluGrad(dY, X, slope); dSlope already has the slope's shape.
+Status prelu_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || (!ctx.needs_input_grad(0) && !ctx.needs_input_grad(1))) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> grads,
+                          ctx.emit(OpKind::kPReluGrad, {dy, ctx.input(0), ctx.input(1)}, {}, 2));
+  for (size_t i = 0; i < 2; ++i)
+    if (ctx.needs_input_grad(i)) UCUDNN_RETURN_IF_ERROR(ctx.add_input_grad(i, grads[i]));
+  return Status::ok();
+}
+
 }  // namespace
 
 const OpDescriptor& describe_Relu() {
-  static const OpDescriptor d{
-      .kind = OpKind::kRelu, .min_opset = 6, .infer = same_as_float_input, .flops = one_flop_per_element};
+  static const OpDescriptor d{.kind = OpKind::kRelu,
+                              .min_opset = 6,
+                              .infer = same_as_float_input,
+                              .flops = one_flop_per_element,
+                              .gradient = activation_gradient};
   return d;
 }
 
@@ -60,7 +100,8 @@ const OpDescriptor& describe_LeakyRelu() {
                               .min_opset = 6,
                               .attrs = {attr_float("alpha", 0.01f)},
                               .infer = same_as_float_input,
-                              .flops = one_flop_per_element};
+                              .flops = one_flop_per_element,
+                              .gradient = activation_gradient};
   return d;
 }
 
@@ -70,19 +111,26 @@ const OpDescriptor& describe_PRelu() {
                               .max_inputs = 2,
                               .min_opset = 6,
                               .infer = prelu_infer,
-                              .flops = one_flop_per_element};
+                              .flops = one_flop_per_element,
+                              .gradient = prelu_gradient};
   return d;
 }
 
 const OpDescriptor& describe_Sigmoid() {
-  static const OpDescriptor d{
-      .kind = OpKind::kSigmoid, .min_opset = 6, .infer = same_as_float_input, .flops = four_flops_per_element};
+  static const OpDescriptor d{.kind = OpKind::kSigmoid,
+                              .min_opset = 6,
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element,
+                              .gradient = activation_gradient};
   return d;
 }
 
 const OpDescriptor& describe_Tanh() {
-  static const OpDescriptor d{
-      .kind = OpKind::kTanh, .min_opset = 6, .infer = same_as_float_input, .flops = four_flops_per_element};
+  static const OpDescriptor d{.kind = OpKind::kTanh,
+                              .min_opset = 6,
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element,
+                              .gradient = activation_gradient};
   return d;
 }
 
@@ -91,13 +139,17 @@ const OpDescriptor& describe_HardSigmoid() {
                               .min_opset = 6,
                               .attrs = {attr_float("alpha", 0.2f), attr_float("beta", 0.5f)},
                               .infer = same_as_float_input,
-                              .flops = four_flops_per_element};
+                              .flops = four_flops_per_element,
+                              .gradient = activation_gradient};
   return d;
 }
 
 const OpDescriptor& describe_HardSwish() {
-  static const OpDescriptor d{
-      .kind = OpKind::kHardSwish, .min_opset = 14, .infer = same_as_float_input, .flops = four_flops_per_element};
+  static const OpDescriptor d{.kind = OpKind::kHardSwish,
+                              .min_opset = 14,
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element,
+                              .gradient = activation_gradient};
   return d;
 }
 
@@ -107,7 +159,8 @@ const OpDescriptor& describe_Clip() {
                               .max_inputs = 3,
                               .min_opset = 6,
                               .infer = clip_infer,
-                              .flops = one_flop_per_element};
+                              .flops = one_flop_per_element,
+                              .gradient = activation_gradient};
   return d;
 }
 
@@ -116,7 +169,8 @@ const OpDescriptor& describe_Elu() {
                               .min_opset = 6,
                               .attrs = {attr_float("alpha", 1.0f)},
                               .infer = same_as_float_input,
-                              .flops = four_flops_per_element};
+                              .flops = four_flops_per_element,
+                              .gradient = activation_gradient};
   return d;
 }
 

@@ -2,6 +2,10 @@
 // form: numpy multidirectional broadcasting, no `broadcast` attribute).
 // Both inputs must have the same dtype: float32 for math, int64/int32 because
 // exporters compute shapes with them (Shape → Gather → Mul → Reshape).
+// Gradient rules: each operand's gradient is computed at the output's shape,
+// then summed back to the operand's (GradientContext::reduce_to_shape).
+#include "runtime/ir/fusion.h"
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -25,31 +29,77 @@ Status binary_infer(InferContext& ctx) {
 
 int64_t one_flop_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
 
-OpDescriptor binary_descriptor(OpKind kind) {
+// Gives input i the gradient `grad` (at the output's shape) summed to the input's shape, scaled by
+// -1 when `negate` (after the sum: fewer elements).
+Status add_reduced_grad(GradientContext& ctx, size_t i, ir::ValueId grad, bool negate = false) {
+  const Shape target = ctx.value(ctx.input(i)).shape;  // a copy: emitting nodes may move the graph's values
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId reduced, ctx.reduce_to_shape(grad, target));
+  if (negate) {
+    UCUDNN_ASSIGN_OR_RETURN(reduced, ctx.emit1(OpKind::kMul, {reduced, ctx.float_constant(-1.0f, "minus_one")}));
+  }
+  return ctx.add_input_grad(i, reduced);
+}
+
+// Add: dA = dY, dB = dY. Sub: dA = dY, dB = -dY.
+Status add_sub_gradient(GradientContext& ctx) {
+  if (const std::string activation = ir::fused_activation(ctx.node()); !activation.empty())  // Note [fused nodes]
+    return ctx.unsupported("fused activation '" + activation + "' (training runs no fusion passes)");
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue) return Status::ok();
+  if (ctx.needs_input_grad(0)) UCUDNN_RETURN_IF_ERROR(add_reduced_grad(ctx, 0, dy));
+  if (ctx.needs_input_grad(1)) UCUDNN_RETURN_IF_ERROR(add_reduced_grad(ctx, 1, dy, ctx.node().op == OpKind::kSub));
+  return Status::ok();
+}
+
+// dA = dY · B, dB = dY · A.
+Status mul_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue) return Status::ok();
+  for (size_t i = 0; i < 2; ++i) {
+    if (!ctx.needs_input_grad(i)) continue;
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId grad, ctx.emit1(OpKind::kMul, {dy, ctx.input(1 - i)}));
+    UCUDNN_RETURN_IF_ERROR(add_reduced_grad(ctx, i, grad));
+  }
+  return Status::ok();
+}
+
+// Y = A / B: dA = dY / B, dB = -dY · A / B² = -(dY / B) · Y (Y: the forward output, saved).
+Status div_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || (!ctx.needs_input_grad(0) && !ctx.needs_input_grad(1))) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dy_over_b, ctx.emit1(OpKind::kDiv, {dy, ctx.input(1)}));
+  if (ctx.needs_input_grad(0)) UCUDNN_RETURN_IF_ERROR(add_reduced_grad(ctx, 0, dy_over_b));
+  if (!ctx.needs_input_grad(1)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId grad, ctx.emit1(OpKind::kMul, {dy_over_b, ctx.output(0)}));
+  return add_reduced_grad(ctx, 1, grad, /*negate=*/true);
+}
+
+OpDescriptor binary_descriptor(OpKind kind, Status (*gradient)(GradientContext&)) {
   return OpDescriptor{.kind = kind,
                       .min_inputs = 2,
                       .max_inputs = 2,
                       .min_opset = 7,
                       .infer = binary_infer,
-                      .flops = one_flop_per_element};
+                      .flops = one_flop_per_element,
+                      .gradient = gradient};
 }
 
 }  // namespace
 
 const OpDescriptor& describe_Add() {
-  static const OpDescriptor d = binary_descriptor(OpKind::kAdd);
+  static const OpDescriptor d = binary_descriptor(OpKind::kAdd, add_sub_gradient);
   return d;
 }
 const OpDescriptor& describe_Sub() {
-  static const OpDescriptor d = binary_descriptor(OpKind::kSub);
+  static const OpDescriptor d = binary_descriptor(OpKind::kSub, add_sub_gradient);
   return d;
 }
 const OpDescriptor& describe_Mul() {
-  static const OpDescriptor d = binary_descriptor(OpKind::kMul);
+  static const OpDescriptor d = binary_descriptor(OpKind::kMul, mul_gradient);
   return d;
 }
 const OpDescriptor& describe_Div() {
-  static const OpDescriptor d = binary_descriptor(OpKind::kDiv);
+  static const OpDescriptor d = binary_descriptor(OpKind::kDiv, div_gradient);
   return d;
 }
 
