@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "runtime/cpu/conv_algorithms.h"
+#include "runtime/cpu/cpu_kernel.h"
 
 namespace ucudnn::optimizer {
 
@@ -151,7 +151,7 @@ std::optional<ConvKernelKey> parse_kernel_key(std::string_view text) {
 }
 
 int algorithm_count(const ConvKernelKey& key) {
-  if (key.sm_count == 0) return cpu::kNumCpuConvAlgorithms;
+  if (key.sm_count == 0) return cpu::cpu_algorithm_count(conv_direction_op(key.direction));
   switch (key.direction) {
     case ConvDirection::kForward: return kCudnnForwardAlgorithms;
     case ConvDirection::kBackwardData: return kCudnnBackwardDataAlgorithms;
@@ -161,8 +161,18 @@ int algorithm_count(const ConvKernelKey& key) {
 }
 
 int max_algorithm_count() {
-  return std::max({cpu::kNumCpuConvAlgorithms, kCudnnForwardAlgorithms, kCudnnBackwardDataAlgorithms,
-                   kCudnnBackwardFilterAlgorithms});
+  return std::max({cpu::cpu_algorithm_count(OpKind::kConv), cpu::cpu_algorithm_count(OpKind::kConvGradData),
+                   cpu::cpu_algorithm_count(OpKind::kConvGradFilter), kCudnnForwardAlgorithms,
+                   kCudnnBackwardDataAlgorithms, kCudnnBackwardFilterAlgorithms});
+}
+
+OpKind conv_direction_op(ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::kForward: return OpKind::kConv;
+    case ConvDirection::kBackwardData: return OpKind::kConvGradData;
+    case ConvDirection::kBackwardFilter: return OpKind::kConvGradFilter;
+  }
+  return OpKind::kConv;
 }
 
 size_t ConvKernelKeyHash::operator()(const ConvKernelKey& key) const {

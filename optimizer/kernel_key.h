@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/ir/op_list.h"
+
 namespace ucudnn::optimizer {
 
 enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
@@ -33,7 +35,8 @@ struct ConvKernelKey {
   std::string dtype = "float32";
   std::string math_type = "default";  // cuDNN math type: "default", "tensor_op", "fma", ...
   std::string layout = "nchw";        // "nchw" or "nhwc"
-  // Convolution parameters (N is the mini-batch; micro-batches live in the DB rows).
+  // Convolution parameters (N is the mini-batch; micro-batches live in the DB rows): the
+  // forward convolution's in every direction, so a layer's three kernels differ only in `direction`.
   int64_t n = 0, c = 0, h = 0, w = 0;  // input
   int64_t k = 0, r = 0, s = 0;         // filter: output channels, height, width
   int64_t pad_h = 0, pad_w = 0;           // top, left
@@ -62,8 +65,12 @@ inline constexpr int kCudnnForwardAlgorithms = 8;
 inline constexpr int kCudnnBackwardDataAlgorithms = 6;
 inline constexpr int kCudnnBackwardFilterAlgorithms = 7;
 
+// The op computing `direction`: Conv, ConvGradData, ConvGradFilter.
+OpKind conv_direction_op(ConvDirection direction);
+
 // How many algorithms the key's device offers in its direction: cuDNN 9's count on
-// a GPU (sm_count > 0), the CPU backend's on the CPU. Stored algorithm numbers
+// a GPU (sm_count > 0), the CPU backend's for the direction's op on the CPU
+// (cpu::cpu_algorithm_count). Stored algorithm numbers
 // are checked against it (0 <= algorithm < count).
 int algorithm_count(const ConvKernelKey& key);
 // The largest algorithm_count of any device and direction (keys that do not parse).

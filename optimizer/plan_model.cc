@@ -12,6 +12,7 @@
 #include "optimizer/bench/device_benchmarker.h"
 #include "optimizer/bench/stored_benchmarker.h"
 #include "optimizer/passes/passes.h"
+#include "runtime/ir/fusion.h"
 
 namespace ucudnn::optimizer {
 
@@ -51,9 +52,18 @@ bool has_all_sizes(const KernelTimings& timings, const std::vector<int64_t>& siz
   return true;
 }
 
+// "conv1 [8, 3, 32, 32]*[16, 3, 3, 3]": the representative node and the forward X and W; a
+// backward kernel adds its direction ("conv1_grad_filter [8, 3, 32, 32]*[16, 3, 3, 3] bwd_filter").
+std::string kernel_name(const ir::Graph& graph, const ConvKernel& kernel) {
+  std::string name = graph.nodes[kernel.nodes.front()].name + " " + shape_to_string(kernel.x_shape) + "*" +
+                     shape_to_string(kernel.w_shape);
+  if (kernel.direction() != ConvDirection::kForward) name += std::string(" ") + conv_direction_name(kernel.direction());
+  return name;
+}
+
 bool has_convolutions(const ir::Graph& graph) {
   for (const ir::Node& node : graph.nodes)
-    if (node.op == OpKind::kConv) return true;
+    if (ir::is_convolution(node)) return true;
   return false;
 }
 
@@ -220,9 +230,7 @@ Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy ba
       ++result.kernels_benchmarked;
       if (db) UCUDNN_RETURN_IF_ERROR(store(*db, key, *timings));
     }
-    const ir::Node& node = graph.nodes[kernel.nodes.front()];
-    result.timings.push_back({node.name + " " + shape_to_string(kernel.x_shape) + "*" + shape_to_string(kernel.w_shape),
-                              std::move(*timings), static_cast<int>(kernel.nodes.size())});
+    result.timings.push_back({kernel_name(graph, kernel), std::move(*timings), static_cast<int>(kernel.nodes.size())});
     bar.update(static_cast<int>(i + 1));
   }
   return result;

@@ -6,13 +6,15 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/side_stream.h"
+#include "runtime/ir/fusion.h"
 #include "runtime/ir/layout.h"
 
 namespace ucudnn::optimizer {
 
 namespace {
 
-// The timings name every Conv node of `graph` exactly once, with one table per kernel.
+// The timings name every convolution node of `graph` (ir::is_convolution: Conv and the backward
+// ConvGradData, ConvGradFilter) exactly once, with one table per kernel.
 Status check_timings(const ir::Graph& graph, const GraphTimings& timings) {
   if (timings.kernels.size() != timings.timings.size())
     return invalid_argument("plan_from_timings: " + std::to_string(timings.kernels.size()) + " kernels but " +
@@ -20,14 +22,18 @@ Status check_timings(const ir::Graph& graph, const GraphTimings& timings) {
   std::vector<int> seen(graph.nodes.size(), 0);
   for (const ConvKernel& kernel : timings.kernels) {
     for (ir::NodeId id : kernel.nodes) {
-      if (id < 0 || static_cast<size_t>(id) >= graph.nodes.size() || graph.nodes[id].op != OpKind::kConv)
+      if (id < 0 || static_cast<size_t>(id) >= graph.nodes.size() || !ir::is_convolution(graph.nodes[id]))
         return invalid_argument("plan_from_timings: kernel " + kernel.key.to_string() + " names node " +
-                                std::to_string(id) + ", which is not a Conv of graph '" + graph.name + "'");
+                                std::to_string(id) + ", which is not a Conv, ConvGradData or ConvGradFilter of " +
+                                "graph '" + graph.name + "'");
+      if (conv_node_direction(graph.nodes[id]) != kernel.direction())
+        return invalid_argument("plan_from_timings: kernel " + kernel.key.to_string() + " names " +
+                                graph.nodes[id].describe() + ", which computes another direction");
       ++seen[id];
     }
   }
   for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (graph.nodes[n].op == OpKind::kConv && seen[n] != 1)
+    if (ir::is_convolution(graph.nodes[n]) && seen[n] != 1)
       return invalid_argument("plan_from_timings: " + graph.nodes[n].describe() + " is in " + std::to_string(seen[n]) +
                               " kernels' timings, expected 1");
   return Status::ok();
@@ -91,7 +97,8 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   result.kernels_benchmarked = timings.kernels_benchmarked;
   result.kernels_reused = timings.kernels_reused;
 
-  // 1. The policy over all kernels (they share the batch of the graph).
+  // 1. The policy over all kernels of every direction (they share the batch of the graph: a
+  // kernel's batch is its call's, X's or dY's dim 0).
   const int64_t batch = result.kernels.empty() ? 1 : result.kernels.front().batch();
   for (const ConvKernel& k : result.kernels)
     if (k.batch() != batch)
@@ -109,7 +116,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
     UCUDNN_ASSIGN_OR_RETURN(result.policy, run_policy(options, result.timings, batch, policy_options));
   }
 
-  // 2. The Plan: one step per node; convolutions take their kernel's configuration.
+  // 2. The Plan: one step per node; convolutions (every direction) take their kernel's configuration.
   runtime::Plan& plan = result.plan;
   plan.device = device;
   plan.device_name = timings.device_name;
@@ -121,7 +128,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   plan.steps.resize(graph.nodes.size());
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     plan.steps[n].node = static_cast<ir::NodeId>(n);
-    if (graph.nodes[n].op == OpKind::kConv) continue;
+    if (ir::is_convolution(graph.nodes[n])) continue;
     // Other steps run alone, so they may use the pool from offset 0.
     plan.steps[n].workspace_bytes = other_step_workspace(device, graph, graph.nodes[n]);
     plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, plan.steps[n].workspace_bytes);

@@ -4,9 +4,10 @@
 // a test can hand it timings written by hand.
 //
 // Stages: the policy (undivided, wr or wd; optimizer/policies.h) over every
-// kernel → per Conv step its micro-batches and workspace slice → every other
-// step its own workspace (below) → with two streams, the side-stream steps and
-// their slices (runtime/executor/side_stream.h) → activation memory by liveness.
+// kernel, forward and backward (conv_kernels.h) → per convolution step its
+// micro-batches and workspace slice → every other step its own workspace
+// (below) → with two streams, the side-stream steps and their slices
+// (runtime/executor/side_stream.h) → activation memory by liveness.
 //
 // Workspace of the steps that are not convolutions: on the CPU, what the CPU
 // kernel's own query answers (cpu::cpu_step_workspace; e.g. a Gemm's packing
@@ -68,11 +69,14 @@ struct PlanResult {
   std::vector<ir::NodeId> side_steps;  // Conv nodes the plan runs on the side stream
 };
 
-// The plan of `graph` for `device` ("cpu" or "cuda") from `timings`: every Conv
-// step gets its kernel's configuration and slice, every other step the
-// workspace described above. InvalidArgument when the timings do not describe
-// the graph's convolutions (count, node ids); Unsupported when convolutions run
-// at different batch sizes; the policy's own errors (kInfeasible) otherwise.
+// The plan of `graph` for `device` ("cpu" or "cuda") from `timings`: every
+// convolution step (Conv, ConvGradData, ConvGradFilter: ir::is_convolution) gets
+// its kernel's configuration and slice, every other step the workspace described
+// above. Backward convolutions stay on the main stream (only Conv nodes are side-
+// stream candidates), but their slices count for what a side step overlaps.
+// InvalidArgument when the timings do not describe the graph's convolutions
+// (count, node ids, directions); Unsupported when convolutions run at different
+// batch sizes; the policy's own errors (kInfeasible) otherwise.
 Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string& device,
                                        const PlannerOptions& options, GraphTimings timings);
 

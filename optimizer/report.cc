@@ -86,6 +86,7 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
       const ConvKernel& kernel = result.kernels[k];
       for (ir::NodeId id : kernel.nodes)
         if (id >= 0 && static_cast<size_t>(id) < graph.nodes.size()) row.nodes.push_back(graph.nodes[id].name);
+      row.direction = conv_direction_name(kernel.direction());
       row.x_shape = kernel.x_shape;
       row.w_shape = kernel.w_shape;
     }
@@ -163,7 +164,8 @@ std::string report_text(const ReportData& d) {
 
   for (size_t k = 0; k < d.kernels.size(); ++k) {
     const KernelReport& r = d.kernels[k];
-    out << "\nkernel " << k + 1 << "/" << d.kernels.size() << ": " << join(r.nodes, ", ") << "\n";
+    out << "\nkernel " << k + 1 << "/" << d.kernels.size() << " (" << r.direction << "): " << join(r.nodes, ", ")
+        << "\n";
     if (!r.x_shape.empty())
       out << "  input, filter      " << shape_to_string(r.x_shape) << ", " << shape_to_string(r.w_shape) << "\n";
     out << "  configuration      " << r.configuration << "\n";
@@ -229,6 +231,7 @@ nlohmann::json report_json(const ReportData& d) {
                        {"configuration", r.front_configurations[i]}});
     kernels.push_back({{"name", r.name},
                        {"nodes", r.nodes},
+                       {"direction", r.direction},
                        {"input_shape", r.x_shape},
                        {"filter_shape", r.w_shape},
                        {"configuration", r.configuration},

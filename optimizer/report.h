@@ -2,7 +2,8 @@
 // convolution kernel and what it buys, as text, JSON and a self-contained HTML page.
 //
 // Stages: build_report turns a PlanResult (+ the graph, for node names) into
-// plain ReportData — per kernel its nodes, shapes, chosen configuration,
+// plain ReportData — per kernel its nodes, direction (fwd, bwd_data, bwd_filter:
+// a training graph's backward convolutions are kernels too), shapes, chosen configuration,
 // predicted / undivided-at-the-same-limit / unlimited times, workspace, its
 // Pareto front; network totals; ILP statistics (wd) — and each renderer is a
 // pure function of that data. Nothing here benchmarks or touches a device.
@@ -25,8 +26,9 @@ namespace ucudnn::optimizer {
 
 struct KernelReport {
   std::string name;                // the planner's kernel name (node + shapes)
-  std::vector<std::string> nodes;  // every Conv node running this kernel
-  Shape x_shape, w_shape;          // input and filter at the full batch (empty when unknown)
+  std::vector<std::string> nodes;  // every convolution node running this kernel
+  std::string direction = "fwd";   // "fwd", "bwd_data" or "bwd_filter" (conv_direction_name)
+  Shape x_shape, w_shape;          // the forward input and filter at the full batch (empty when unknown)
   int64_t batch = 0;               // Σ of the chosen micro-batch sizes
   Configuration config;            // the chosen configuration
   std::string configuration;       // format_configuration(config)

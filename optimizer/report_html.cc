@@ -55,6 +55,7 @@ std::string shorten(const std::string& text, size_t max_chars) {
 std::string kernel_label(const KernelReport& r) {
   std::string label = r.nodes.empty() ? r.name : r.nodes.front();
   if (r.nodes.size() > 1) label += " (+" + std::to_string(r.nodes.size() - 1) + ")";
+  if (r.direction != "fwd") label += " " + r.direction;  // a backward kernel (training)
   return label;
 }
 
@@ -328,7 +329,7 @@ std::string report_html(const ReportData& d) {
                                       std::to_string(d.kernels_reused));
   s << "</table>\n";
 
-  s << "<h2>Kernels</h2>\n<table>\n<tr><th>#</th><th>nodes</th><th>input</th><th>filter</th><th>configuration</th>"
+  s << "<h2>Kernels</h2>\n<table>\n<tr><th>#</th><th>nodes</th><th>dir</th><th>input</th><th>filter</th><th>configuration</th>"
        "<th>predicted</th><th>workspace</th><th>undivided</th><th>unlimited</th><th>speedup</th></tr>\n";
   for (size_t k = 0; k < d.kernels.size(); ++k) {
     const KernelReport& r = d.kernels[k];
@@ -336,7 +337,8 @@ std::string report_html(const ReportData& d) {
     for (size_t i = 0; i < r.nodes.size(); ++i) nodes += (i ? ", " : "") + r.nodes[i];
     std::string workspace = format_bytes(r.config.workspace_bytes);
     if (d.policy == "wd") workspace += " (slice " + format_bytes(r.workspace_size) + " @ " + std::to_string(r.workspace_offset) + ")";
-    s << "<tr><td class=\"n\">" << k + 1 << "</td><td>" << html_escape(nodes) << "</td><td><code>"
+    s << "<tr><td class=\"n\">" << k + 1 << "</td><td>" << html_escape(nodes) << "</td><td>"
+      << html_escape(r.direction) << "</td><td><code>"
       << html_escape(r.x_shape.empty() ? "" : shape_to_string(r.x_shape)) << "</code></td><td><code>"
       << html_escape(r.w_shape.empty() ? "" : shape_to_string(r.w_shape)) << "</code></td><td><code>"
       << html_escape(r.configuration) << "</code></td><td class=\"n\">" << ms(r.config.time_ms) << "</td><td class=\"n\">"

@@ -1,5 +1,6 @@
-// Benchmarker: measures every algorithm of a convolution kernel at a list of
-// micro-batch sizes — time (median of several runs after warm-up) and workspace.
+// Benchmarker: measures every algorithm of a convolution kernel (in its direction:
+// forward, backward data or backward filter) at a list of micro-batch sizes — time
+// (median of several runs after warm-up) and workspace.
 // An algorithm that fails or does not apply is recorded as unavailable, not fatal.
 // One implementation per backend: CPU (cpu_benchmarker.cc) and cuDNN (CUDA build).
 #pragma once
@@ -29,7 +30,8 @@ struct CpuBenchmarkOptions {
 };
 
 // The CPU backend's benchmarker: its "algorithms" are the CPU conv methods
-// (runtime/cpu/conv_algorithms.h), its workspace their scratch buffers.
+// (runtime/cpu/conv_algorithms.h; the backward ones' runtime/cpu/conv_grad.h), its
+// workspace their scratch buffers.
 std::unique_ptr<Benchmarker> make_cpu_benchmarker(CpuBenchmarkOptions options = {});
 
 }  // namespace ucudnn::optimizer

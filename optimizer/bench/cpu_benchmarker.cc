@@ -1,19 +1,31 @@
-// The CPU benchmarker: times the CPU convolution algorithms on random data.
+// The CPU benchmarker: times the CPU convolution algorithms on random data, in
+// every direction: a Conv's algorithms through runtime/cpu/conv_algorithms.h, the
+// backward ops' (ConvGradData, ConvGradFilter) through their CPU kernels.
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "optimizer/bench/benchmarker.h"
 #include "runtime/cpu/conv_algorithms.h"
+#include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/cpu/onednn_conv.h"
 
 namespace ucudnn::optimizer {
 
 namespace {
+
+// A float32 tensor of `shape` with elements uniform in [-1, 1].
+Expected<Tensor> random_tensor(const Shape& shape, std::mt19937& rng) {
+  UCUDNN_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DType::kFloat32, shape));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
 
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
@@ -45,50 +57,125 @@ class CpuBenchmarker final : public Benchmarker {
 
   Expected<KernelTimings> measure(const ir::Graph& graph, const ConvKernel& kernel,
                                   const std::vector<int64_t>& sizes) override {
+    if (kernel.nodes.empty()) return invalid_argument("CPU benchmark: a kernel without nodes");
     const ir::Node& node = graph.nodes[kernel.nodes.front()];
+    if (kernel.direction() == ConvDirection::kForward) return measure_forward(node, kernel, sizes);
+    return measure_backward(node, kernel, sizes);
+  }
+
+ private:
+  // The median of `repeats` timed runs of `run` after `warmup` untimed ones; nullopt when a run fails.
+  template <typename Run>
+  std::optional<double> median_ms(Run&& run) const {
+    std::vector<double> times;
+    for (int r = 0; r < options_.warmup + options_.repeats; ++r) {
+      const auto start = std::chrono::steady_clock::now();
+      if (!run()) return std::nullopt;
+      const auto stop = std::chrono::steady_clock::now();
+      if (r >= options_.warmup) times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    return std::max(times[times.size() / 2], 1e-6);  // a time of 0 would look free (the database refuses it)
+  }
+
+  // A Conv: the bare convolution of every CPU algorithm (no bias, no fused activation: they
+  // cost the same whichever algorithm runs).
+  Expected<KernelTimings> measure_forward(const ir::Node& node, const ConvKernel& kernel,
+                                          const std::vector<int64_t>& sizes) {
     KernelTimings timings;
     std::mt19937 rng(1);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (int64_t size : sizes) {
       Shape x_shape = kernel.x_shape;
       x_shape[0] = size;
       UCUDNN_ASSIGN_OR_RETURN(cpu::ConvProblem problem, cpu::conv_problem(node, x_shape, kernel.w_shape));
-      UCUDNN_ASSIGN_OR_RETURN(Tensor x, Tensor::allocate(DType::kFloat32, x_shape));
-      UCUDNN_ASSIGN_OR_RETURN(Tensor w, Tensor::allocate(DType::kFloat32, kernel.w_shape));
+      UCUDNN_ASSIGN_OR_RETURN(Tensor x, random_tensor(x_shape, rng));
+      UCUDNN_ASSIGN_OR_RETURN(Tensor w, random_tensor(kernel.w_shape, rng));
       UCUDNN_ASSIGN_OR_RETURN(Tensor y, Tensor::allocate(DType::kFloat32,
                                                          {size, problem.out_channels, problem.out_h, problem.out_w}));
-      for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = dist(rng);
-      for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = dist(rng);
       std::vector<AlgoMeasurement>& row = timings.by_batch[size];
       for (int algorithm = 0; algorithm < cpu::kNumCpuConvAlgorithms; ++algorithm) {
         AlgoMeasurement m;
         m.algorithm = algorithm;
         m.name = cpu::cpu_conv_algorithm_name(algorithm);
-        if (!cpu::conv_algorithm_applies(problem, algorithm)) {
-          m.available = false;
-          row.push_back(m);
-          continue;
+        m.available = false;
+        if (cpu::conv_algorithm_applies(problem, algorithm)) {
+          m.workspace_bytes = cpu::conv_workspace_bytes(problem, algorithm);
+          auto workspace = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(m.workspace_bytes)});
+          if (workspace) {  // out of memory: unavailable, not fatal
+            const std::optional<double> time = median_ms([&] {
+              cpu::run_conv_algorithm(problem, algorithm, x.data<float>(), w.data<float>(), nullptr, y.data<float>(),
+                                      workspace->data<float>());
+              return true;
+            });
+            m.time_ms = *time;
+            m.available = true;
+          }
         }
-        m.workspace_bytes = cpu::conv_workspace_bytes(problem, algorithm);
-        auto workspace = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(m.workspace_bytes)});
-        if (!workspace) {  // out of memory: unavailable, not fatal
-          m.available = false;
-          row.push_back(m);
-          continue;
-        }
-        std::vector<double> times;
-        for (int r = 0; r < options_.warmup + options_.repeats; ++r) {
-          const auto start = std::chrono::steady_clock::now();
-          cpu::run_conv_algorithm(problem, algorithm, x.data<float>(), w.data<float>(), nullptr, y.data<float>(),
-                                  workspace->data<float>());
-          const auto stop = std::chrono::steady_clock::now();
-          if (r >= options_.warmup) times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-        }
-        std::sort(times.begin(), times.end());
-        m.time_ms = times[times.size() / 2];
         row.push_back(m);
       }
     }
+    return timings;
+  }
+
+  // ConvGradData (dY, W) → dX and ConvGradFilter (X, dY) → dW: every algorithm of the node's
+  // own CPU kernel (cpu_kernel(op)), called as the executor calls one micro-batch of it — the
+  // batch-divided tensors at the micro-batch, ConvGradFilter's dW whole (Note [fused nodes]).
+  Expected<KernelTimings> measure_backward(const ir::Node& node, const ConvKernel& kernel,
+                                           const std::vector<int64_t>& sizes) {
+    const cpu::CpuKernel& table = cpu::cpu_kernel(node.op);
+    if (table.run == nullptr) return unsupported(node.describe() + ": no CPU kernel to time");
+    const int count = cpu::cpu_algorithm_count(node.op);
+    KernelTimings timings;
+    Status first_error;
+    bool any_ran = false;
+    std::mt19937 rng(1);
+    for (int64_t size : sizes) {
+      Shape x_shape = kernel.x_shape, y_shape = kernel.y_shape;
+      x_shape[0] = y_shape[0] = size;
+      const bool data = kernel.direction() == ConvDirection::kBackwardData;
+      const std::vector<Shape> src_shapes = data ? std::vector<Shape>{y_shape, kernel.w_shape}
+                                                 : std::vector<Shape>{x_shape, y_shape};
+      std::vector<Tensor> src;
+      for (const Shape& shape : src_shapes) {
+        UCUDNN_ASSIGN_OR_RETURN(Tensor t, random_tensor(shape, rng));
+        src.push_back(std::move(t));
+      }
+      UCUDNN_ASSIGN_OR_RETURN(Tensor dst, Tensor::allocate(DType::kFloat32, data ? x_shape : kernel.w_shape));
+      const std::vector<const Tensor*> src_ptrs = {&src[0], &src[1]};
+      const std::vector<Tensor*> dst_ptrs = {&dst};
+      std::vector<AlgoMeasurement>& row = timings.by_batch[size];
+      for (int algorithm = 0; algorithm < count; ++algorithm) {
+        AlgoMeasurement m;
+        m.algorithm = algorithm;
+        m.name = cpu::cpu_conv_grad_algorithm_name(algorithm);
+        m.available = false;
+        const size_t bytes = table.workspace_bytes ? table.workspace_bytes(node, src_shapes, algorithm) : 0;
+        if (bytes == SIZE_MAX) {  // does not apply
+          row.push_back(m);
+          continue;
+        }
+        m.workspace_bytes = bytes;
+        auto workspace = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(bytes)});
+        if (workspace) {  // out of memory: unavailable, not fatal
+          const cpu::KernelArgs args{node, src_ptrs, dst_ptrs, workspace->raw(), m.workspace_bytes, algorithm};
+          const std::optional<double> time = median_ms([&] {
+            Status status = table.run(args);
+            if (!status.is_ok() && first_error.is_ok()) first_error = status;
+            return status.is_ok();
+          });
+          if (time) {
+            m.time_ms = *time;
+            m.available = true;
+            any_ran = true;
+          }
+        }
+        row.push_back(m);
+      }
+    }
+    // Not one algorithm ran: the kernel itself refuses the node — an error, not a table of
+    // unavailable entries.
+    if (!any_ran)
+      return first_error.is_ok() ? unsupported(node.describe() + ": no CPU algorithm applies") : first_error;
     return timings;
   }
 

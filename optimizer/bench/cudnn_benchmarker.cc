@@ -1,10 +1,13 @@
 // The cuDNN benchmarker (see cudnn_benchmarker.h).
 //
 // Per kernel: x, w and y are allocated once at the largest micro-batch and
-// filled with a fixed pseudo-random pattern; every size uses a prefix of them.
-// Per size, every algorithm is first prepared (the backend's Conv prepare with
-// that algorithm; fails → unavailable) for its workspace, then timed in order
-// of increasing workspace (allocation fails or above the cap → unavailable):
+// filled with a fixed pseudo-random pattern; every size uses a prefix of them
+// (the backward directions read and write the same three: dY is y, dX is x, dW
+// is w). Per size, every algorithm of the kernel's direction is first prepared
+// (the backend's kernel of the direction's op — Conv, ConvGradData,
+// ConvGradFilter — with that algorithm; fails → unavailable) for its
+// workspace, then timed in order of increasing workspace (allocation fails or
+// above the cap → unavailable):
 // `warmup` runs, the last of them between two CUDA events, then `repeats`
 // timed runs; the median is stored. The workspace buffer grows as needed and
 // is reused across algorithms.
@@ -44,6 +47,44 @@ static_assert(CUDNN_CONVOLUTION_FWD_ALGO_COUNT == 8, "cuDNN added a forward algo
 constexpr const char* kFwdAlgorithmNames[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
                                               "FFT",           "FFT_TILING",            "WINOGRAD",
                                               "WINOGRAD_NONFUSED"};
+static_assert(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT == 6, "cuDNN added a backward-data algorithm: extend the names");
+constexpr const char* kBwdDataAlgorithmNames[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
+                                                  "WINOGRAD_NONFUSED"};
+static_assert(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT == 7, "cuDNN added a backward-filter algorithm: extend names");
+constexpr const char* kBwdFilterAlgorithmNames[] = {"ALGO_0",   "ALGO_1",           "FFT",       "ALGO_3",
+                                                    "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
+
+// One call of the kernel's op at one micro-batch size, as the executor makes it (Note [fused
+// nodes]): its input and output shapes and where they lie in the benchmark's x, w, y buffers.
+// Conv (X, W) → Y; ConvGradData (dY, W) → dX; ConvGradFilter (X, dY) → dW, whole at every size.
+struct Call {
+  std::vector<Shape> src_shapes, dst_shapes;
+  std::vector<cuda::DeviceTensor> src, dst;
+};
+
+int cudnn_algorithm_count(ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::kForward: return CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+    case ConvDirection::kBackwardData: return CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+    case ConvDirection::kBackwardFilter: return CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+  }
+  return 0;
+}
+
+Call make_call(ConvDirection direction, const Shape& x_shape, const Shape& w_shape, const Shape& y_shape,
+               void* x, void* w, void* y) {
+  const cuda::DeviceTensor xt{DType::kFloat32, x_shape, x}, wt{DType::kFloat32, w_shape, w},
+      yt{DType::kFloat32, y_shape, y};
+  Call call;
+  switch (direction) {
+    case ConvDirection::kForward: call.src = {xt, wt}, call.dst = {yt}; break;
+    case ConvDirection::kBackwardData: call.src = {yt, wt}, call.dst = {xt}; break;
+    case ConvDirection::kBackwardFilter: call.src = {xt, yt}, call.dst = {wt}; break;
+  }
+  for (const cuda::DeviceTensor& t : call.src) call.src_shapes.push_back(t.shape);
+  for (const cuda::DeviceTensor& t : call.dst) call.dst_shapes.push_back(t.shape);
+  return call;
+}
 
 // Two CUDA events, destroyed with the object.
 class EventPair {
@@ -110,40 +151,43 @@ class CudnnBenchmarker final : public Benchmarker {
     if (kernel.nodes.empty() || sizes.empty()) return invalid_argument("cuDNN benchmark: no node or no sizes");
     // The bare convolution: no bias, no fused activation (see the header).
     ir::Node conv = graph.nodes[kernel.nodes.front()];
-    conv.inputs.resize(2);
+    const ConvDirection direction = kernel.direction();
+    if (direction == ConvDirection::kForward) conv.inputs.resize(2);
     conv.attrs.erase(ir::kFusedActivationAttr);
-    const std::string context = "cuDNN benchmark of " + conv.describe() + " " + shape_to_string(kernel.x_shape) +
-                                "*" + shape_to_string(kernel.w_shape);
+    const std::string context = "cuDNN benchmark of " + conv.describe() + " (" + conv_direction_name(direction) +
+                                ") " + shape_to_string(kernel.x_shape) + "*" + shape_to_string(kernel.w_shape);
     const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
-    Shape x_shape = kernel.x_shape, y_shape = graph.value(conv.outputs[0]).shape;
+    Shape x_shape = kernel.x_shape, y_shape = kernel.y_shape;
     x_shape[0] = y_shape[0] = largest;
 
+    // X and Y (dX and dY) at the largest size and W (dW): every direction's tensors are these.
     UCUDNN_ASSIGN_OR_RETURN(cuda::DeviceBuffer x, cuda::DeviceBuffer::allocate(shape_numel(x_shape) * 4, context + ": input"));
     UCUDNN_ASSIGN_OR_RETURN(cuda::DeviceBuffer w, cuda::DeviceBuffer::allocate(shape_numel(kernel.w_shape) * 4, context + ": weights"));
     UCUDNN_ASSIGN_OR_RETURN(cuda::DeviceBuffer y, cuda::DeviceBuffer::allocate(shape_numel(y_shape) * 4, context + ": output"));
     UCUDNN_RETURN_IF_ERROR(fill_random(x, 1, context));
     UCUDNN_RETURN_IF_ERROR(fill_random(w, 2, context));
-    UCUDNN_CUDA_CHECK(cudaMemset(y.data(), 0, y.bytes()), context);
+    UCUDNN_RETURN_IF_ERROR(fill_random(y, 3, context));
     std::vector<EventPair> events(static_cast<size_t>(options_.repeats));
     for (EventPair& e : events) UCUDNN_RETURN_IF_ERROR(e.create());
 
+    const cuda::CudaKernel& table = cuda::cuda_kernel(conv_direction_op(direction));
+    if (table.prepare == nullptr) return unsupported(context + ": the CUDA backend has no kernel for this op");
+    const int count = cudnn_algorithm_count(direction);
     KernelTimings timings;
     Status first_prepare_error;
     bool any_prepared = false;
     for (int64_t size : sizes) {
       x_shape[0] = y_shape[0] = size;
-      const std::vector<cuda::DeviceTensor> src = {{DType::kFloat32, x_shape, x.data()},
-                                                   {DType::kFloat32, kernel.w_shape, w.data()}};
-      const std::vector<cuda::DeviceTensor> dst = {{DType::kFloat32, y_shape, y.data()}};
+      const Call call = make_call(direction, x_shape, kernel.w_shape, y_shape, x.data(), w.data(), y.data());
       std::vector<AlgoMeasurement>& row = timings.by_batch[size];
-      std::vector<std::unique_ptr<cuda::KernelState>> states(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
-      for (int algorithm = 0; algorithm < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++algorithm) {
+      std::vector<std::unique_ptr<cuda::KernelState>> states(static_cast<size_t>(count));
+      for (int algorithm = 0; algorithm < count; ++algorithm) {
         AlgoMeasurement m;
         m.algorithm = algorithm;
-        m.name = cudnn_fwd_algorithm_name(algorithm);
+        m.name = cudnn_algorithm_name(direction, algorithm);
         m.available = false;
-        const cuda::PrepareArgs args{ctx_, graph, conv, {x_shape, kernel.w_shape}, {y_shape}, algorithm};
-        auto state = cuda::cuda_kernel(OpKind::kConv).prepare(args);
+        const cuda::PrepareArgs args{ctx_, graph, conv, call.src_shapes, call.dst_shapes, algorithm};
+        auto state = table.prepare(args);
         if (state) {
           any_prepared = true;
           m.workspace_bytes = (*state)->workspace_bytes();
@@ -162,7 +206,8 @@ class CudnnBenchmarker final : public Benchmarker {
         if (!states[algorithm]) continue;
         AlgoMeasurement& m = row[algorithm];
         const double dominated_above_ms = options_.dominated_factor * best_ms;
-        if (auto time = time_algorithm(*states[algorithm], src, dst, m.workspace_bytes, dominated_above_ms, events)) {
+        if (auto time = time_algorithm(*states[algorithm], call.src, call.dst, m.workspace_bytes, dominated_above_ms,
+                                       events)) {
           m.time_ms = *time;
           m.available = true;
           best_ms = std::min(best_ms, *time);
@@ -237,7 +282,22 @@ class CudnnBenchmarker final : public Benchmarker {
 }  // namespace
 
 std::string cudnn_fwd_algorithm_name(int algorithm) {
-  if (algorithm >= 0 && algorithm < CUDNN_CONVOLUTION_FWD_ALGO_COUNT) return kFwdAlgorithmNames[algorithm];
+  return cudnn_algorithm_name(ConvDirection::kForward, algorithm);
+}
+
+std::string cudnn_algorithm_name(ConvDirection direction, int algorithm) {
+  switch (direction) {
+    case ConvDirection::kForward:
+      if (algorithm >= 0 && algorithm < CUDNN_CONVOLUTION_FWD_ALGO_COUNT) return kFwdAlgorithmNames[algorithm];
+      break;
+    case ConvDirection::kBackwardData:
+      if (algorithm >= 0 && algorithm < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT) return kBwdDataAlgorithmNames[algorithm];
+      break;
+    case ConvDirection::kBackwardFilter:
+      if (algorithm >= 0 && algorithm < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT)
+        return kBwdFilterAlgorithmNames[algorithm];
+      break;
+  }
   return "ALGO_" + std::to_string(algorithm);
 }
 

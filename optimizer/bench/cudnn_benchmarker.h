@@ -1,12 +1,14 @@
-// The cuDNN benchmarker: times every forward convolution algorithm of a kernel
-// on the GPU at each micro-batch size (CUDA events, warm-up, median), with the
-// workspace cudnnGetConvolutionForwardWorkspaceSize reports. Built only with
-// the CUDA backend (target ucudnn_optimizer_cuda).
+// The cuDNN benchmarker: times every convolution algorithm of a kernel in its
+// direction (forward, backward data, backward filter) on the GPU at each
+// micro-batch size (CUDA events, warm-up, median), with the workspace cuDNN
+// reports. Built only with the CUDA backend (target ucudnn_optimizer_cuda).
 //
-// Algorithm ids are cuDNN's cudnnConvolutionFwdAlgo_t values, so the executor
-// runs exactly what was measured. Descriptors come from the CUDA backend's own
-// Conv kernel (runtime/cuda/conv.cc, prepare with a fixed algorithm), so the
-// measured call has the executor's math type (Note [conv math type]). The
+// Algorithm ids are cuDNN's cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
+// values, so the executor runs exactly what was measured. Descriptors come from
+// the CUDA backend's own kernel of the direction's op (runtime/cuda/conv.cc,
+// conv_grad.cc: prepare with a fixed algorithm, as the executor prepares one
+// micro-batch call), so the measured call has the executor's math type (Note
+// [conv math type]). The
 // bias and a fused activation are left out: the key does not carry them and
 // they cost the same whichever algorithm runs.
 #pragma once
@@ -40,5 +42,8 @@ std::unique_ptr<Benchmarker> make_cudnn_benchmarker(cuda::CudaContext& ctx, Cudn
 
 // cuDNN's name of forward algorithm `algorithm` without the prefix ("IMPLICIT_GEMM"), or "ALGO_<n>".
 std::string cudnn_fwd_algorithm_name(int algorithm);
+// The same for any direction: cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t without the
+// prefix ("FFT_TILING", "ALGO_1"), or "ALGO_<n>" when out of range.
+std::string cudnn_algorithm_name(ConvDirection direction, int algorithm);
 
 }  // namespace ucudnn::optimizer

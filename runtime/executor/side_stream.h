@@ -55,7 +55,9 @@ struct SideWindow {
 SideWindow side_window(const ir::Graph& graph, ir::NodeId node);
 
 // Conv nodes worth putting on the side stream: the rules of the Note hold, and
-// another Conv left on the main stream lies in the window. Chosen greedily,
+// another Conv left on the main stream lies in the window. Only forward Convs:
+// a training graph's backward convolutions (ConvGradData, ConvGradFilter) stay
+// on the main stream, though their slices count among those a side step overlaps. Chosen greedily,
 // widest window first (a downsample's window holds its block's conv1 and conv2;
 // conv2's holds only the downsample).
 std::vector<ir::NodeId> side_stream_candidates(const ir::Graph& graph);
