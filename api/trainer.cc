@@ -100,6 +100,7 @@ class TrainerImpl final : public Trainer {
   static Expected<std::unique_ptr<Trainer>> create(const std::string& model_path, const TrainOptions& options);
 
   const std::vector<TensorInfo>& inputs() const override { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const override { return outputs_; }
   const std::vector<TensorInfo>& parameters() const override { return parameters_; }
   const std::vector<TensorInfo>& running_stats() const override { return running_stats_; }
   Expected<TrainStepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels) override;
@@ -141,7 +142,8 @@ class TrainerImpl final : public Trainer {
   training::TrainingGraph layout_;  // value ids of the training graph (its graph is train_->graph)
   std::unique_ptr<Planned> train_, update_, eval_;
   ir::Graph eval_source_;           // the evaluation graph, planned on first use
-  std::vector<TensorInfo> inputs_, parameters_, running_stats_;
+  std::vector<TensorInfo> inputs_, outputs_, parameters_, running_stats_;
+  std::vector<training::UntiedUse> untied_;  // initializers the exporter merged, trained apart
 
   // Trainer-owned memory (one allocation each) and where each tensor lies in it.
   std::unique_ptr<runtime::Buffer> params_, grads_, states_, stats_, io_, hyper_, eval_out_;
@@ -161,6 +163,7 @@ Expected<std::unique_ptr<Trainer>> TrainerImpl::create(const std::string& model_
   import.constant_inputs = options.session.constant_inputs;
   import.batch = options.session.batch;
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph inference, onnx_import::load_model(model_path, import));
+  t->untied_ = training::untie_shared_parameters(inference);
   UCUDNN_RETURN_IF_ERROR(t->build(std::move(inference)));
   return std::unique_ptr<Trainer>(std::move(t));
 }
@@ -172,6 +175,7 @@ Status TrainerImpl::build(ir::Graph inference) {
   UCUDNN_ASSIGN_OR_RETURN(eval_source_, training::build_evaluation_graph(inference));
   const ir::Graph& g = layout_.graph;
   inputs_ = describe(g, std::vector<ir::ValueId>(g.inputs.begin(), g.inputs.begin() + layout_.model_inputs));
+  outputs_ = describe(eval_source_, eval_source_.outputs);
   parameters_ = describe(g, layout_.parameters);
   running_stats_ = describe(g, layout_.running_stats);
 

@@ -65,10 +65,13 @@ def main():
 
     torch.manual_seed(args.seed)
     model, shape, classes = build(args.model)
-    # Non-trivial running statistics, so that their update is checked too.
+    # Non-trivial BatchNorm parameters and running statistics, so that their updates are checked,
+    # and so that no two are equal: the exporter merges initializers of equal contents.
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, nn.BatchNorm2d):
+                m.weight.uniform_(0.8, 1.2)
+                m.bias.uniform_(-0.1, 0.1)
                 m.running_mean.uniform_(-0.2, 0.2)
                 m.running_var.uniform_(0.5, 1.5)
     x = torch.randn(*shape)

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "tests/support/backend_runner.h"
 #include "tests/support/tensor_checks.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
@@ -85,10 +86,27 @@ TEST(TrainerVsPyTorch, TinyBnCnnAdamW) {
   train_like_pytorch(source_dir() + "/tests/data/training/tiny_bn_cnn_adamw", ucudnn::Device::kCpu, {2e-5, 2e-4});
 }
 
+// The GPU trains like PyTorch too (strict FP32: cuDNN's algorithms still reassociate sums).
+TEST(TrainerVsPyTorch, TinyBnCnnOnGpu) {
+  bool any_gpu = false;
+  for (const BackendConfig& config : backend_configs())
+    if (config.kind == BackendConfig::Kind::kCuda) {
+      const SharedBackend shared = shared_backend(config);
+      if (!shared.skip_reason.empty()) GTEST_SKIP() << shared.skip_reason;
+      any_gpu = shared.backend != nullptr;
+      break;
+    }
+  if (!any_gpu) GTEST_SKIP() << "this build has no CUDA backend";
+  for (const char* dir : {"tiny_bn_cnn_sgd", "tiny_bn_cnn_adamw"})
+    train_like_pytorch(source_dir() + "/tests/data/training/" + dir, ucudnn::Device::kCuda, {1e-4, 1e-3});
+}
+
 TEST(TrainerVsPyTorch, ReferenceFromEnvironment) {
   const char* dir = std::getenv("UCUDNN_TRAINING_REFERENCE");
   if (dir == nullptr) GTEST_SKIP() << "UCUDNN_TRAINING_REFERENCE not set (the models-labelled test sets it)";
-  train_like_pytorch(dir, ucudnn::Device::kCpu, {1e-4, 1e-3});
+  const char* device = std::getenv("UCUDNN_TRAINING_DEVICE");  // "cuda" on the GPU machine
+  train_like_pytorch(dir, device && std::string(device) == "cuda" ? ucudnn::Device::kCuda : ucudnn::Device::kCpu,
+                     {1e-4, 1e-3});
 }
 
 }  // namespace

@@ -150,6 +150,24 @@ Expected<std::vector<ir::ValueId>> append(ir::Graph& g, OpKind op, const std::st
 
 }  // namespace
 
+std::vector<UntiedUse> untie_shared_parameters(ir::Graph& g) {
+  std::vector<UntiedUse> untied;
+  std::set<ir::ValueId> used;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    std::vector<size_t> slots = parameter_slots(g, g.nodes[n]);
+    if (g.nodes[n].op == OpKind::kBatchNormalization) slots.insert(slots.end(), {3, 4});  // running statistics
+    for (size_t slot : slots) {
+      const ir::ValueId id = slot < g.nodes[n].inputs.size() ? g.nodes[n].inputs[slot] : ir::kNoValue;
+      if (!is_float_constant(g, id) || used.insert(id).second) continue;
+      ir::Value copy = g.value(id);
+      copy.name = g.value(id).name + "@" + g.nodes[n].name;
+      untied.push_back({g.nodes[n].name, slot, g.value(id).name, copy.name});
+      g.nodes[n].inputs[slot] = g.add_value(std::move(copy));  // shares the constant's bytes until trained
+    }
+  }
+  return untied;
+}
+
 TrainableValues find_trainable_values(const ir::Graph& g) {
   TrainableValues t;
   std::set<ir::ValueId> seen;

@@ -45,6 +45,20 @@ struct TrainingGraph {
   size_t first_running_stat_output = 0;     // new value of running_stats[k] at this + k
 };
 
+// Gives every use of a float initializer in a parameter or running-statistics slot (see above) its
+// own value: exporters
+// merge initializers of equal contents (a fresh model's BatchNorm scales are all ones), which
+// PyTorch trains as separate parameters. A second use of initializer "w" by node "n" becomes a
+// new initializer "w@n" holding a copy; returns one entry per such use, for saving the model
+// (the saved ONNX gets the new initializers and the rewired inputs).
+struct UntiedUse {
+  std::string node;         // the node whose input was rewired
+  size_t input = 0;         // which input
+  std::string initializer;  // the initializer it read before
+  std::string untied;       // the new one it reads now
+};
+std::vector<UntiedUse> untie_shared_parameters(ir::Graph& inference);
+
 // The initializers of `inference` that training updates: parameters (in first-use order) and
 // BatchNormalization running statistics. Names are the ONNX initializer names.
 struct TrainableValues {

@@ -274,6 +274,7 @@ class Trainer {
   // The model's inputs at the training batch (what step and evaluate take), and the trained
   // initializers: parameters, then BatchNormalization running statistics.
   virtual const std::vector<TensorInfo>& inputs() const = 0;
+  virtual const std::vector<TensorInfo>& outputs() const = 0;  // the model's; the first is the logits
   virtual const std::vector<TensorInfo>& parameters() const = 0;
   virtual const std::vector<TensorInfo>& running_stats() const = 0;
 

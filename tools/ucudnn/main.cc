@@ -37,6 +37,8 @@ void print_usage(FILE* out) {
                "  run MODEL      run a model and time it (see `ucudnn run --help`)\n"
                "  plan MODEL     choose algorithms and micro-batches under a workspace budget, save the plan\n"
                "  report MODEL   what the optimizer chose per convolution and what it buys (text, --json, --html)\n"
+               "  train MODEL    train a model on a data set (or synthetic data): SGD/AdamW, schedules, checkpoints\n"
+               "  eval MODEL     top-1 / top-5 accuracy of a model on a data set\n"
                "\n"
                "ucudnn runs ONNX convolutional networks on the CPU (Eigen) or an NVIDIA GPU (cuDNN).\n");
 }
@@ -51,6 +53,8 @@ int dispatch(int argc, char** argv) {
   if (command == "run") return ucudnn::cli::cmd_run(argc - 2, argv + 2);
   if (command == "plan") return ucudnn::cli::cmd_plan(argc - 2, argv + 2);
   if (command == "report") return ucudnn::cli::cmd_report(argc - 2, argv + 2);
+  if (command == "train") return ucudnn::cli::cmd_train(argc - 2, argv + 2);
+  if (command == "eval") return ucudnn::cli::cmd_eval(argc - 2, argv + 2);
   std::fprintf(stderr, "ucudnn: unknown command '%s'\n", command.c_str());
   print_usage(stderr);
   return 2;

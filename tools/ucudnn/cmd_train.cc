@@ -1,0 +1,439 @@
+// `ucudnn train MODEL`: train a model on a data set (or synthetic data) with the Trainer
+// (include/ucudnn/ucudnn.h): a progress line on stderr (terminals only), one JSON object per
+// step and per epoch with --json, a summary at the end; --save writes the trained ONNX model,
+// --checkpoint DIR keeps DIR/last.ckpt (every epoch, at the end, and on Ctrl-C), --resume
+// continues from one exactly (same data order, learning rate and dropout draws).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/ucudnn/cli_args.h"
+#include "tools/ucudnn/commands.h"
+#include "tools/ucudnn/session_flags.h"
+#include "tools/ucudnn/train_data.h"
+#include "training/checkpoint.h"
+#include "training/data/loader.h"
+#include "training/data/synthetic.h"
+#include "training/schedule.h"
+#include "ucudnn/ucudnn.h"
+
+namespace ucudnn::cli {
+
+namespace {
+
+constexpr const char* kTrainUsage =
+    "usage: ucudnn train MODEL (--data DIR | --synthetic) [--epochs N | --steps N] [options] [session flags]\n"
+    "  --data DIR               an IDX folder (MNIST / Fashion-MNIST: {train,t10k}-*-ubyte[.gz]) or an\n"
+    "                           ImageFolder tree (DIR/train/<class>/*.jpg|png, DIR/val/...)\n"
+    "  --synthetic              random images and labels (a training-speed benchmark)\n"
+    "  --epochs N               passes over the training set (default 1)\n"
+    "  --steps N                stop after N steps in all (default: the epochs' steps)\n"
+    "  --optimizer sgd|adamw    torch.optim.SGD or torch.optim.AdamW semantics (default sgd)\n"
+    "  --lr X                   base learning rate (default 0.1 for sgd, 0.001 for adamw)\n"
+    "  --momentum X, --dampening X, --nesterov   SGD (default 0, 0, off)\n"
+    "  --weight-decay X         SGD: L2 added to the gradient; AdamW: decoupled (default 0, adamw 0.01)\n"
+    "  --beta1 X, --beta2 X, --eps X            AdamW (default 0.9, 0.999, 1e-8)\n"
+    "  --schedule SPEC          constant (default) | step,step_size=N,gamma=X | cosine[,min_lr=X], each\n"
+    "                           with optional ,warmup_steps=N[,warmup_start_factor=X]\n"
+    "  --label-smoothing X      cross-entropy label smoothing in [0, 1) (default 0)\n"
+    "  --seed N                 data order, augmentation and dropout (default 0)\n"
+    "  --workers N              data loading threads (default 4)\n"
+    "  --save FILE              write the trained model (ONNX) at the end\n"
+    "  --checkpoint DIR         keep DIR/last.ckpt: after every epoch, at the end and on Ctrl-C\n"
+    "  --resume FILE|DIR        continue from a checkpoint (DIR: DIR/last.ckpt)\n"
+    "  --no-eval                skip the validation pass after each epoch\n"
+    "  --no-shuffle             visit the training set in its own order (comparisons with other frameworks)\n"
+    "  --json                   one JSON object per line on stdout (steps, epochs, summary)\n"
+    "Training runs in NCHW; --batch is the training batch.\n";
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted = true; }
+
+Expected<double> get_double(const Args& args, const std::string& flag, double fallback) {
+  if (!args.has(flag)) return fallback;
+  const std::string text = args.get(flag);
+  try {
+    size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(value)) return value;
+  } catch (const std::exception&) {
+  }
+  return invalid_argument("--" + flag + " '" + text + "' is not a number");
+}
+
+// What the command line asks for beyond the trainer's options.
+struct RunConfig {
+  std::string data_dir;
+  bool synthetic = false;
+  int64_t epochs = 1, max_steps = -1;
+  std::string schedule = "constant";
+  uint64_t seed = 0;
+  int workers = 4;
+  std::string save_path, checkpoint_dir, resume;
+  bool eval = true, json = false, quiet = false, shuffle = true;
+};
+
+Status parse_flags(const Args& args, TrainOptions* options, RunConfig* run) {
+  UCUDNN_RETURN_IF_ERROR(session_options_from_flags(args, &options->session));
+  if (args.has("plan")) return invalid_argument("--plan is for inference; training makes its own plan");
+  if (options->session.layout == Layout::kNhwc)
+    return unsupported("--layout nhwc: training runs NCHW for now (docs/TRAINING.md)");
+  run->data_dir = args.get("data");
+  run->synthetic = args.has("synthetic");
+  if (run->synthetic == !run->data_dir.empty()) return invalid_argument("give either --data DIR or --synthetic");
+  UCUDNN_ASSIGN_OR_RETURN(run->epochs, args.get_int("epochs", 1, 1));
+  UCUDNN_ASSIGN_OR_RETURN(run->max_steps, args.get_int("steps", -1, 1));
+  const std::string optimizer = args.get("optimizer", "sgd");
+  if (optimizer != "sgd" && optimizer != "adamw")
+    return invalid_argument("--optimizer '" + optimizer + "': sgd or adamw");
+  options->optimizer = optimizer == "sgd" ? Optimizer::kSgd : Optimizer::kAdamW;
+  const bool sgd = options->optimizer == Optimizer::kSgd;
+  UCUDNN_ASSIGN_OR_RETURN(options->learning_rate, get_double(args, "lr", sgd ? 0.1 : 0.001));
+  UCUDNN_ASSIGN_OR_RETURN(options->momentum, get_double(args, "momentum", 0.0));
+  UCUDNN_ASSIGN_OR_RETURN(options->dampening, get_double(args, "dampening", 0.0));
+  UCUDNN_ASSIGN_OR_RETURN(options->weight_decay, get_double(args, "weight-decay", sgd ? 0.0 : 0.01));
+  UCUDNN_ASSIGN_OR_RETURN(options->beta1, get_double(args, "beta1", 0.9));
+  UCUDNN_ASSIGN_OR_RETURN(options->beta2, get_double(args, "beta2", 0.999));
+  UCUDNN_ASSIGN_OR_RETURN(options->epsilon, get_double(args, "eps", 1e-8));
+  UCUDNN_ASSIGN_OR_RETURN(double smoothing, get_double(args, "label-smoothing", 0.0));
+  options->label_smoothing = static_cast<float>(smoothing);
+  options->nesterov = args.has("nesterov");
+  if (!sgd && (args.has("momentum") || args.has("dampening") || args.has("nesterov")))
+    return invalid_argument("--momentum, --dampening and --nesterov are SGD's; AdamW takes --beta1/--beta2");
+  UCUDNN_ASSIGN_OR_RETURN(int64_t seed, args.get_int("seed", 0, 0));
+  run->seed = static_cast<uint64_t>(seed);
+  options->seed = run->seed;
+  UCUDNN_ASSIGN_OR_RETURN(int64_t workers, args.get_int("workers", 4, 0, 256));
+  run->workers = static_cast<int>(workers);
+  run->schedule = args.get("schedule", "constant");
+  run->save_path = args.get("save");
+  run->checkpoint_dir = args.get("checkpoint");
+  run->resume = args.get("resume");
+  run->eval = !args.has("no-eval");
+  run->shuffle = !args.has("no-shuffle");
+  run->json = args.has("json");
+  run->quiet = args.has("quiet") || run->json || !isatty(STDERR_FILENO);
+  return Status::ok();
+}
+
+// What identifies the training a checkpoint belongs to: the parameters' names and shapes.
+std::string training_fingerprint(const Trainer& trainer) {
+  std::string text;
+  for (const TensorInfo& p : trainer.parameters()) text += p.name + shape_to_string(p.shape) + ";";
+  for (const TensorInfo& s : trainer.running_stats()) text += s.name + shape_to_string(s.shape) + ";";
+  return text;
+}
+
+std::string checkpoint_file(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ? (std::filesystem::path(path) / "last.ckpt").string() : path;
+}
+
+Status write_checkpoint(const Trainer& trainer, const RunConfig& run, const std::string& optimizer_config,
+                        int64_t epoch, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return io_error("--checkpoint " + dir + ": cannot create the folder (" + ec.message() + ")");
+  training::Checkpoint ckpt;
+  UCUDNN_ASSIGN_OR_RETURN(ckpt.tensors, trainer.state());
+  ckpt.step = trainer.steps_done();
+  ckpt.epoch = epoch;
+  ckpt.rng_state = {run.seed};
+  ckpt.graph_fingerprint = training_fingerprint(trainer);
+  ckpt.optimizer_config = optimizer_config;
+  return training::save_checkpoint((std::filesystem::path(dir) / "last.ckpt").string(), ckpt);
+}
+
+// Top-1 (and top-5) accuracy of the trainer's model in inference mode over `dataset`.
+struct Accuracy {
+  int64_t samples = 0, top1 = 0, top5 = 0;
+};
+Expected<Accuracy> evaluate(Trainer& trainer, std::shared_ptr<const data::Dataset> dataset, int workers) {
+  const Shape& input = trainer.inputs().front().shape;
+  data::LoaderOptions lo;
+  lo.batch_size = input[0];
+  lo.shuffle = false;
+  lo.num_threads = workers;
+  UCUDNN_ASSIGN_OR_RETURN(auto loader, data::DataLoader::create(std::move(dataset), lo));
+  loader->start_epoch(0);
+  UCUDNN_ASSIGN_OR_RETURN(Tensor images, Tensor::allocate(DType::kFloat32, input));
+  Accuracy acc;
+  while (true) {
+    UCUDNN_ASSIGN_OR_RETURN(const data::Batch* batch, loader->next());
+    if (batch == nullptr) break;
+    const int64_t n = batch->labels.numel();  // the last batch may be short: padded with zeros
+    std::memset(images.raw(), 0, images.nbytes());
+    std::memcpy(images.raw(), batch->images.raw(), batch->images.nbytes());
+    UCUDNN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, trainer.evaluate({images}));
+    const Tensor& logits = outputs.front();
+    const int64_t classes = logits.shape()[1];
+    for (int64_t i = 0; i < n; ++i) {
+      const float* row = logits.data<float>() + i * classes;
+      const int64_t label = batch->labels.data<int64_t>()[i];
+      int64_t above = 0;  // logits larger than the label's
+      for (int64_t c = 0; c < classes; ++c) above += row[c] > row[label];
+      acc.top1 += above == 0;
+      acc.top5 += above < 5;
+    }
+    acc.samples += n;
+  }
+  return acc;
+}
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", static_cast<long long>(s / 3600),
+                static_cast<long long>(s / 60 % 60), static_cast<long long>(s % 60));
+  return buf;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int train(const std::string& model_path, TrainOptions options, const RunConfig& run) {
+  auto loaded = Trainer::load(model_path, options);
+  if (!loaded) return report_error(loaded.status());
+  Trainer& trainer = **loaded;
+  const TensorInfo& input = trainer.inputs().front();
+  if (trainer.inputs().size() != 1 || input.shape.size() < 2)
+    return report_error(unsupported("ucudnn train feeds models with one image input [N, C, ...]; '" + model_path +
+                                    "' takes " + std::to_string(trainer.inputs().size()) + " inputs"));
+  const int64_t batch = input.shape[0];
+  const Shape sample(input.shape.begin() + 1, input.shape.end());
+
+  const int64_t classes = trainer.outputs().front().shape.back();  // the logits' width
+  std::shared_ptr<const data::Dataset> train_set, val_set;
+  if (run.synthetic) {
+    // One epoch of --steps batches (default 100): a speed benchmark needs no more.
+    const int64_t samples = batch * (run.max_steps > 0 ? run.max_steps : 100);
+    auto synthetic = data::SyntheticDataset::create(samples, sample, classes, run.seed);
+    if (!synthetic) return report_error(synthetic.status());
+    train_set = std::move(*synthetic);
+  } else {
+    auto opened = open_dataset(run.data_dir, data::Split::kTrain, sample);
+    if (!opened) return report_error(opened.status());
+    train_set = std::move(*opened);
+    if (run.eval) {
+      auto val = open_dataset(run.data_dir, data::Split::kVal, sample);
+      if (val) val_set = std::move(*val);
+      else if (val.status().code() != StatusCode::kNotFound) return report_error(val.status());
+    }
+  }
+  for (const auto& set : {train_set, val_set}) {
+    if (set == nullptr) continue;
+    Status fits = check_dataset_fits(*set, sample, classes, input.name);
+    if (!fits.is_ok()) return report_error(fits);
+  }
+
+  data::LoaderOptions lo;
+  lo.batch_size = batch;
+  lo.shuffle = run.shuffle;
+  lo.drop_last = true;
+  lo.seed = run.seed;
+  lo.num_threads = run.workers;
+  auto loader = data::DataLoader::create(train_set, lo);
+  if (!loader) return report_error(loader.status());
+  const int64_t per_epoch = (*loader)->batches_per_epoch();
+  const int64_t total_steps = run.max_steps > 0 ? std::min(run.max_steps, run.epochs * per_epoch)
+                                                : run.epochs * per_epoch;
+  auto schedule = training::parse_schedule(run.schedule, options.learning_rate, total_steps);
+  if (!schedule) return report_error(schedule.status(), true);
+  const std::string optimizer_config = options.optimizer == Optimizer::kSgd
+                                           ? "sgd momentum=" + std::to_string(options.momentum) +
+                                                 " dampening=" + std::to_string(options.dampening) +
+                                                 " nesterov=" + std::to_string(options.nesterov) +
+                                                 " weight_decay=" + std::to_string(options.weight_decay)
+                                           : "adamw beta1=" + std::to_string(options.beta1) +
+                                                 " beta2=" + std::to_string(options.beta2) +
+                                                 " eps=" + std::to_string(options.epsilon) +
+                                                 " weight_decay=" + std::to_string(options.weight_decay);
+
+  int64_t start_epoch = 0;
+  if (!run.resume.empty()) {
+    const std::string file = checkpoint_file(run.resume);
+    auto ckpt = training::load_checkpoint(file);
+    if (!ckpt) return report_error(ckpt.status());
+    if (ckpt->graph_fingerprint != training_fingerprint(trainer))
+      return report_error(invalid_argument("--resume " + file + ": the checkpoint is of another model"));
+    if (ckpt->optimizer_config != optimizer_config)
+      return report_error(invalid_argument("--resume " + file + ": saved with optimizer '" + ckpt->optimizer_config +
+                                           "', this run asks for '" + optimizer_config + "'"));
+    Status loaded_state = trainer.load_state(ckpt->tensors);
+    if (!loaded_state.is_ok()) return report_error(loaded_state.with_context("--resume " + file));
+    start_epoch = trainer.steps_done() / per_epoch;
+  }
+
+  std::signal(SIGINT, on_sigint);
+  std::vector<double> step_ms;
+  double last_loss = 0, epoch_loss = 0;
+  int64_t epoch_correct = 0, epoch_samples = 0;
+  std::optional<Accuracy> last_val;
+  const auto started = std::chrono::steady_clock::now();
+  int64_t epoch = start_epoch;
+  bool interrupted = false;
+  for (; epoch < run.epochs && trainer.steps_done() < total_steps && !interrupted; ++epoch) {
+    (*loader)->start_epoch(epoch);
+    epoch_loss = 0;
+    epoch_correct = epoch_samples = 0;
+    // Resuming inside an epoch: its first batches were trained on already.
+    for (int64_t skip = trainer.steps_done() - epoch * per_epoch; skip > 0; --skip) {
+      auto b = (*loader)->next();
+      if (!b) return report_error(b.status());
+    }
+    while (trainer.steps_done() < total_steps) {
+      if (g_interrupted) {
+        interrupted = true;
+        break;
+      }
+      auto next = (*loader)->next();
+      if (!next) return report_error(next.status());
+      if (*next == nullptr) break;
+      const data::Batch& b = **next;
+      trainer.set_learning_rate(training::learning_rate(*schedule, trainer.steps_done()));
+      const auto t0 = std::chrono::steady_clock::now();
+      auto result = trainer.step({b.images}, b.labels);
+      if (!result) return report_error(result.status());
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      step_ms.push_back(ms);
+      last_loss = result->loss;
+      epoch_loss += result->loss;
+      epoch_correct += result->correct;
+      epoch_samples += batch;
+      const int64_t done = trainer.steps_done();
+      if (run.json) {
+        std::printf("%s\n", nlohmann::json{{"event", "step"}, {"step", done}, {"epoch", epoch + 1},
+                                           {"loss", result->loss}, {"accuracy", double(result->correct) / batch},
+                                           {"lr", trainer.learning_rate()}, {"ms", ms},
+                                           {"images_per_s", batch * 1000.0 / ms}}
+                                .dump()
+                                .c_str());
+        std::fflush(stdout);
+      } else if (!run.quiet) {
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        const double eta = elapsed / double(std::max<int64_t>(1, step_ms.size())) * double(total_steps - done);
+        std::fprintf(stderr, "\repoch %lld/%lld  step %lld/%lld  loss %.4f  %.0f img/s  ETA %s   ",
+                     static_cast<long long>(epoch + 1), static_cast<long long>(run.epochs),
+                     static_cast<long long>(done), static_cast<long long>(total_steps), result->loss,
+                     batch * 1000.0 / ms, format_duration(eta).c_str());
+      }
+    }
+    if (interrupted) break;
+    if (val_set) {
+      auto acc = evaluate(trainer, val_set, run.workers);
+      if (!acc) return report_error(acc.status());
+      last_val = *acc;
+    }
+    const double steps_in_epoch = std::max<double>(1, double(epoch_samples) / batch);
+    if (run.json) {
+      nlohmann::json e{{"event", "epoch"}, {"epoch", epoch + 1}, {"train_loss", epoch_loss / steps_in_epoch},
+                       {"train_accuracy", epoch_samples ? double(epoch_correct) / epoch_samples : 0.0}};
+      if (last_val) e["val_top1"] = double(last_val->top1) / last_val->samples;
+      std::printf("%s\n", e.dump().c_str());
+    } else if (!run.quiet) {
+      std::fprintf(stderr, "\n");
+    }
+    if (!run.json) {
+      std::printf("epoch %lld: train loss %.4f, train accuracy %.2f %%", static_cast<long long>(epoch + 1),
+                  epoch_loss / steps_in_epoch, epoch_samples ? 100.0 * epoch_correct / epoch_samples : 0.0);
+      if (last_val)
+        std::printf(", val top-1 %.2f %% top-5 %.2f %% (%lld samples)", 100.0 * last_val->top1 / last_val->samples,
+                    100.0 * last_val->top5 / last_val->samples, static_cast<long long>(last_val->samples));
+      std::printf("\n");
+    }
+    if (!run.checkpoint_dir.empty()) {
+      Status saved = write_checkpoint(trainer, run, optimizer_config, epoch + 1, run.checkpoint_dir);
+      if (!saved.is_ok()) return report_error(saved);
+    }
+  }
+  std::signal(SIGINT, SIG_DFL);
+
+  if (interrupted || !run.checkpoint_dir.empty()) {
+    const std::string dir = run.checkpoint_dir.empty() ? "ucudnn-train-interrupted" : run.checkpoint_dir;
+    Status saved = write_checkpoint(trainer, run, optimizer_config, epoch, dir);
+    if (!saved.is_ok()) return report_error(saved);
+    if (interrupted) {
+      std::fprintf(stderr, "\ninterrupted at step %lld: checkpoint saved to %s/last.ckpt (continue with --resume %s)\n",
+                   static_cast<long long>(trainer.steps_done()), dir.c_str(), dir.c_str());
+      return 130;
+    }
+  }
+  if (!run.save_path.empty()) {
+    Status saved = trainer.save(run.save_path);
+    if (!saved.is_ok()) return report_error(saved);
+  }
+
+  // Steady state: the median step after the first three (planning warm-up, caches).
+  const std::vector<double> steady(step_ms.size() > 3 ? step_ms.begin() + 3 : step_ms.begin(), step_ms.end());
+  const double med = median(steady);
+  const MemoryStats memory = trainer.memory();
+  if (run.json) {
+    nlohmann::json s{{"event", "summary"},
+                     {"model", model_path},
+                     {"batch", batch},
+                     {"steps", trainer.steps_done()},
+                     {"final_loss", last_loss},
+                     {"median_step_ms", med},
+                     {"images_per_s", med > 0 ? batch * 1000.0 / med : 0.0},
+                     {"predicted_conv_ms", trainer.predicted_conv_ms()},
+                     {"memory", {{"arena_bytes", memory.arena_bytes},
+                                 {"workspace_bytes", memory.workspace_bytes},
+                                 {"weight_bytes", memory.weight_bytes},
+                                 {"total_bytes", memory.peak_bytes()}}}};
+    if (last_val) s["val_top1"] = double(last_val->top1) / last_val->samples;
+    std::printf("%s\n", s.dump().c_str());
+  } else {
+    std::printf("trained %s: %lld steps of batch %lld, final loss %.4f\n", model_path.c_str(),
+                static_cast<long long>(trainer.steps_done()), static_cast<long long>(batch), last_loss);
+    std::printf("  median step %.2f ms (%.0f images/s); memory %s (activations %s, workspace %s, weights/grads/state %s)\n",
+                med, med > 0 ? batch * 1000.0 / med : 0.0, format_bytes(memory.peak_bytes()).c_str(),
+                format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.workspace_bytes).c_str(),
+                format_bytes(memory.weight_bytes).c_str());
+    if (!run.save_path.empty()) std::printf("  saved %s\n", run.save_path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+  const std::set<std::string> value_flags = flag_union(
+      kSessionValueFlags, {"data", "epochs", "steps", "optimizer", "lr", "momentum", "dampening", "weight-decay",
+                           "beta1", "beta2", "eps", "schedule", "label-smoothing", "seed", "workers", "save",
+                           "checkpoint", "resume"});
+  const std::set<std::string> bool_flags =
+      flag_union(kSessionBoolFlags, {"synthetic", "nesterov", "no-eval", "no-shuffle", "json", "help"});
+  auto args = Args::parse(argc, argv, value_flags, bool_flags);
+  if (!args) {
+    std::fprintf(stderr, "%s%s", kTrainUsage, kSessionFlagsHelp);
+    return report_error(args.status(), true);
+  }
+  if (args->has("help")) {
+    std::printf("%s%s", kTrainUsage, kSessionFlagsHelp);
+    return 0;
+  }
+  if (args->positional().size() != 1) {
+    std::fprintf(stderr, "%s", kTrainUsage);
+    return report_error(invalid_argument("expected one MODEL"), true);
+  }
+  TrainOptions options;
+  RunConfig run;
+  Status parsed = parse_flags(*args, &options, &run);
+  if (!parsed.is_ok()) return report_error(parsed, true);
+  return train(args->positional()[0], std::move(options), run);
+}
+
+}  // namespace ucudnn::cli
