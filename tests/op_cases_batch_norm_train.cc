@@ -1,8 +1,48 @@
-// Op-table cases of the batch_norm_train family (docs/TRAINING.md): STUB, filled by the family's owner.
+// Op-table cases of the batch_norm_train family (BatchNormTrain, BatchNormGrad; docs/TRAINING.md):
+// images with a batch of several and of one, rank 2 ([N, C], BatchNorm1d) and rank 3, values far
+// from zero (a mean much larger than the spread: no E[x²] − mean² cancellation), other epsilon and
+// momentum, and a plane large enough for the reductions to be split across threads and blocks.
 #include "tests/op_cases.h"
 
 namespace ucudnn_test {
 
-std::vector<OpCase> batch_norm_train_cases() { return {}; }
+using ucudnn::OpKind;
+using ucudnn::Shape;
+
+namespace {
+
+// BatchNormTrain over X of `shape`: scale, B, running mean and running var [C] (variances positive).
+OpCase train_case(const std::string& name, const Shape& x, AttrList attrs = {}, double low = -1, double high = 1) {
+  const Shape c = {x[1]};
+  return {"batch_norm_train_" + name, OpKind::kBatchNormTrain, 17,
+          {input(x, low, high), weight(c, 0.5, 1.5), weight(c), input(c), input(c, 0.5, 2.0)}, attrs, 5, x};
+}
+
+// BatchNormGrad over X of `shape`: dY, X, scale, saved mean and saved inverse deviation (positive).
+OpCase grad_case(const std::string& name, const Shape& x) {
+  const Shape c = {x[1]};
+  return {"batch_norm_grad_" + name, OpKind::kBatchNormGrad, 17,
+          {input(x), input(x), weight(c, 0.5, 1.5), input(c, -0.2, 0.2), input(c, 0.5, 2.0)}, {}, 3, x};
+}
+
+}  // namespace
+
+std::vector<OpCase> batch_norm_train_cases() {
+  return {
+      train_case("image", {4, 3, 5, 5}),
+      train_case("batch1", {1, 4, 3, 3}),
+      train_case("rank2", {8, 5}),
+      train_case("rank3", {3, 4, 7}),
+      train_case("two_values_per_channel", {2, 3}),
+      train_case("offset_values", {2, 3, 4, 4}, {}, 100.0, 100.5),
+      train_case("epsilon_momentum", {3, 2, 4, 5}, {{"epsilon", 1e-3f}, {"momentum", 0.5f}}),
+      train_case("large_plane", {16, 6, 24, 24}),
+      grad_case("image", {4, 3, 5, 5}),
+      grad_case("batch1", {1, 4, 3, 3}),
+      grad_case("rank2", {8, 5}),
+      grad_case("rank3", {3, 4, 7}),
+      grad_case("large_plane", {16, 6, 24, 24}),
+  };
+}
 
 }  // namespace ucudnn_test

@@ -1,15 +1,93 @@
-// STUB (training bring-up): CUDA kernels of BatchNormTrain, BatchNormGrad (none yet).
+// CUDA kernels of the batch_norm_train family (runtime/ops/batch_norm_train.cc): BatchNormTrain and
+// BatchNormGrad on our own kernels (batch_norm_train_kernels.cu) — deterministic double sums, any
+// epsilon and rank, new_running_* allowed to alias running_* (cuDNN's training BN would need
+// epsilon >= CUDNN_BN_MIN_EPSILON and in-place running statistics). prepare fixes the shape and
+// the split of the per-channel sums, whose partial results live in the workspace; run is a
+// partial-sum, a per-channel and an elementwise launch. NCHW only.
+#include <cstdint>
+#include <memory>
+
+#include "runtime/cuda/batch_norm_train_kernels.h"
+#include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_kernel.h"
+#include "runtime/ir/layout.h"
 
 namespace ucudnn::cuda {
 
+namespace {
+
+class BatchNormTrainState final : public KernelState {
+ public:
+  BatchNormShape shape;
+  float epsilon = 1e-5f, momentum = 0.9f;
+  size_t workspace_bytes() const override { return batch_norm_workspace_bytes(shape); }
+  Status run(const RunArgs& a) override {
+    const BatchNormTrainArgs args{a.src[0].as<const float>(), a.src[1].as<const float>(), a.src[2].as<const float>(),
+                                  a.src[3].as<const float>(), a.src[4].as<const float>(), a.dst[0].as<float>(),
+                                  a.dst[1].as<float>(),       a.dst[2].as<float>(),       a.dst[3].as<float>(),
+                                  a.dst[4].as<float>(),       epsilon,                    momentum};
+    UCUDNN_CUDA_CHECK(launch_batch_norm_train(args, shape, a.workspace, a.ctx.stream()), context);
+    return Status::ok();
+  }
+};
+
+class BatchNormGradState final : public KernelState {
+ public:
+  BatchNormShape shape;
+  size_t workspace_bytes() const override { return batch_norm_workspace_bytes(shape); }
+  Status run(const RunArgs& a) override {
+    const BatchNormGradArgs args{a.src[0].as<const float>(), a.src[1].as<const float>(), a.src[2].as<const float>(),
+                                 a.src[3].as<const float>(), a.src[4].as<const float>(), a.dst[0].as<float>(),
+                                 a.dst[1].as<float>(),       a.dst[2].as<float>()};
+    UCUDNN_CUDA_CHECK(launch_batch_norm_grad(args, shape, a.workspace, a.ctx.stream()), context);
+    return Status::ok();
+  }
+};
+
+// X's shape as [batch, channels, inner] with its sums' split; X is input `x_input`.
+Expected<BatchNormShape> batch_norm_shape(const PrepareArgs& a, size_t x_input) {
+  if (ir::is_channels_last(a.node)) return a.unsupported_error("channels-last batch normalization");
+  for (size_t i = 0; i < a.src_shapes.size(); ++i)
+    if (a.src_dtype(i) != DType::kFloat32) return a.unsupported_error("only float32");
+  const Shape& x = a.src_shapes[x_input];
+  if (x.size() < 2) return invalid_argument(a.describe() + ": X must have rank >= 2");
+  BatchNormShape s;
+  s.batch = x[0];
+  s.channels = x[1];
+  s.inner = s.batch * s.channels == 0 ? 0 : shape_numel(x) / (s.batch * s.channels);
+  if (s.channels > 0 && s.batch * s.inner < 2)
+    return invalid_argument(a.describe() + ": X " + shape_to_string(x) + " has fewer than 2 values per channel");
+  s.parts = batch_norm_parts(s.batch, s.channels, s.inner);
+  return s;
+}
+
+Expected<std::unique_ptr<KernelState>> prepare_batch_norm_train(const PrepareArgs& a) {
+  UCUDNN_ASSIGN_OR_RETURN(BatchNormShape shape, batch_norm_shape(a, 0));
+  auto s = std::make_unique<BatchNormTrainState>();
+  s->shape = shape;
+  s->epsilon = a.node.attrs.get_float("epsilon");
+  s->momentum = a.node.attrs.get_float("momentum");
+  s->context = a.describe();
+  return std::unique_ptr<KernelState>(std::move(s));
+}
+
+Expected<std::unique_ptr<KernelState>> prepare_batch_norm_grad(const PrepareArgs& a) {
+  UCUDNN_ASSIGN_OR_RETURN(BatchNormShape shape, batch_norm_shape(a, 1));
+  auto s = std::make_unique<BatchNormGradState>();
+  s->shape = shape;
+  s->context = a.describe();
+  return std::unique_ptr<KernelState>(std::move(s));
+}
+
+}  // namespace
+
 const CudaKernel& cuda_kernel_BatchNormTrain() {
-  static const CudaKernel k{};
+  static const CudaKernel k{.prepare = prepare_batch_norm_train};
   return k;
 }
 
 const CudaKernel& cuda_kernel_BatchNormGrad() {
-  static const CudaKernel k{};
+  static const CudaKernel k{.prepare = prepare_batch_norm_grad};
   return k;
 }
 

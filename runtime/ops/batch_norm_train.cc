@@ -1,19 +1,133 @@
-// STUB (training bring-up): descriptors of BatchNormTrain, BatchNormGrad; replaced by the real ones.
+// Descriptors of training-mode batch normalization (internal ops, docs/TRAINING.md), NCHW with
+// X [N, C, spatial...] (rank >= 2) and per-channel statistics over M = N · prod(spatial) values:
+//
+//   BatchNormTrain (X, scale [C], B [C], running_mean [C], running_var [C])
+//     → (Y like X, new_running_mean [C], new_running_var [C], saved_mean [C], saved_inv_std [C])
+//   BatchNormGrad  (dY like X, X, scale [C], saved_mean [C], saved_inv_std [C])
+//     → (dX like X, dScale [C], dBias [C])
+//
+// BatchNormTrain normalises with the batch mean and biased variance: saved_inv_std = 1/sqrt(var + epsilon);
+// the running statistics follow ONNX's momentum (running·momentum + batch·(1 − momentum)) with the
+// unbiased variance var·M/(M − 1), as PyTorch does. M = 1 is refused as PyTorch refuses it ("expected
+// more than 1 value per channel when training"). Whole batch: never micro-batched.
+// FLOPs: a few per element (statistics, normalisation; the gradient's two reductions and update).
+// Gradient rule of BatchNormTrain: BatchNormGrad gives X, scale and B theirs; the running statistics
+// get none (they are updated, not differentiated).
+#include "runtime/core/bytes.h"
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
 
 namespace {
-Status not_yet(InferContext& ctx) { return ctx.unsupported_error("not implemented yet"); }
+
+// Checks that inputs first..first+names.size()-1 are float32 [C]; C = X's dim 1.
+Status check_channel_inputs(const InferContext& ctx, int64_t channels, size_t first,
+                            std::initializer_list<const char*> names) {
+  size_t i = first;
+  for (const char* name : names) {
+    UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kFloat32}));
+    if (ctx.input(i).shape != Shape{channels})
+      return ctx.error(std::string(name) + " must have shape [" + std::to_string(channels) + "] (X's channels), got " +
+                       shape_to_string(ctx.input(i).shape));
+    ++i;
+  }
+  return Status::ok();
+}
+
+// Checks X [N, C, ...] of rank >= 2 with more than one value per channel.
+Status check_batch_norm_input(const InferContext& ctx, const Shape& x) {
+  if (x.size() < 2) return ctx.error("X must have rank >= 2 ([N, C, ...]), got " + shape_to_string(x));
+  const int64_t channels = x[1];
+  const int64_t per_channel = channels == 0 ? 0 : shape_numel(x) / channels;
+  if (channels > 0 && per_channel == 1)
+    return ctx.error("expected more than 1 value per channel when training, got X " + shape_to_string(x) +
+                     " (use a batch of more than one sample)");
+  return Status::ok();
+}
+
+Status infer_batch_norm_train(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
+  const Shape& x = ctx.input(0).shape;
+  UCUDNN_RETURN_IF_ERROR(check_batch_norm_input(ctx, x));
+  UCUDNN_RETURN_IF_ERROR(check_channel_inputs(ctx, x[1], 1, {"scale", "B", "running_mean", "running_var"}));
+  const float momentum = ctx.attrs().get_float("momentum");
+  if (!(momentum >= 0.0f && momentum <= 1.0f))
+    return ctx.error("momentum " + std::to_string(momentum) + " must lie in [0, 1]");
+  if (!(ctx.attrs().get_float("epsilon") > 0.0f))
+    return ctx.error("epsilon " + std::to_string(ctx.attrs().get_float("epsilon")) + " must be > 0");
+  ctx.set_output(0, DType::kFloat32, x);
+  for (size_t o = 1; o < 5; ++o) ctx.set_output(o, DType::kFloat32, Shape{x[1]});
+  return Status::ok();
+}
+
+Status infer_batch_norm_grad(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(1, {DType::kFloat32}));
+  const Shape& x = ctx.input(1).shape;
+  UCUDNN_RETURN_IF_ERROR(check_batch_norm_input(ctx, x));
+  if (ctx.input(0).shape != x)
+    return ctx.error("dY " + shape_to_string(ctx.input(0).shape) + " must have X's shape " + shape_to_string(x));
+  UCUDNN_RETURN_IF_ERROR(check_channel_inputs(ctx, x[1], 2, {"scale", "saved_mean", "saved_inv_std"}));
+  ctx.set_output(0, DType::kFloat32, x);
+  ctx.set_output(1, DType::kFloat32, Shape{x[1]});
+  ctx.set_output(2, DType::kFloat32, Shape{x[1]});
+  return Status::ok();
+}
+
+// Statistics (2 passes), then one multiply-add per element.
+int64_t batch_norm_train_flops(const InferContext& ctx) {
+  return saturating_mul(int64_t{6}, shape_numel(ctx.input(0).shape));
+}
+
+// Two reductions (dY, dY·x̂), then the update of dX.
+int64_t batch_norm_grad_flops(const InferContext& ctx) {
+  return saturating_mul(int64_t{8}, shape_numel(ctx.input(0).shape));
+}
+
+// dX, dScale, dBias = BatchNormGrad(dY, X, scale, saved_mean, saved_inv_std), from the saved statistics
+// of this very node. Only Y is differentiated: a gradient reaching another output is refused.
+Status batch_norm_train_gradient(GradientContext& ctx) {
+  static const char* const kOutputs[] = {"Y", "new_running_mean", "new_running_var", "saved_mean", "saved_inv_std"};
+  for (size_t o = 1; o < 5; ++o)
+    if (ctx.output_grad(o) != ir::kNoValue)
+      return ctx.unsupported(std::string("a gradient flows into ") + kOutputs[o] + "; only Y is differentiated");
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !(ctx.needs_input_grad(0) || ctx.needs_input_grad(1) || ctx.needs_input_grad(2)))
+    return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> grads,
+                          ctx.emit(OpKind::kBatchNormGrad,
+                                   {dy, ctx.input(0), ctx.input(1), ctx.output(3), ctx.output(4)}, {}, 3));
+  for (size_t i = 0; i < 3; ++i)
+    if (ctx.needs_input_grad(i)) UCUDNN_RETURN_IF_ERROR(ctx.add_input_grad(i, grads[i]));
+  return Status::ok();
+}
+
 }  // namespace
 
 const OpDescriptor& describe_BatchNormTrain() {
-  static const OpDescriptor d{.kind = OpKind::kBatchNormTrain, .min_inputs = 0, .max_inputs = 8, .min_outputs = 1, .max_outputs = 8, .infer = not_yet, .internal = true};
+  static const OpDescriptor d{.kind = OpKind::kBatchNormTrain,
+                              .min_inputs = 5,
+                              .max_inputs = 5,
+                              .min_outputs = 5,
+                              .max_outputs = 5,
+                              .attrs = {attr_float("epsilon", 1e-5f), attr_float("momentum", 0.9f)},
+                              .infer = infer_batch_norm_train,
+                              .flops = batch_norm_train_flops,
+                              .internal = true,
+                              .gradient = batch_norm_train_gradient};
   return d;
 }
 
 const OpDescriptor& describe_BatchNormGrad() {
-  static const OpDescriptor d{.kind = OpKind::kBatchNormGrad, .min_inputs = 0, .max_inputs = 8, .min_outputs = 1, .max_outputs = 8, .infer = not_yet, .internal = true};
+  static const OpDescriptor d{.kind = OpKind::kBatchNormGrad,
+                              .min_inputs = 5,
+                              .max_inputs = 5,
+                              .min_outputs = 3,
+                              .max_outputs = 3,
+                              .infer = infer_batch_norm_grad,
+                              .flops = batch_norm_grad_flops,
+                              .internal = true};
   return d;
 }
 

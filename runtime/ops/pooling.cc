@@ -2,7 +2,10 @@
 // Unsupported) and GlobalAveragePool, GlobalMaxPool (any spatial rank).
 // Window pools: X [N, C, spatial...] → Y [N, C, out...] with the geometry of
 // window_geometry.h. MaxPool's optional Indices output is Unsupported.
+// Gradient rules: MaxPoolGrad and AveragePoolGrad (runtime/ops/pooling_grad.cc) with the forward
+// node's attributes; the global pools as window pools whose kernel is the whole spatial extent.
 #include "runtime/core/bytes.h"
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -59,6 +62,65 @@ std::vector<AttrSpec> window_attrs(bool average) {
   return attrs;
 }
 
+// ---- gradient rules ----------------------------------------------------------
+
+// The gradient flowing into Y when X needs one, else kNoValue (the rule emits nothing).
+ir::ValueId pool_output_grad(const GradientContext& ctx) {
+  return ctx.needs_input_grad(0) ? ctx.output_grad(0) : ir::kNoValue;
+}
+
+// dX = MaxPoolGrad(dY, X) with `attrs` (MaxPool's).
+Status emit_max_pool_grad(GradientContext& ctx, ir::ValueId dy, ir::Attributes attrs) {
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kMaxPoolGrad, {dy, ctx.input(0)}, std::move(attrs)));
+  return ctx.add_input_grad(0, dx);
+}
+
+// dX = AveragePoolGrad(dY) with `attrs` (AveragePool's) and input_shape = X's shape.
+Status emit_average_pool_grad(GradientContext& ctx, ir::ValueId dy, ir::Attributes attrs) {
+  const Shape& x = ctx.value(ctx.input(0)).shape;
+  attrs.set("input_shape", std::vector<int64_t>(x.begin(), x.end()));
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kAveragePoolGrad, {dy}, std::move(attrs)));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status max_pool_gradient(GradientContext& ctx) {
+  if (ctx.node().outputs.size() > 1) return ctx.unsupported("MaxPool's Indices output is not differentiated");
+  const ir::ValueId dy = pool_output_grad(ctx);
+  if (dy == ir::kNoValue) return Status::ok();
+  return emit_max_pool_grad(ctx, dy, ctx.node().attrs);
+}
+
+Status average_pool_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = pool_output_grad(ctx);
+  if (dy == ir::kNoValue) return Status::ok();
+  return emit_average_pool_grad(ctx, dy, ctx.node().attrs);
+}
+
+// A global pool's attributes as a window pool's: the kernel is X's spatial extent (1-D or 2-D, as the
+// window pools; larger ranks are refused).
+Expected<ir::Attributes> global_pool_window(const GradientContext& ctx) {
+  const Shape& x = ctx.value(ctx.input(0)).shape;
+  if (x.size() > 4)
+    return ctx.unsupported(std::to_string(x.size() - 2) + "-D global pooling (the backward pools are 1-D and 2-D)");
+  ir::Attributes attrs;
+  attrs.set("kernel_shape", std::vector<int64_t>(x.begin() + 2, x.end()));
+  return attrs;
+}
+
+Status global_average_pool_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = pool_output_grad(ctx);
+  if (dy == ir::kNoValue) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::Attributes attrs, global_pool_window(ctx));
+  return emit_average_pool_grad(ctx, dy, std::move(attrs));
+}
+
+Status global_max_pool_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = pool_output_grad(ctx);
+  if (dy == ir::kNoValue) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::Attributes attrs, global_pool_window(ctx));
+  return emit_max_pool_grad(ctx, dy, std::move(attrs));
+}
+
 }  // namespace
 
 const OpDescriptor& describe_MaxPool() {
@@ -67,7 +129,8 @@ const OpDescriptor& describe_MaxPool() {
                               .min_opset = 1,
                               .attrs = window_attrs(false),
                               .infer = infer_window_pool,
-                              .flops = window_pool_flops};
+                              .flops = window_pool_flops,
+                              .gradient = max_pool_gradient};
   return d;
 }
 
@@ -76,19 +139,26 @@ const OpDescriptor& describe_AveragePool() {
                               .min_opset = 1,
                               .attrs = window_attrs(true),
                               .infer = infer_window_pool,
-                              .flops = window_pool_flops};
+                              .flops = window_pool_flops,
+                              .gradient = average_pool_gradient};
   return d;
 }
 
 const OpDescriptor& describe_GlobalAveragePool() {
-  static const OpDescriptor d{
-      .kind = OpKind::kGlobalAveragePool, .min_opset = 1, .infer = infer_global_pool, .flops = global_pool_flops};
+  static const OpDescriptor d{.kind = OpKind::kGlobalAveragePool,
+                              .min_opset = 1,
+                              .infer = infer_global_pool,
+                              .flops = global_pool_flops,
+                              .gradient = global_average_pool_gradient};
   return d;
 }
 
 const OpDescriptor& describe_GlobalMaxPool() {
-  static const OpDescriptor d{
-      .kind = OpKind::kGlobalMaxPool, .min_opset = 1, .infer = infer_global_pool, .flops = global_pool_flops};
+  static const OpDescriptor d{.kind = OpKind::kGlobalMaxPool,
+                              .min_opset = 1,
+                              .infer = infer_global_pool,
+                              .flops = global_pool_flops,
+                              .gradient = global_max_pool_gradient};
   return d;
 }
 

@@ -1,0 +1,171 @@
+// Training batch normalization kernels (see batch_norm_train_kernels.h). Workspace: the partial
+// sums, [channels][parts][2] doubles, then [channels][3] doubles of per-channel coefficients for
+// the elementwise pass. BatchNormTrain's partial sums are of x − K and (x − K)² with K the channel's
+// first value (a shift close to the mean: no cancellation in var = E[(x−K)²] − E[x−K]²).
+#include <cstdint>
+
+#include "runtime/cuda/batch_norm_train_kernels.h"
+#include "runtime/cuda/grid_loop.cuh"
+
+namespace ucudnn::cuda {
+
+namespace {
+
+enum class Sums { kTrain, kGrad };
+
+double* partials(void* workspace) { return static_cast<double*>(workspace); }
+double* coefficients(void* workspace, const BatchNormShape& s) {
+  return static_cast<double*>(workspace) + 2 * s.channels * s.parts;
+}
+
+// Block (c = blockIdx.x, part = blockIdx.y) sums a contiguous slice of channel c's values
+// (value j at row j / inner, column j % inner) into partials[c][part][0..1].
+// kTrain: Σ (x − K), Σ (x − K)² with K the channel's first value; kGrad: Σ dy, Σ dy · (x − mean).
+template <Sums kind>
+__global__ void partial_sums_kernel(const float* grad, const float* src, const float* mean, BatchNormShape s,
+                                    double* out) {
+  __shared__ double shared[2][kThreads];
+  const int64_t c = blockIdx.x, part = blockIdx.y, count = s.batch * s.inner;
+  const int64_t chunk = (count + s.parts - 1) / s.parts;
+  const int64_t begin = part * chunk, end = begin + chunk < count ? begin + chunk : count;
+  const double shift = kind == Sums::kTrain ? src[c * s.inner] : mean[c];
+  const int64_t step_rows = kThreads / s.inner, step_columns = kThreads % s.inner;
+  double first = 0.0, second = 0.0;
+  int64_t j = begin + threadIdx.x, row = j / s.inner, column = j % s.inner;
+  for (; j < end; j += kThreads) {
+    const int64_t at = (row * s.channels + c) * s.inner + column;
+    const double centered = static_cast<double>(src[at]) - shift;
+    if constexpr (kind == Sums::kTrain) {
+      first += centered;
+      second += centered * centered;
+    } else {
+      const double g = grad[at];
+      first += g;
+      second += g * centered;
+    }
+    row += step_rows;
+    column += step_columns;
+    if (column >= s.inner) {
+      column -= s.inner;
+      ++row;
+    }
+  }
+  shared[0][threadIdx.x] = first;
+  shared[1][threadIdx.x] = second;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      shared[0][threadIdx.x] += shared[0][threadIdx.x + half];
+      shared[1][threadIdx.x] += shared[1][threadIdx.x + half];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    out[(c * s.parts + part) * 2] = shared[0][0];
+    out[(c * s.parts + part) * 2 + 1] = shared[1][0];
+  }
+}
+
+// Adds channel c's parts in order into sums[0..1].
+__device__ void total(const double* partial, const BatchNormShape& s, int64_t c, double sums[2]) {
+  sums[0] = sums[1] = 0.0;
+  for (int64_t p = 0; p < s.parts; ++p) {
+    sums[0] += partial[(c * s.parts + p) * 2];
+    sums[1] += partial[(c * s.parts + p) * 2 + 1];
+  }
+}
+
+// Statistics, running statistics and the coefficients (mean, scale · inv_std, B) of each channel.
+__global__ void train_finalize_kernel(BatchNormTrainArgs a, BatchNormShape s, const double* partial,
+                                      double* coefficient) {
+  UCUDNN_GRID_LOOP(c, s.channels) {
+    double sums[2];
+    total(partial, s, c, sums);
+    const double m = static_cast<double>(s.batch * s.inner);
+    const double offset = sums[0] / m;  // mean − K
+    const double var = fmax(sums[1] / m - offset * offset, 0.0);
+    const double mean = a.src[c * s.inner] + offset, inv_std = 1.0 / sqrt(var + a.epsilon);
+    const double old_mean = a.running_mean[c], old_var = a.running_var[c];  // before new_running_* is written
+    a.new_running_mean[c] = static_cast<float>(old_mean * a.momentum + mean * (1.0 - a.momentum));
+    a.new_running_var[c] = static_cast<float>(old_var * a.momentum + var * m / (m - 1.0) * (1.0 - a.momentum));
+    a.saved_mean[c] = static_cast<float>(mean);
+    a.saved_inv_std[c] = static_cast<float>(inv_std);
+    coefficient[c * 3] = mean;
+    coefficient[c * 3 + 1] = a.scale[c] * inv_std;
+    coefficient[c * 3 + 2] = a.bias[c];
+  }
+}
+
+__global__ void train_apply_kernel(const float* src, float* dst, int64_t n, BatchNormShape s,
+                                   const double* coefficient) {
+  UCUDNN_GRID_LOOP(i, n) {
+    const double* k = coefficient + ((i / s.inner) % s.channels) * 3;
+    dst[i] = static_cast<float>((src[i] - k[0]) * k[1] + k[2]);
+  }
+}
+
+// dScale, dBias and the coefficients (mean, scale · inv_std, mean of dY, inv_std² · Σ dy (x − mean) / M).
+__global__ void grad_finalize_kernel(BatchNormGradArgs a, BatchNormShape s, const double* partial,
+                                     double* coefficient) {
+  UCUDNN_GRID_LOOP(c, s.channels) {
+    double sums[2];
+    total(partial, s, c, sums);
+    const double m = static_cast<double>(s.batch * s.inner), inv_std = a.saved_inv_std[c];
+    a.dbias[c] = static_cast<float>(sums[0]);
+    a.dscale[c] = static_cast<float>(sums[1] * inv_std);
+    coefficient[c * 4] = a.saved_mean[c];
+    coefficient[c * 4 + 1] = a.scale[c] * inv_std;
+    coefficient[c * 4 + 2] = sums[0] / m;
+    coefficient[c * 4 + 3] = inv_std * inv_std * sums[1] / m;
+  }
+}
+
+__global__ void grad_apply_kernel(const float* grad, const float* src, float* dst, int64_t n, BatchNormShape s,
+                                  const double* coefficient) {
+  UCUDNN_GRID_LOOP(i, n) {
+    const double* k = coefficient + ((i / s.inner) % s.channels) * 4;
+    dst[i] = static_cast<float>(k[1] * (grad[i] - k[2] - (src[i] - k[0]) * k[3]));
+  }
+}
+
+}  // namespace
+
+int64_t batch_norm_parts(int64_t batch, int64_t channels, int64_t inner) {
+  // About 2048 blocks in all (a few waves on any GPU), a part no smaller than 16 values a thread.
+  const int64_t count = batch * inner, per_part = int64_t{16} * kThreads;
+  const int64_t wanted = (count + per_part - 1) / per_part;
+  const int64_t cap = channels > 0 && channels < 2048 ? 2048 / channels : 1;
+  return wanted < 1 ? 1 : (wanted < cap ? wanted : cap);
+}
+
+size_t batch_norm_workspace_bytes(const BatchNormShape& shape) {
+  return static_cast<size_t>(shape.channels * (2 * shape.parts + 4)) * sizeof(double);
+}
+
+cudaError_t launch_batch_norm_train(const BatchNormTrainArgs& a, const BatchNormShape& s, void* workspace,
+                                    cudaStream_t stream) {
+  if (s.channels == 0) return cudaSuccess;
+  if (s.batch * s.inner < 2 || s.parts < 1 || s.parts > 65535) return cudaErrorInvalidValue;
+  partial_sums_kernel<Sums::kTrain><<<dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(s.parts)),
+                                      kThreads, 0, stream>>>(nullptr, a.src, nullptr, s, partials(workspace));
+  train_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
+                                                                        coefficients(workspace, s));
+  const int64_t n = s.batch * s.channels * s.inner;
+  train_apply_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a.src, a.dst, n, s, coefficients(workspace, s));
+  return cudaGetLastError();
+}
+
+cudaError_t launch_batch_norm_grad(const BatchNormGradArgs& a, const BatchNormShape& s, void* workspace,
+                                   cudaStream_t stream) {
+  if (s.channels == 0) return cudaSuccess;
+  if (s.batch * s.inner < 1 || s.parts < 1 || s.parts > 65535) return cudaErrorInvalidValue;
+  partial_sums_kernel<Sums::kGrad><<<dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(s.parts)),
+                                     kThreads, 0, stream>>>(a.grad, a.src, a.saved_mean, s, partials(workspace));
+  grad_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
+                                                                       coefficients(workspace, s));
+  const int64_t n = s.batch * s.channels * s.inner;
+  grad_apply_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a.grad, a.src, a.dst, n, s, coefficients(workspace, s));
+  return cudaGetLastError();
+}
+
+}  // namespace ucudnn::cuda
