@@ -66,4 +66,16 @@ Expected<Tensor> read_tensor_file(const std::string& path);
 // renames it, so an existing file is never left half-written.
 Status write_tensor_pb(const std::string& path, const std::string& name, const Tensor& tensor);
 
+// --- saving a trained model (save_model.cc; owner: optim) -------------------------------------
+
+// Writes the ONNX model at `in_path` to `out_path` with the data of the named initializers replaced
+// (trained weights, BatchNorm running_mean / running_var): each name must be a float32 initializer of
+// the model (NotFound otherwise) and the tensor float32 of exactly its shape (InvalidArgument naming
+// both shapes otherwise). Replaced data is stored inline as raw_data (little-endian); everything else
+// in the ModelProto is kept as it is — initializers left in external data files are referenced
+// relative to the output's folder, so that must be the input's (InvalidArgument otherwise). The output
+// is written atomically (a temporary file renamed over it); in_path may equal out_path.
+Status save_model_with_initializers(const std::string& in_path, const std::string& out_path,
+                                    const std::map<std::string, Tensor>& initializers);
+
 }  // namespace ucudnn::onnx_import
