@@ -151,6 +151,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
     for (ir::NodeId n : side_candidates)
       if (plan.steps[n].stream == runtime::kSideStream) result.side_steps.push_back(n);
   }
+  plan.io_bound = options.io_bound;
   runtime::plan_activation_memory(graph, &plan);
   return result;
 }

@@ -46,6 +46,7 @@ struct PlannerOptions {
   double division_threshold = kDefaultDivisionThreshold;
   bool share_workspace = false;  // wd: kernels that never overlap share bytes (policies.h)
   int streams = 1;               // 2: independent convolutions on a side stream (Note [side stream])
+  bool io_bound = false;         // the graph's inputs and outputs stay out of the arena (runtime::Plan::io_bound)
 };
 
 // Every convolution kernel of a graph with its timings: the planner's input.

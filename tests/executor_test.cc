@@ -193,6 +193,49 @@ TEST_F(CpuExecutorTest, ProfileTimesEveryStepAndTheCopies) {
 }
 
 // Device buffers are the GPU's: on the CPU run_bound is refused, naming the buffer.
+// An io_bound plan (Plan::io_bound, the Trainer's) keeps the graph's inputs and outputs out of the
+// arena: a micro-batched Conv over a graph input must still read each micro-batch's own samples
+// from the caller's buffer, and `run` is refused.
+TEST_F(CpuExecutorTest, IoBoundPlanSlicesTheCallersInputPerMicroBatch) {
+  ir::Graph g;
+  g.name = "io_bound_conv";
+  const ir::ValueId x = g.add_value({"x", DType::kFloat32, {4, 1, 3, 3}, std::nullopt, -1});
+  const ir::ValueId w = g.add_value({"w", DType::kFloat32, {1, 1, 3, 3}, Tensor::from_floats({1, 1, 3, 3},
+                                     std::vector<float>(9, 1.0f)), -1});
+  const ir::ValueId y = g.add_value({"y", DType::kFloat32, {4, 1, 1, 1}, std::nullopt, 0});
+  g.inputs = {x};
+  g.outputs = {y};
+  ir::Node conv;
+  conv.name = "conv";
+  conv.op = OpKind::kConv;
+  conv.opset = 17;
+  conv.inputs = {x, w};
+  conv.outputs = {y};
+  conv.attrs.set("group", int64_t{1});
+  conv.attrs.set("auto_pad", std::string("NOTSET"));
+  g.nodes.push_back(conv);
+  ASSERT_TRUE(g.validate().is_ok());
+
+  ucudnn_test::RunOptions options;
+  options.micro_batches = {{1, -1}, {3, -1}};
+  auto plan = make_plan(*backend_, g, options);
+  ASSERT_TRUE(plan.has_value()) << plan.status().to_string();
+  plan->io_bound = true;
+  plan_activation_memory(g, &*plan);
+  EXPECT_EQ(plan->arena_bytes, 0u);
+  auto executor = Executor::create(*backend_, g, *plan);
+  ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+  std::vector<float> in(36);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i / 9 + 1);  // sample s holds s + 1
+  float out[4] = {};
+  const Status status = (*executor)->run_bound({in.data()}, {out});
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  for (int s = 0; s < 4; ++s) EXPECT_FLOAT_EQ(out[s], 9.0f * (s + 1)) << "sample " << s;
+  auto run = (*executor)->run({Tensor::from_floats({4, 1, 3, 3}, in)});
+  ASSERT_FALSE(run.has_value());
+  EXPECT_NE(run.status().message().find("io_bound"), std::string::npos) << run.status().message();
+}
+
 // On the CPU, device memory is host memory: run_bound reads and writes the caller's buffers (the
 // Trainer binds its parameters and gradients this way); a null buffer is still refused.
 TEST_F(CpuExecutorTest, RunBoundUsesTheCallersHostBuffers) {

@@ -1,5 +1,5 @@
 // write_file_atomically (see file_io.h): mkstemp beside the destination, write,
-// close, chmod 0644, rename.
+// fsync, close, chmod 0644, rename, fsync the folder (the rename itself survives a crash).
 #include "runtime/core/file_io.h"
 
 #include <fcntl.h>
@@ -31,9 +31,20 @@ Status write_file_atomically(const std::string& path, const std::string& bytes) 
     }
     done += static_cast<size_t>(w);
   }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    return fail("flushing '" + tmp + "' (for '" + path + "') to disk failed");
+  }
   if (::close(fd) != 0) return fail("writing '" + tmp + "' (for '" + path + "') failed");
   ::chmod(tmp.c_str(), 0644);  // mkstemp creates 0600; these are ordinary files
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename '" + tmp + "' to '" + path + "'");
+  const size_t slash = path.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {  // best effort: the file is complete either way
+    ::fsync(dir);
+    ::close(dir);
+  }
   return Status::ok();
 }
 

@@ -20,7 +20,9 @@ TensorRef batch_slice(const TensorRef& t, int64_t begin, int64_t count) {
   TensorRef slice = t;
   const size_t row_bytes = t.shape[0] == 0 ? 0 : t.nbytes() / static_cast<size_t>(t.shape[0]);
   slice.shape[0] = count;
-  slice.data = static_cast<std::byte*>(t.data) + row_bytes * static_cast<size_t>(begin);
+  // Integer arithmetic: a value of an io_bound plan has no address until run_bound binds it (null
+  // here), and only the slice's offset from its start matters then (record_value_refs).
+  slice.data = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(t.data) + row_bytes * static_cast<size_t>(begin));
   return slice;
 }
 
@@ -268,7 +270,7 @@ Status Executor::prepare_steps() {
         call.src = whole.src;
         call.dst = whole.dst;
         for (size_t i = 0; i < call.src.size(); ++i)
-          if (ir::is_batch_divided_input(node, i) && call.src[i].data != nullptr)
+          if (ir::is_batch_divided_input(node, i) && call.src[i].dtype != DType::kUndefined)  // present
             call.src[i] = batch_slice(whole.src[i], begin, m.size);
         if (ir::is_batch_divided_output(node, 0)) call.dst[0] = batch_slice(whole.dst[0], begin, m.size);
         call.workspace = whole.workspace;
@@ -320,8 +322,8 @@ void Executor::record_value_refs() {
       const ir::ValueId id = ids[slot];
       if (id == ir::kNoValue || !bindable[id]) continue;
       // Non-zero only for a micro-batch's slice (batch_slice).
-      const auto offset = static_cast<const std::byte*>(tensors[slot].data) -
-                          static_cast<const std::byte*>(values_[id].data);
+      const uintptr_t offset =
+          reinterpret_cast<uintptr_t>(tensors[slot].data) - reinterpret_cast<uintptr_t>(values_[id].data);
       refs_[id].push_back({s, c, dst, slot, static_cast<size_t>(offset)});
     }
   };
@@ -423,7 +425,15 @@ Expected<std::vector<Tensor>> Executor::run(const std::vector<Tensor>& inputs) {
   return catching_bad_alloc("running model '" + graph_.name + "'", [&] { return run_once(inputs); });
 }
 
+Status Executor::check_not_io_bound(const char* what) const {
+  if (!plan_.io_bound) return Status::ok();
+  return invalid_argument(std::string(what) + " of model '" + graph_.name +
+                          "': its plan keeps the inputs and outputs in the caller's buffers (io_bound); "
+                          "run it with run_bound");
+}
+
 Expected<std::vector<Tensor>> Executor::run_once(const std::vector<Tensor>& inputs) {
+  UCUDNN_RETURN_IF_ERROR(check_not_io_bound("run"));
   point_values_at({}, {});  // a run_bound before may have left calls pointing at its caller's buffers
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   UCUDNN_RETURN_IF_ERROR(run_steps());
@@ -480,6 +490,7 @@ Expected<std::vector<StepTiming>> Executor::profile(const std::vector<Tensor>& i
 }
 
 Expected<std::vector<StepTiming>> Executor::profile_once(const std::vector<Tensor>& inputs) {
+  UCUDNN_RETURN_IF_ERROR(check_not_io_bound("profile"));
   // Boundary events: [0] before the input copies, [1 + s] after part s, for
   // the parts: input copies, each step, output copies.
   const size_t parts = steps_.size() + 2;

@@ -114,6 +114,8 @@ class Executor {
   Executor(Backend& backend, const ir::Graph& graph, Plan plan)
       : backend_(backend), graph_(graph), plan_(std::move(plan)) {}
   Status build();
+  // InvalidArgument for `run` and `profile` of an io_bound plan (Plan::io_bound).
+  Status check_not_io_bound(const char* what) const;
   // The plan against the graph, before anything is allocated.
   Status check_plan() const;
   Status check_step(size_t s) const;

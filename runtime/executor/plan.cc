@@ -90,6 +90,10 @@ std::vector<Lifetime> value_lifetimes(const ir::Graph& graph, const Plan& plan) 
   }
   for (size_t id = 0; id < life.size(); ++id)
     if (graph.values[id].constant) life[id] = {};
+  if (plan.io_bound) {  // in the caller's buffers
+    for (ir::ValueId id : graph.inputs) life[id] = {};
+    for (ir::ValueId id : graph.outputs) life[id] = {};
+  }
   return life;
 }
 

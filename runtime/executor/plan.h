@@ -43,6 +43,9 @@ struct Plan {
   size_t arena_bytes = 0;
   size_t unplanned_bytes = 0;           // Σ activation bytes without liveness planning
   size_t workspace_pool_bytes = 0;
+  // Graph inputs and outputs live in the caller's buffers, not in the arena: the plan runs only
+  // through Executor::run_bound (the Trainer's parameters, gradients and batches).
+  bool io_bound = false;
 };
 
 // A short hash of the graph's structure and shapes (ops, attributes' names,
@@ -58,7 +61,7 @@ bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t b
 Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
 
 // Lays out the activation arena of `graph` by liveness (graph inputs and all node
-// outputs; constants stay out), filling value_offsets, arena_bytes and unplanned_bytes.
+// outputs; constants stay out, and with plan->io_bound the graph's inputs and outputs), filling value_offsets, arena_bytes and unplanned_bytes.
 // Values a side-stream step touches live over its whole window (Note [side stream]);
 // plan->steps must be set, one per node in order.
 void plan_activation_memory(const ir::Graph& graph, Plan* plan);

@@ -28,6 +28,7 @@ std::string plan_to_json(const Plan& plan, const ir::Graph& graph) {
   j["arena_bytes"] = plan.arena_bytes;
   j["unplanned_bytes"] = plan.unplanned_bytes;
   j["workspace_pool_bytes"] = plan.workspace_pool_bytes;
+  if (plan.io_bound) j["io_bound"] = true;
   j["value_offsets"] = plan.value_offsets;
   json steps = json::array();
   for (const PlanStep& step : plan.steps) {
@@ -161,6 +162,11 @@ Expected<Plan> read_plan(const json& j) {
   UCUDNN_ASSIGN_OR_RETURN(plan.arena_bytes, f.size("arena_bytes"));
   UCUDNN_ASSIGN_OR_RETURN(plan.unplanned_bytes, f.size("unplanned_bytes"));
   UCUDNN_ASSIGN_OR_RETURN(plan.workspace_pool_bytes, f.size("workspace_pool_bytes"));
+  if (f.has("io_bound")) {
+    UCUDNN_ASSIGN_OR_RETURN(const json* bound, f.at("io_bound"));
+    if (!bound->is_boolean()) return invalid_argument("malformed plan: /io_bound is " + bound->dump() + "; expected true or false");
+    plan.io_bound = bound->get<bool>();
+  }
   UCUDNN_ASSIGN_OR_RETURN(const json* offsets, f.array("value_offsets"));
   for (size_t i = 0; i < offsets->size(); ++i) {
     // -1: not in the arena; any other offset is a byte position in it.
