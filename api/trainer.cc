@@ -427,7 +427,9 @@ Status TrainerImpl::load_state(const std::map<std::string, Tensor>& state) {
 
 Status TrainerImpl::save(const std::string& onnx_path) const {
   UCUDNN_ASSIGN_OR_RETURN(auto w, weights());
-  return onnx_import::save_model_with_initializers(model_path_, onnx_path, w);
+  std::vector<onnx_import::InitializerSplit> splits;
+  for (const training::UntiedUse& u : untied_) splits.push_back({u.node, u.input, u.initializer, u.untied});
+  return onnx_import::save_model_with_initializers(model_path_, onnx_path, w, splits);
 }
 
 MemoryStats TrainerImpl::memory() const {

@@ -75,7 +75,21 @@ Status write_tensor_pb(const std::string& path, const std::string& name, const T
 // in the ModelProto is kept as it is — initializers left in external data files are referenced
 // relative to the output's folder, so that must be the input's (InvalidArgument otherwise). The output
 // is written atomically (a temporary file renamed over it); in_path may equal out_path.
+//
+// `splits` first gives inputs their own initializer: input `input` of node `node` (the node's
+// name, or "<op_type>_<index>" for an unnamed one, as the importer names nodes) stops reading
+// initializer `from` and reads a new one named `to`, a copy of `from` — how a model whose exporter
+// merged equal initializers gets back the parameters training kept apart (training/training_graph.h,
+// untie_shared_parameters). `initializers` may then replace `to` like any other. A name in
+// `initializers` that is the output of an Identity of an initializer (PyTorch's exporter writes a
+// parameter equal to another so) becomes an initializer in its own right, and the Identity goes.
+struct InitializerSplit {
+  std::string node;
+  size_t input = 0;
+  std::string from, to;
+};
 Status save_model_with_initializers(const std::string& in_path, const std::string& out_path,
-                                    const std::map<std::string, Tensor>& initializers);
+                                    const std::map<std::string, Tensor>& initializers,
+                                    const std::vector<InitializerSplit>& splits = {});
 
 }  // namespace ucudnn::onnx_import

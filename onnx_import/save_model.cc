@@ -54,9 +54,60 @@ Status check_external_data(const ModelFile& model, const std::string& out_path,
 
 }  // namespace
 
+// Applies `splits` (see onnx_import.h) to the model's graph.
+Status apply_splits(ModelFile& model, const std::vector<InitializerSplit>& splits) {
+  onnx::GraphProto& graph = *model.proto.mutable_graph();
+  for (const InitializerSplit& split : splits) {
+    UCUDNN_ASSIGN_OR_RETURN(auto by_name, initializers_by_name(model));
+    const auto from = by_name.find(split.from);
+    if (from == by_name.end())
+      return not_found("'" + model.path + "' has no initializer named '" + split.from + "' to split");
+    if (by_name.count(split.to)) return invalid_argument("'" + model.path + "' already has an initializer '" + split.to + "'");
+    onnx::NodeProto* node = nullptr;
+    for (int i = 0; i < graph.node_size() && node == nullptr; ++i)
+      if (node_proto_name(graph.node(i), static_cast<size_t>(i)) == split.node) node = graph.mutable_node(i);
+    if (node == nullptr || split.input >= static_cast<size_t>(node->input_size()) ||
+        node->input(static_cast<int>(split.input)) != split.from)
+      return not_found("'" + model.path + "' has no node '" + split.node + "' reading '" + split.from + "' as input " +
+                       std::to_string(split.input));
+    onnx::TensorProto copy = *from->second;
+    copy.set_name(split.to);
+    *graph.add_initializer() = std::move(copy);
+    node->set_input(static_cast<int>(split.input), split.to);
+  }
+  return Status::ok();
+}
+
+// A name to replace that is not an initializer but the output of an Identity of one — how
+// PyTorch's exporter writes a parameter whose initial value equals another's (a fresh model's
+// BatchNorm scales) — becomes an initializer of its own (a copy of the Identity's input) and the
+// Identity node goes: training gave the two values different contents.
+Status materialize_identities(ModelFile& model, const std::map<std::string, Tensor>& initializers) {
+  onnx::GraphProto& graph = *model.proto.mutable_graph();
+  for (const auto& [name, tensor] : initializers) {
+    UCUDNN_ASSIGN_OR_RETURN(auto by_name, initializers_by_name(model));
+    if (by_name.count(name)) continue;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto& node = graph.node(i);
+      if (node.op_type() != "Identity" || node.output_size() != 1 || node.output(0) != name ||
+          node.input_size() != 1 || !by_name.count(node.input(0)))
+        continue;
+      onnx::TensorProto copy = *by_name.at(node.input(0));
+      copy.set_name(name);
+      *graph.add_initializer() = std::move(copy);
+      graph.mutable_node()->DeleteSubrange(i, 1);
+      break;
+    }
+  }
+  return Status::ok();
+}
+
 Status save_model_with_initializers(const std::string& in_path, const std::string& out_path,
-                                    const std::map<std::string, Tensor>& initializers) {
+                                    const std::map<std::string, Tensor>& initializers,
+                                    const std::vector<InitializerSplit>& splits) {
   UCUDNN_ASSIGN_OR_RETURN(ModelFile model, read_model_file(in_path));
+  UCUDNN_RETURN_IF_ERROR(apply_splits(model, splits));
+  UCUDNN_RETURN_IF_ERROR(materialize_identities(model, initializers));
   UCUDNN_ASSIGN_OR_RETURN(auto by_name, initializers_by_name(model));
   for (const auto& [name, tensor] : initializers) {
     const auto found = by_name.find(name);

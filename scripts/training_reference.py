@@ -12,8 +12,8 @@ weights, and writes into --out:
   after/<name>.npy      every initializer of the ONNX model after the last step (parameters and
                         BatchNormalization running statistics), by ONNX initializer name
 
-Models: tiny_bn_cnn (Conv, BatchNorm, Relu, MaxPool, strided Conv with bias, Dropout-free GAP,
-Flatten, Gemm) and resnet18 (torchvision, 10 classes). Needs the system interpreter's torch.
+Models: tiny_bn_cnn (Conv, BatchNorm, Relu, MaxPool, strided Conv with bias, GAP, Flatten, Gemm),
+tiny_two_bn (two BatchNorms of equal width) and resnet18 (torchvision, 10 classes). Needs the system interpreter's torch.
 Usage: scripts/training_reference.py --model tiny_bn_cnn --out DIR [--optimizer sgd|adamw] [--steps 3]
 """
 import argparse
@@ -42,9 +42,28 @@ class TinyBnCnn(nn.Module):
         return self.fc(x)
 
 
+class TinyTwoBn(nn.Module):
+    """Two BatchNorms of equal width: freshly initialised, the exporter merges their initializers."""
+
+    def __init__(self, classes=5):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(4)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4, classes)
+
+    def forward(self, x):
+        x = torch.relu(self.bn1(self.conv1(x)))
+        x = torch.relu(self.bn2(self.conv2(x)))
+        return self.fc(nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
 def build(name):
     if name == "tiny_bn_cnn":
         return TinyBnCnn(), (4, 1, 8, 8), 5
+    if name == "tiny_two_bn":
+        return TinyTwoBn(), (4, 1, 8, 8), 5
     if name == "resnet18":
         import torchvision
         return torchvision.models.resnet18(num_classes=10), (2, 3, 64, 64), 10
@@ -61,6 +80,8 @@ def main():
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--weight-decay", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--fresh-batchnorm", action="store_true",
+                    help="keep BatchNorm's initial ones and zeros (the exporter then merges equal initializers)")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -69,7 +90,7 @@ def main():
     # and so that no two are equal: the exporter merges initializers of equal contents.
     with torch.no_grad():
         for m in model.modules():
-            if isinstance(m, nn.BatchNorm2d):
+            if isinstance(m, nn.BatchNorm2d) and not args.fresh_batchnorm:
                 m.weight.uniform_(0.8, 1.2)
                 m.bias.uniform_(-0.1, 0.1)
                 m.running_mean.uniform_(-0.2, 0.2)
@@ -103,14 +124,17 @@ def main():
         losses.append(loss.item())
     np.save(os.path.join(args.out, "losses.npy"), np.array(losses, dtype=np.float32))
 
-    # The trained values under their ONNX initializer names: the export names initializers by
-    # state_dict key (do_constant_folding off keeps them one to one).
+    # The trained values under their ONNX names: the export names initializers by state_dict key
+    # (do_constant_folding off keeps them one to one), and a parameter whose initial value equals
+    # another's is an Identity of that one's initializer, named by its own key.
     state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
     graph = onnx.load(path).graph
+    names = {init.name for init in graph.initializer}
+    names |= {n.output[0] for n in graph.node if n.op_type == "Identity" and n.input[0] in names}
     written = 0
-    for init in graph.initializer:
-        if init.name in state:
-            np.save(os.path.join(args.out, "after", init.name + ".npy"), state[init.name].astype(np.float32))
+    for name in sorted(names):
+        if name in state:
+            np.save(os.path.join(args.out, "after", name + ".npy"), state[name].astype(np.float32))
             written += 1
     if written == 0:
         raise SystemExit("no ONNX initializer matched a state_dict key")

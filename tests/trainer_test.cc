@@ -14,6 +14,8 @@
 #include <string>
 
 #include "tests/support/backend_runner.h"
+#include "tests/support/temp_dir.h"
+#include "training/checkpoint.h"
 #include "tests/support/tensor_checks.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
@@ -86,6 +88,115 @@ TEST(TrainerVsPyTorch, TinyBnCnnAdamW) {
   train_like_pytorch(source_dir() + "/tests/data/training/tiny_bn_cnn_adamw", ucudnn::Device::kCpu, {2e-5, 2e-4});
 }
 
+// A fresh model's two BatchNorms start equal, and PyTorch's exporter writes the second one's
+// parameters as Identities of the first's: they are still trained apart, like PyTorch does.
+TEST(TrainerVsPyTorch, TinyTwoBnFreshMergedInitializers) {
+  train_like_pytorch(source_dir() + "/tests/data/training/tiny_two_bn_fresh", ucudnn::Device::kCpu, {2e-5, 2e-4});
+}
+
+ucudnn::TrainOptions tiny_options() {
+  ucudnn::TrainOptions options;
+  options.session.device = ucudnn::Device::kCpu;
+  options.session.batch = 4;
+  options.session.progress = false;
+  options.learning_rate = 0.05;
+  options.momentum = 0.9;
+  options.weight_decay = 1e-3;
+  return options;
+}
+
+std::unique_ptr<ucudnn::Trainer> load_trainer(const std::string& model) {
+  auto trainer = ucudnn::Trainer::load(model, tiny_options());
+  EXPECT_TRUE(trainer.has_value()) << trainer.status().to_string();
+  return trainer ? std::move(*trainer) : nullptr;
+}
+
+std::vector<Tensor> values_of(const std::map<std::string, Tensor>& m) {
+  std::vector<Tensor> v;
+  for (const auto& [name, t] : m) v.push_back(t);
+  return v;
+}
+
+// Stopping after one step, writing a checkpoint file, and continuing in a new trainer gives the
+// weights and optimizer state of three uninterrupted steps, bit for bit.
+TEST(Trainer, ResumeFromACheckpointEqualsAnUninterruptedRun) {
+  const std::string dir = source_dir() + "/tests/data/training/tiny_bn_cnn_sgd";
+  const Tensor input = read(dir + "/input.npy");
+  const Tensor labels = read(dir + "/labels.npy");
+  auto straight = load_trainer(dir + "/model.onnx");
+  ASSERT_NE(straight, nullptr);
+  for (int s = 0; s < 3; ++s) ASSERT_TRUE(straight->step({input}, labels).has_value());
+
+  TempDir tmp("ucudnn-trainer-resume");
+  const std::string file = (tmp.path() / "last.ckpt").string();
+  {
+    auto first = load_trainer(dir + "/model.onnx");
+    ASSERT_NE(first, nullptr);
+    ASSERT_TRUE(first->step({input}, labels).has_value());
+    ucudnn::training::Checkpoint ckpt;
+    auto state = first->state();
+    ASSERT_TRUE(state.has_value()) << state.status().to_string();
+    ckpt.tensors = *state;
+    ckpt.step = first->steps_done();
+    ASSERT_TRUE(ucudnn::training::save_checkpoint(file, ckpt).is_ok());
+  }
+  auto resumed = load_trainer(dir + "/model.onnx");
+  ASSERT_NE(resumed, nullptr);
+  auto ckpt = ucudnn::training::load_checkpoint(file);
+  ASSERT_TRUE(ckpt.has_value()) << ckpt.status().to_string();
+  ASSERT_TRUE(resumed->load_state(ckpt->tensors).is_ok());
+  EXPECT_EQ(resumed->steps_done(), 1);
+  for (int s = 0; s < 2; ++s) ASSERT_TRUE(resumed->step({input}, labels).has_value());
+  auto want = straight->state();
+  auto got = resumed->state();
+  ASSERT_TRUE(want.has_value() && got.has_value());
+  ASSERT_EQ(want->size(), got->size());
+  expect_bitwise_equal(values_of(*got), values_of(*want), "state after 1 + 2 steps vs 3 steps");
+
+  // A state of another model is refused before anything changes.
+  auto other = load_trainer(source_dir() + "/tests/data/training/tiny_two_bn_fresh/model.onnx");
+  ASSERT_NE(other, nullptr);
+  const ucudnn::Status refused = other->load_state(ckpt->tensors);
+  EXPECT_EQ(refused.code(), ucudnn::StatusCode::kInvalidArgument) << refused.to_string();
+  EXPECT_EQ(other->steps_done(), 0);
+}
+
+// The saved ONNX model reloads as an inference session and computes what the trainer's evaluation
+// computes with the trained weights (running statistics included); merged initializers come back
+// as separate ones.
+TEST(Trainer, SavedModelReloadsWithTheTrainedWeights) {
+  for (const char* name : {"tiny_bn_cnn_sgd", "tiny_two_bn_fresh"}) {
+    SCOPED_TRACE(name);
+    const std::string dir = source_dir() + "/tests/data/training/" + name;
+    const Tensor input = read(dir + "/input.npy");
+    const Tensor labels = read(dir + "/labels.npy");
+    auto trainer = load_trainer(dir + "/model.onnx");
+    ASSERT_NE(trainer, nullptr);
+    for (int s = 0; s < 2; ++s) ASSERT_TRUE(trainer->step({input}, labels).has_value());
+    auto evaluated = trainer->evaluate({input});
+    ASSERT_TRUE(evaluated.has_value()) << evaluated.status().to_string();
+
+    TempDir tmp("ucudnn-trainer-save");
+    const std::string saved = (tmp.path() / "trained.onnx").string();
+    const ucudnn::Status status = trainer->save(saved);
+    ASSERT_TRUE(status.is_ok()) << status.to_string();
+    ucudnn::SessionOptions options;
+    options.device = ucudnn::Device::kCpu;
+    options.batch = 4;
+    options.progress = false;
+    auto session = ucudnn::Session::load(saved, options);
+    ASSERT_TRUE(session.has_value()) << session.status().to_string();
+    auto outputs = (*session)->run({input});
+    ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+    expect_close((*outputs)[0], (*evaluated)[0], {1e-5, 1e-4}, "saved model vs the trainer's evaluation");
+    auto original = ucudnn::Session::load(dir + "/model.onnx", options);
+    ASSERT_TRUE(original.has_value());
+    auto before = (*original)->run({input});
+    ASSERT_TRUE(before.has_value());
+    EXPECT_NE(before->front().data<float>()[0], outputs->front().data<float>()[0]) << "the weights did not change";
+  }
+}
+
 // The GPU trains like PyTorch too (strict FP32: cuDNN's algorithms still reassociate sums).
 TEST(TrainerVsPyTorch, TinyBnCnnOnGpu) {
   bool any_gpu = false;
@@ -97,7 +208,7 @@ TEST(TrainerVsPyTorch, TinyBnCnnOnGpu) {
       break;
     }
   if (!any_gpu) GTEST_SKIP() << "this build has no CUDA backend";
-  for (const char* dir : {"tiny_bn_cnn_sgd", "tiny_bn_cnn_adamw"})
+  for (const char* dir : {"tiny_bn_cnn_sgd", "tiny_bn_cnn_adamw", "tiny_two_bn_fresh"})
     train_like_pytorch(source_dir() + "/tests/data/training/" + dir, ucudnn::Device::kCuda, {1e-4, 1e-3});
 }
 
