@@ -17,6 +17,7 @@ tiny_two_bn (two BatchNorms of equal width) and resnet18 (torchvision, 10 classe
 Usage: scripts/training_reference.py --model tiny_bn_cnn --out DIR [--optimizer sgd|adamw] [--steps 3]
 """
 import argparse
+import inspect
 import os
 
 import numpy as np
@@ -103,9 +104,11 @@ def main():
     path = os.path.join(args.out, "model.onnx")
     # PRESERVE with the model in eval mode: BatchNormalization stays a node (EVAL, the default,
     # folds it into the Conv before it, which training must not see).
+    # torch >= 2.9 exports with the dynamo-based exporter by default: ask for the TorchScript one.
+    extra = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(model, x, path, opset_version=13, do_constant_folding=False,
                       training=torch.onnx.TrainingMode.PRESERVE,
-                      input_names=["input"], output_names=["logits"])
+                      input_names=["input"], output_names=["logits"], **extra)
     np.save(os.path.join(args.out, "input.npy"), x.numpy())
     np.save(os.path.join(args.out, "labels.npy"), y.numpy().astype(np.int64))
 
