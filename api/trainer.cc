@@ -8,6 +8,7 @@
 // and outputs with Executor::run_bound: a parameter is the same bytes as input of the
 // training step, of the evaluation and of the update (input and output: in place).
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "api/device.h"
@@ -104,7 +105,14 @@ class TrainerImpl final : public Trainer {
   const std::vector<TensorInfo>& outputs() const override { return outputs_; }
   const std::vector<TensorInfo>& parameters() const override { return parameters_; }
   const std::vector<TensorInfo>& running_stats() const override { return running_stats_; }
-  Expected<TrainStepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels) override;
+  Expected<TrainStepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels) override {
+    return run_step(inputs, labels, nullptr);
+  }
+  Expected<std::vector<StepProfile>> profile_step(const std::vector<Tensor>& inputs, const Tensor& labels) override {
+    std::vector<StepProfile> profile;
+    UCUDNN_RETURN_IF_ERROR(run_step(inputs, labels, &profile).status());
+    return profile;
+  }
   Expected<std::vector<Tensor>> evaluate(const std::vector<Tensor>& inputs) override;
   void set_learning_rate(double lr) override { learning_rate_ = lr; }
   double learning_rate() const override { return learning_rate_; }
@@ -124,6 +132,9 @@ class TrainerImpl final : public Trainer {
       : model_path_(std::move(model_path)), options_(std::move(options)), learning_rate_(options_.learning_rate) {}
 
   Status build(ir::Graph inference);
+  // One step; with `profile`, every node of the step and of the update timed into it.
+  Expected<TrainStepResult> run_step(const std::vector<Tensor>& inputs, const Tensor& labels,
+                                     std::vector<StepProfile>* profile);
   Status upload_initial_values(const ir::Graph& inference);
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
   // Host copy of `bytes` at `offset` of `buffer` as dtype[shape].
@@ -274,7 +285,22 @@ Status TrainerImpl::copy_inputs_in(const std::vector<Tensor>& inputs) {
   return Status::ok();
 }
 
-Expected<TrainStepResult> TrainerImpl::step(const std::vector<Tensor>& inputs, const Tensor& labels) {
+// Runs `executor` on bound buffers, or profiles it into `profile` (names prefixed by `prefix`).
+Status run_or_profile(runtime::Executor& executor, const std::vector<const void*>& in, const std::vector<void*>& out,
+                      std::vector<StepProfile>* profile, const std::string& prefix) {
+  if (profile == nullptr) return executor.run_bound(in, out);
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executor.profile_bound(in, out));
+  for (const runtime::StepTiming& t : timings)
+    if (t.node >= 0) profile->push_back({prefix + t.name, runtime::step_op_name(t), t.ms});
+  return Status::ok();
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+Expected<TrainStepResult> TrainerImpl::run_step(const std::vector<Tensor>& inputs, const Tensor& labels,
+                                                std::vector<StepProfile>* profile) {
   const ir::Graph& g = layout_.graph;
   const Shape& label_shape = g.value(layout_.labels).shape;
   if (labels.dtype() != DType::kInt64 || labels.shape() != label_shape)
@@ -284,12 +310,17 @@ Expected<TrainStepResult> TrainerImpl::step(const std::vector<Tensor>& inputs, c
     if (labels.data<int64_t>()[i] < 0 || labels.data<int64_t>()[i] >= classes)
       return invalid_argument("label " + std::to_string(labels.data<int64_t>()[i]) + " of sample " +
                               std::to_string(i) + " is outside the model's " + std::to_string(classes) + " classes");
+  TrainStepResult result;
+  const auto upload_start = std::chrono::steady_clock::now();
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   UCUDNN_RETURN_IF_ERROR(upload(*io_, io_layout_.offsets[labels_slot_], labels, "labels"));
   const int64_t seed = static_cast<int64_t>(options_.seed + static_cast<uint64_t>(steps_));
   UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(at(*io_, io_layout_.offsets[seed_slot_]), &seed, sizeof(seed),
                                                   "dropout seed"));
-  UCUDNN_RETURN_IF_ERROR(train_->executor->run_bound(train_inputs(), train_outputs()));
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the batch to the device"));
+  result.upload_ms = ms_since(upload_start);
+  const auto compute_start = std::chrono::steady_clock::now();
+  UCUDNN_RETURN_IF_ERROR(run_or_profile(*train_->executor, train_inputs(), train_outputs(), profile, ""));
 
   // The update: lr and step, then every parameter and state in place.
   const float lr = static_cast<float>(learning_rate_);
@@ -309,9 +340,9 @@ Expected<TrainStepResult> TrainerImpl::step(const std::vector<Tensor>& inputs, c
       out.push_back(state);
     }
   }
-  UCUDNN_RETURN_IF_ERROR(update_->executor->run_bound(in, out));
+  UCUDNN_RETURN_IF_ERROR(run_or_profile(*update_->executor, in, out, profile, "update/"));
+  result.compute_ms = ms_since(compute_start);
 
-  TrainStepResult result;
   UCUDNN_ASSIGN_OR_RETURN(Tensor loss, download(*io_, io_layout_.offsets[loss_slot_], DType::kFloat32, {}, "loss"));
   const Shape& logits_shape = g.value(g.outputs[layout_.logits_output]).shape;
   UCUDNN_ASSIGN_OR_RETURN(Tensor logits,

@@ -248,7 +248,9 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
     UCUDNN_ASSIGN_OR_RETURN(ir::Graph laid_out, in_layout(graph, layout));
     Expected<PlanResult> result = [&]() -> Expected<PlanResult> {
       UCUDNN_ASSIGN_OR_RETURN(GraphTimings timings, source.timings_of(laid_out));
-      return plan_from_timings(laid_out, request.device, request.planner, std::move(timings));
+      PlannerOptions options = request.planner;
+      if (options.step_workspace == nullptr) options.step_workspace = step_workspace_query(request.device);
+      return plan_from_timings(laid_out, request.device, options, std::move(timings));
     }();
     seconds += seconds_since(start);
     if (!result) {

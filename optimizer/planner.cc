@@ -39,8 +39,10 @@ Status check_timings(const ir::Graph& graph, const GraphTimings& timings) {
   return Status::ok();
 }
 
-// Workspace of a step that is not a convolution (see planner.h for why CUDA's is 0).
-size_t other_step_workspace(const std::string& device, const ir::Graph& graph, const ir::Node& node) {
+// Workspace of a step that is not a convolution (PlannerOptions::step_workspace).
+size_t other_step_workspace(const PlannerOptions& options, const std::string& device, const ir::Graph& graph,
+                            const ir::Node& node) {
+  if (options.step_workspace != nullptr) return options.step_workspace(graph, node);
   return device == "cpu" ? cpu::cpu_step_workspace(graph, node, 0, -1) : 0;
 }
 
@@ -130,7 +132,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
     plan.steps[n].node = static_cast<ir::NodeId>(n);
     if (ir::is_convolution(graph.nodes[n])) continue;
     // Other steps run alone, so they may use the pool from offset 0.
-    plan.steps[n].workspace_bytes = other_step_workspace(device, graph, graph.nodes[n]);
+    plan.steps[n].workspace_bytes = other_step_workspace(options, device, graph, graph.nodes[n]);
     plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, plan.steps[n].workspace_bytes);
   }
   for (size_t k = 0; k < result.kernels.size(); ++k) {

@@ -9,10 +9,10 @@
 // (below) → with two streams, the side-stream steps and their slices
 // (runtime/executor/side_stream.h) → activation memory by liveness.
 //
-// Workspace of the steps that are not convolutions: on the CPU, what the CPU
-// kernel's own query answers (cpu::cpu_step_workspace; e.g. a Gemm's packing
-// buffer); on CUDA, 0 — runtime/cuda's non-convolution kernels take no
-// workspace. That is not taken on trust: the executor prepares every kernel at
+// Workspace of the steps that are not convolutions: what the device's own query
+// answers from shapes (PlannerOptions::step_workspace: cpu::cpu_step_workspace,
+// e.g. a Gemm's packing buffer; cuda::cuda_step_workspace, BatchNormTrain's
+// partial sums). That is not taken on trust: the executor prepares every kernel at
 // load and refuses a plan whose slice is smaller than the kernel asks for,
 // naming the step, so a kernel that starts needing some fails loudly at load.
 #pragma once
@@ -47,6 +47,10 @@ struct PlannerOptions {
   bool share_workspace = false;  // wd: kernels that never overlap share bytes (policies.h)
   int streams = 1;               // 2: independent convolutions on a side stream (Note [side stream])
   bool io_bound = false;         // the graph's inputs and outputs stay out of the arena (runtime::Plan::io_bound)
+  // The workspace of a step that is not a convolution, from shapes alone (the device's own
+  // query: plan_model sets it from bench/device_benchmarker.h); nullptr: the CPU's query on
+  // "cpu", 0 on "cuda" (a build without the CUDA backend).
+  size_t (*step_workspace)(const ir::Graph& graph, const ir::Node& node) = nullptr;
 };
 
 // Every convolution kernel of a graph with its timings: the planner's input.

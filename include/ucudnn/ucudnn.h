@@ -262,6 +262,8 @@ struct TrainOptions {
 struct TrainStepResult {
   float loss = 0;        // mean softmax cross-entropy of the batch (before the update)
   int64_t correct = 0;   // samples whose largest logit is their label
+  double upload_ms = 0;  // wall time copying the batch to the device
+  double compute_ms = 0; // wall time of the step on the device: forward, backward and update
 };
 
 class Trainer {
@@ -280,6 +282,10 @@ class Trainer {
 
   // One training step on a batch: host inputs (the model's) and int64 labels [N].
   virtual Expected<TrainStepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels) = 0;
+  // One step like `step` (it trains), timing every node of the training step and of the update
+  // ("update/<parameter>"); CUDA: device time between events, each step alone on one stream.
+  virtual Expected<std::vector<StepProfile>> profile_step(const std::vector<Tensor>& inputs,
+                                                          const Tensor& labels) = 0;
   // The model's outputs in inference mode (running statistics, no dropout) with the current weights.
   virtual Expected<std::vector<Tensor>> evaluate(const std::vector<Tensor>& inputs) = 0;
   virtual void set_learning_rate(double lr) = 0;

@@ -1,13 +1,16 @@
 // Which benchmarker measures on a device (see device_benchmarker.h): the only
-// optimizer file with `#ifdef UCUDNN_HAVE_CUDA`, around the three things a CUDA
-// build adds — whether a GPU is here, its name, and the cuDNN benchmarker.
+// optimizer file with `#ifdef UCUDNN_HAVE_CUDA`, around the four things a CUDA
+// build adds — whether a GPU is here, its name, the cuDNN benchmarker and the
+// workspace query of the CUDA kernels that are not convolutions.
 #include "optimizer/bench/device_benchmarker.h"
 
 #ifdef UCUDNN_HAVE_CUDA
 #include "optimizer/bench/cudnn_benchmarker.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_kernel.h"
 #endif
+#include "runtime/cpu/cpu_backend.h"
 
 namespace ucudnn::optimizer {
 
@@ -47,6 +50,18 @@ Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string&) 
 #endif
 
 }  // namespace
+
+size_t cpu_workspace(const ir::Graph& graph, const ir::Node& node) {
+  return cpu::cpu_step_workspace(graph, node, 0, -1);
+}
+
+StepWorkspaceQuery step_workspace_query(const std::string& device) {
+  if (device == "cpu") return cpu_workspace;
+#ifdef UCUDNN_HAVE_CUDA
+  if (device == "cuda") return cuda::cuda_step_workspace;
+#endif
+  return nullptr;
+}
 
 bool can_measure_on(const std::string& device) { return device == "cpu" || (device == "cuda" && gpu_present()); }
 

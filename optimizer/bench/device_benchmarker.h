@@ -9,8 +9,15 @@
 
 #include "optimizer/bench/benchmarker.h"
 #include "runtime/core/status.h"
+#include "runtime/ir/graph.h"
 
 namespace ucudnn::optimizer {
+
+// The workspace a step that is not a convolution needs on `device`, from shapes alone (no device
+// is touched): the CPU's kernels' query, or with the CUDA backend cuda::cuda_step_workspace;
+// nullptr on "cuda" in a build without it (the planner then gives such steps 0).
+using StepWorkspaceQuery = size_t (*)(const ir::Graph& graph, const ir::Node& node);
+StepWorkspaceQuery step_workspace_query(const std::string& device);
 
 // True for "cpu"; for "cuda" when this build has the CUDA backend and a GPU is present.
 bool can_measure_on(const std::string& device);

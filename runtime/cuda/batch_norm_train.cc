@@ -44,6 +44,16 @@ class BatchNormGradState final : public KernelState {
   }
 };
 
+// X [N, C, ...] as [batch, channels, inner] with its sums' split.
+BatchNormShape shape_of(const Shape& x) {
+  BatchNormShape s;
+  s.batch = x[0];
+  s.channels = x[1];
+  s.inner = s.batch * s.channels == 0 ? 0 : shape_numel(x) / (s.batch * s.channels);
+  s.parts = batch_norm_parts(s.batch, s.channels, s.inner);
+  return s;
+}
+
 // X's shape as [batch, channels, inner] with its sums' split; X is input `x_input`.
 Expected<BatchNormShape> batch_norm_shape(const PrepareArgs& a, size_t x_input) {
   if (ir::is_channels_last(a.node)) return a.unsupported_error("channels-last batch normalization");
@@ -51,13 +61,9 @@ Expected<BatchNormShape> batch_norm_shape(const PrepareArgs& a, size_t x_input) 
     if (a.src_dtype(i) != DType::kFloat32) return a.unsupported_error("only float32");
   const Shape& x = a.src_shapes[x_input];
   if (x.size() < 2) return invalid_argument(a.describe() + ": X must have rank >= 2");
-  BatchNormShape s;
-  s.batch = x[0];
-  s.channels = x[1];
-  s.inner = s.batch * s.channels == 0 ? 0 : shape_numel(x) / (s.batch * s.channels);
+  const BatchNormShape s = shape_of(x);
   if (s.channels > 0 && s.batch * s.inner < 2)
     return invalid_argument(a.describe() + ": X " + shape_to_string(x) + " has fewer than 2 values per channel");
-  s.parts = batch_norm_parts(s.batch, s.channels, s.inner);
   return s;
 }
 
@@ -80,6 +86,12 @@ Expected<std::unique_ptr<KernelState>> prepare_batch_norm_grad(const PrepareArgs
 }
 
 }  // namespace
+
+size_t cuda_step_workspace(const ir::Graph& graph, const ir::Node& node) {
+  if (node.op != OpKind::kBatchNormTrain && node.op != OpKind::kBatchNormGrad) return 0;
+  const Shape& x = graph.value(node.inputs[node.op == OpKind::kBatchNormTrain ? 0 : 1]).shape;
+  return x.size() < 2 ? 0 : batch_norm_workspace_bytes(shape_of(x));
+}
 
 const CudaKernel& cuda_kernel_BatchNormTrain() {
   static const CudaKernel k{.prepare = prepare_batch_norm_train};

@@ -70,4 +70,9 @@ struct CudaKernel {
 
 const CudaKernel& cuda_kernel(OpKind kind);
 
+// The workspace a step that is not a convolution needs here, from shapes alone (no device: the
+// planner's query): BatchNormTrain's and BatchNormGrad's per-channel partial sums; 0 for every
+// other op (runtime/cuda/batch_norm_train.cc).
+size_t cuda_step_workspace(const ir::Graph& graph, const ir::Node& node);
+
 }  // namespace ucudnn::cuda

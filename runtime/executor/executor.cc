@@ -425,6 +425,20 @@ Expected<std::vector<Tensor>> Executor::run(const std::vector<Tensor>& inputs) {
   return catching_bad_alloc("running model '" + graph_.name + "'", [&] { return run_once(inputs); });
 }
 
+Status Executor::copy_unbound_outputs(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  // Outputs no node writes in place: copied from wherever the value is now.
+  for (size_t j = 0; j < graph_.outputs.size(); ++j) {
+    if (output_bound_[j]) continue;
+    const ir::ValueId id = graph_.outputs[j];
+    const void* src = bound_location(id, inputs, outputs);
+    const size_t bytes = values_[id].nbytes();
+    if (bytes > 0 && src != outputs[j])
+      UCUDNN_RETURN_IF_ERROR(
+          backend_.copy_on_device(outputs[j], src, bytes, "output '" + graph_.value(id).name + "'"));
+  }
+  return Status::ok();
+}
+
 Status Executor::check_not_io_bound(const char* what) const {
   if (!plan_.io_bound) return Status::ok();
   return invalid_argument(std::string(what) + " of model '" + graph_.name +
@@ -472,16 +486,7 @@ Status Executor::run_bound_once(const std::vector<const void*>& inputs, const st
   UCUDNN_RETURN_IF_ERROR(check_bound_buffers(inputs, outputs));
   point_values_at(inputs, outputs);
   UCUDNN_RETURN_IF_ERROR(run_steps());
-  // Outputs no node writes in place: copied from wherever the value is now.
-  for (size_t j = 0; j < graph_.outputs.size(); ++j) {
-    if (output_bound_[j]) continue;
-    const ir::ValueId id = graph_.outputs[j];
-    const void* src = bound_location(id, inputs, outputs);
-    const size_t bytes = values_[id].nbytes();
-    if (bytes > 0 && src != outputs[j])
-      UCUDNN_RETURN_IF_ERROR(
-          backend_.copy_on_device(outputs[j], src, bytes, "output '" + graph_.value(id).name + "'"));
-  }
+  UCUDNN_RETURN_IF_ERROR(copy_unbound_outputs(inputs, outputs));
   return backend_.synchronize("running model '" + graph_.name + "' on device buffers");
 }
 
@@ -491,6 +496,24 @@ Expected<std::vector<StepTiming>> Executor::profile(const std::vector<Tensor>& i
 
 Expected<std::vector<StepTiming>> Executor::profile_once(const std::vector<Tensor>& inputs) {
   UCUDNN_RETURN_IF_ERROR(check_not_io_bound("profile"));
+  point_values_at({}, {});  // as in run
+  return profile_parts([&] { return copy_inputs_in(inputs); }, static_cast<int>(inputs.size()),
+                       [&] { return copy_outputs_out().status(); });
+}
+
+Expected<std::vector<StepTiming>> Executor::profile_bound(const std::vector<const void*>& inputs,
+                                                          const std::vector<void*>& outputs) {
+  return catching_bad_alloc("profiling model '" + graph_.name + "' on device buffers",
+                            [&]() -> Expected<std::vector<StepTiming>> {
+                              UCUDNN_RETURN_IF_ERROR(check_bound_buffers(inputs, outputs));
+                              point_values_at(inputs, outputs);
+                              return profile_parts([] { return Status::ok(); }, 0,
+                                                   [&] { return copy_unbound_outputs(inputs, outputs); });
+                            });
+}
+
+Expected<std::vector<StepTiming>> Executor::profile_parts(const std::function<Status()>& copy_in, int inputs,
+                                                          const std::function<Status()>& copy_out) {
   // Boundary events: [0] before the input copies, [1 + s] after part s, for
   // the parts: input copies, each step, output copies.
   const size_t parts = steps_.size() + 2;
@@ -500,15 +523,14 @@ Expected<std::vector<StepTiming>> Executor::profile_once(const std::vector<Tenso
   }
   auto record = [&](size_t boundary) { return backend_.record(*profile_events_[boundary], kMainStream); };
 
-  point_values_at({}, {});  // as in run
   UCUDNN_RETURN_IF_ERROR(record(0));
-  UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
+  UCUDNN_RETURN_IF_ERROR(copy_in());
   UCUDNN_RETURN_IF_ERROR(record(1));
   for (size_t s = 0; s < steps_.size(); ++s) {
     UCUDNN_RETURN_IF_ERROR(run_step(steps_[s], kMainStream));  // side steps too: each step timed alone
     UCUDNN_RETURN_IF_ERROR(record(s + 2));
   }
-  UCUDNN_RETURN_IF_ERROR(copy_outputs_out().status());
+  UCUDNN_RETURN_IF_ERROR(copy_out());
   UCUDNN_RETURN_IF_ERROR(record(parts));
   UCUDNN_RETURN_IF_ERROR(backend_.synchronize("profiling model '" + graph_.name + "'"));
 
@@ -517,7 +539,7 @@ Expected<std::vector<StepTiming>> Executor::profile_once(const std::vector<Tenso
   for (size_t part = 0; part < parts; ++part) {
     StepTiming t;
     if (part == 0) {
-      t = {-1, kCopyInputsName, OpKind::kCount, static_cast<int>(inputs.size()), 0.0};
+      t = {-1, kCopyInputsName, OpKind::kCount, inputs, 0.0};
     } else if (part == parts - 1) {
       t = {-1, kCopyOutputsName, OpKind::kCount, static_cast<int>(graph_.outputs.size()), 0.0};
     } else {

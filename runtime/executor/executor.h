@@ -35,6 +35,7 @@
 // is a kOutOfMemory Status, never an abort.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -71,6 +72,10 @@ class Executor {
   // passed through) or that repeats an earlier one is copied on the device at the end.
   // Synchronises once.
   Status run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // `profile` for run_bound: the same bound buffers; no input copies (that entry is 0 ms), and the
+  // outputs entry covers the outputs copied on the device.
+  Expected<std::vector<StepTiming>> profile_bound(const std::vector<const void*>& inputs,
+                                                  const std::vector<void*>& outputs);
 
   ~Executor();
   Executor(const Executor&) = delete;
@@ -130,6 +135,11 @@ class Executor {
   Expected<std::vector<Tensor>> run_once(const std::vector<Tensor>& inputs);
   Status run_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   Expected<std::vector<StepTiming>> profile_once(const std::vector<Tensor>& inputs);
+  // Times the parts of a run: `copy_in` (covering `inputs` tensors), every step, `copy_out`.
+  Expected<std::vector<StepTiming>> profile_parts(const std::function<Status()>& copy_in, int inputs,
+                                                  const std::function<Status()>& copy_out);
+  // run_bound's outputs that no node writes in place, copied on the device.
+  Status copy_unbound_outputs(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   // The three parts of a run, queued on stream 0; `run` and `profile` call them in order.
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
   Status run_step(const Step& step, int stream);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,8 @@ constexpr const char* kTrainUsage =
     "  --no-eval                skip the validation pass after each epoch\n"
     "  --no-shuffle             visit the training set in its own order (comparisons with other frameworks)\n"
     "  --json                   one JSON object per line on stdout (steps, epochs, summary)\n"
+    "  --profile                after training, one more step timed per node: time by op type and the\n"
+    "                           15 slowest nodes (the training step's and the update's)\n"
     "Training runs in NCHW; --batch is the training batch.\n";
 
 std::atomic<bool> g_interrupted{false};
@@ -80,7 +83,7 @@ struct RunConfig {
   uint64_t seed = 0;
   int workers = 4;
   std::string save_path, checkpoint_dir, resume;
-  bool eval = true, json = false, quiet = false, shuffle = true;
+  bool eval = true, json = false, quiet = false, shuffle = true, profile = false;
 };
 
 Status parse_flags(const Args& args, TrainOptions* options, RunConfig* run) {
@@ -121,6 +124,7 @@ Status parse_flags(const Args& args, TrainOptions* options, RunConfig* run) {
   run->resume = args.get("resume");
   run->eval = !args.has("no-eval");
   run->shuffle = !args.has("no-shuffle");
+  run->profile = args.has("profile");
   run->json = args.has("json");
   run->quiet = args.has("quiet") || run->json || !isatty(STDERR_FILENO);
   return Status::ok();
@@ -188,6 +192,44 @@ Expected<Accuracy> evaluate(Trainer& trainer, std::shared_ptr<const data::Datase
     acc.samples += n;
   }
   return acc;
+}
+
+// Time by op type, and the slowest nodes, of one profiled step.
+std::map<std::string, std::pair<int, double>> time_by_op(const std::vector<StepProfile>& profile) {
+  std::map<std::string, std::pair<int, double>> by_op;
+  for (const StepProfile& p : profile) {
+    by_op[p.op].first += 1;
+    by_op[p.op].second += p.ms;
+  }
+  return by_op;
+}
+
+nlohmann::json profile_json(const std::vector<StepProfile>& profile) {
+  nlohmann::json by_op = nlohmann::json::object();
+  for (const auto& [op, v] : time_by_op(profile)) by_op[op] = {{"count", v.first}, {"ms", v.second}};
+  std::vector<StepProfile> slowest = profile;
+  std::sort(slowest.begin(), slowest.end(), [](const StepProfile& a, const StepProfile& b) { return a.ms > b.ms; });
+  nlohmann::json nodes = nlohmann::json::array();
+  for (size_t i = 0; i < slowest.size() && i < 15; ++i)
+    nodes.push_back({{"node", slowest[i].node}, {"op", slowest[i].op}, {"ms", slowest[i].ms}});
+  return {{"by_op", by_op}, {"slowest", nodes}};
+}
+
+void print_profile(const std::vector<StepProfile>& profile) {
+  double total = 0;
+  for (const StepProfile& p : profile) total += p.ms;
+  std::vector<std::pair<std::string, std::pair<int, double>>> ops;
+  for (const auto& entry : time_by_op(profile)) ops.push_back(entry);
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  std::printf("profile of one step (%.2f ms in nodes):\n", total);
+  for (const auto& [op, v] : ops)
+    std::printf("  %-28s %5d nodes %10.3f ms %6.1f %%\n", op.c_str(), v.first, v.second,
+                total > 0 ? 100 * v.second / total : 0.0);
+  std::vector<StepProfile> slowest = profile;
+  std::sort(slowest.begin(), slowest.end(), [](const StepProfile& a, const StepProfile& b) { return a.ms > b.ms; });
+  std::printf("slowest nodes:\n");
+  for (size_t i = 0; i < slowest.size() && i < 15; ++i)
+    std::printf("  %10.3f ms  %-24s %s\n", slowest[i].ms, slowest[i].op.c_str(), slowest[i].node.c_str());
 }
 
 std::string format_duration(double seconds) {
@@ -278,7 +320,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
   }
 
   std::signal(SIGINT, on_sigint);
-  std::vector<double> step_ms;
+  std::vector<double> step_ms, compute_ms, upload_ms;  // whole step; its device part; the batch's copy
   double last_loss = 0, epoch_loss = 0;
   int64_t epoch_correct = 0, epoch_samples = 0;
   std::optional<Accuracy> last_val;
@@ -309,6 +351,8 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
       if (!result) return report_error(result.status());
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       step_ms.push_back(ms);
+      compute_ms.push_back(result->compute_ms);
+      upload_ms.push_back(result->upload_ms);
       last_loss = result->loss;
       epoch_loss += result->loss;
       epoch_correct += result->correct;
@@ -318,6 +362,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
         std::printf("%s\n", nlohmann::json{{"event", "step"}, {"step", done}, {"epoch", epoch + 1},
                                            {"loss", result->loss}, {"accuracy", double(result->correct) / batch},
                                            {"lr", trainer.learning_rate()}, {"ms", ms},
+                                           {"compute_ms", result->compute_ms}, {"upload_ms", result->upload_ms},
                                            {"images_per_s", batch * 1000.0 / ms}}
                                 .dump()
                                 .c_str());
@@ -376,10 +421,24 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
     if (!saved.is_ok()) return report_error(saved);
   }
 
-  // Steady state: the median step after the first three (planning warm-up, caches).
-  const std::vector<double> steady(step_ms.size() > 3 ? step_ms.begin() + 3 : step_ms.begin(), step_ms.end());
-  const double med = median(steady);
+  // Steady state: the medians after the first three steps (warm-up, caches).
+  auto steady_median = [](const std::vector<double>& v) {
+    return median(std::vector<double>(v.size() > 3 ? v.begin() + 3 : v.begin(), v.end()));
+  };
+  const double med = steady_median(step_ms), med_compute = steady_median(compute_ms),
+               med_upload = steady_median(upload_ms);
   const MemoryStats memory = trainer.memory();
+  std::optional<std::vector<StepProfile>> profile;
+  if (run.profile) {
+    (*loader)->start_epoch(epoch);
+    auto next = (*loader)->next();
+    if (!next) return report_error(next.status());
+    if (*next != nullptr) {
+      auto timed = trainer.profile_step({(*next)->images}, (*next)->labels);
+      if (!timed) return report_error(timed.status());
+      profile = std::move(*timed);
+    }
+  }
   if (run.json) {
     nlohmann::json s{{"event", "summary"},
                      {"model", model_path},
@@ -387,6 +446,8 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
                      {"steps", trainer.steps_done()},
                      {"final_loss", last_loss},
                      {"median_step_ms", med},
+                     {"median_compute_ms", med_compute},
+                     {"median_upload_ms", med_upload},
                      {"images_per_s", med > 0 ? batch * 1000.0 / med : 0.0},
                      {"predicted_conv_ms", trainer.predicted_conv_ms()},
                      {"memory", {{"arena_bytes", memory.arena_bytes},
@@ -394,15 +455,19 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
                                  {"weight_bytes", memory.weight_bytes},
                                  {"total_bytes", memory.peak_bytes()}}}};
     if (last_val) s["val_top1"] = double(last_val->top1) / last_val->samples;
+    if (profile) s["profile"] = profile_json(*profile);
     std::printf("%s\n", s.dump().c_str());
   } else {
     std::printf("trained %s: %lld steps of batch %lld, final loss %.4f\n", model_path.c_str(),
                 static_cast<long long>(trainer.steps_done()), static_cast<long long>(batch), last_loss);
-    std::printf("  median step %.2f ms (%.0f images/s); memory %s (activations %s, workspace %s, weights/grads/state %s)\n",
-                med, med > 0 ? batch * 1000.0 / med : 0.0, format_bytes(memory.peak_bytes()).c_str(),
+    std::printf("  median step %.2f ms (%.0f images/s): on the device %.2f ms, copying the batch %.2f ms\n", med,
+                med > 0 ? batch * 1000.0 / med : 0.0, med_compute, med_upload);
+    std::printf("  memory %s (activations %s, workspace %s, weights/grads/state %s)\n",
+                format_bytes(memory.peak_bytes()).c_str(),
                 format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.workspace_bytes).c_str(),
                 format_bytes(memory.weight_bytes).c_str());
     if (!run.save_path.empty()) std::printf("  saved %s\n", run.save_path.c_str());
+    if (profile) print_profile(*profile);
   }
   return 0;
 }
@@ -415,7 +480,7 @@ int cmd_train(int argc, char** argv) {
                            "beta1", "beta2", "eps", "schedule", "label-smoothing", "seed", "workers", "save",
                            "checkpoint", "resume"});
   const std::set<std::string> bool_flags =
-      flag_union(kSessionBoolFlags, {"synthetic", "nesterov", "no-eval", "no-shuffle", "json", "help"});
+      flag_union(kSessionBoolFlags, {"synthetic", "nesterov", "no-eval", "no-shuffle", "json", "profile", "help"});
   auto args = Args::parse(argc, argv, value_flags, bool_flags);
   if (!args) {
     std::fprintf(stderr, "%s%s", kTrainUsage, kSessionFlagsHelp);
