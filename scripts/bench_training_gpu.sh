@@ -14,6 +14,7 @@ OUT=$3
 LIST=${4:-"alexnet resnet18 resnet50"}
 POLICIES=${5:-"undivided:64MiB wr:64MiB wd:8MiB wd:64MiB wd:512MiB wr:unlimited"}
 STEPS=${STEPS:-15}
+PROFILE=${PROFILE:-wr:64MiB}  # the policy whose run also profiles one step (time by op type)
 BATCH=${BATCH:-256}
 mkdir -p "$OUT"
 for model in $LIST; do
@@ -21,9 +22,11 @@ for model in $LIST; do
     policy=${p%%:*}
     workspace=${p#*:}
     log=$OUT/train.$model.$policy.$workspace
+    extra=()
+    [ "$p" = "$PROFILE" ] && extra=(--profile)
     timeout 300 "$UCUDNN" train "$MODELS/$model.onnx" --synthetic --device cuda --batch "$BATCH" --steps "$STEPS" \
         --policy "$policy" --workspace "$workspace" --lr 0.01 --momentum 0.9 --weight-decay 1e-4 --json --quiet \
-        --db "$OUT/train.sqlite" > "$log.jsonl" 2> "$log.err"
+        --db "$OUT/train.sqlite" "${extra[@]}" > "$log.jsonl" 2> "$log.err"
     rc=$?
     summary=$(grep '"event":"summary"' "$log.jsonl" | tail -1)
     if [ $rc -ne 0 ] || [ -z "$summary" ]; then
@@ -33,9 +36,14 @@ for model in $LIST; do
     python3 - "$model" "$policy" "$workspace" "$summary" <<'PY'
 import json, sys
 m, p, w, s = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-print(f"{m:9} {p:9} {w:9} step {s['median_step_ms']:8.2f} ms  {s['images_per_s']:8.0f} img/s  "
-      f"memory {s['memory']['total_bytes'] / 2**30:6.2f} GiB (workspace {s['memory']['workspace_bytes'] / 2**20:7.1f} MiB)  "
-      f"predicted conv {s['predicted_conv_ms']:.1f} ms  loss {s['final_loss']:.3f}")
+print(f"{m:9} {p:9} {w:9} step {s['median_step_ms']:8.2f} ms (device {s['median_compute_ms']:8.2f}, "
+      f"batch copy {s['median_upload_ms']:6.2f})  memory {s['memory']['total_bytes'] / 2**30:6.2f} GiB "
+      f"(workspace {s['memory']['workspace_bytes'] / 2**20:7.1f} MiB)  predicted conv {s['predicted_conv_ms']:.1f} ms  "
+      f"loss {s['final_loss']:.3f}")
+if "profile" in s:
+    ops = sorted(s["profile"]["by_op"].items(), key=lambda kv: -kv[1]["ms"])
+    print("    by op: " + ", ".join(f"{op} {v['ms']:.2f} ms ({v['count']})" for op, v in ops[:12]))
+    print("    slowest: " + ", ".join(f"{n['op']} {n['ms']:.2f}" for n in s["profile"]["slowest"][:8]))
 PY
   done
 done
