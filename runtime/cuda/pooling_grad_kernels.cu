@@ -112,6 +112,100 @@ __global__ void pool_grad_kernel(const float* dy, const float* x, float* dx, int
   }
 }
 
+// The common case — no dilation, planes under 2^31 values — in 32-bit arithmetic, visiting only the
+// windows that cover the element (their range per axis in closed form) instead of every tap of the
+// kernel: what pool_grad_kernel computes, without its 64-bit divisions per tap (ResNet's 3×3/2 max
+// pool at batch 256: 54 ms before, on the H200).
+struct Geometry32 {
+  int in[kDims], out[kDims], kernel[kDims], stride[kDims], pad[kDims], pad_end[kDims];
+};
+
+__device__ __forceinline__ int max_choice32(const float* plane, const Geometry32& g, const int o[kDims]) {
+  int chosen = -1;
+  float best = 0.0f;
+  for (int k0 = 0; k0 < g.kernel[0]; ++k0) {
+    const int x0 = o[0] * g.stride[0] - g.pad[0] + k0;
+    if (x0 < 0 || x0 >= g.in[0]) continue;
+    for (int k1 = 0; k1 < g.kernel[1]; ++k1) {
+      const int x1 = o[1] * g.stride[1] - g.pad[1] + k1;
+      if (x1 < 0 || x1 >= g.in[1]) continue;
+      for (int k2 = 0; k2 < g.kernel[2]; ++k2) {
+        const int x2 = o[2] * g.stride[2] - g.pad[2] + k2;
+        if (x2 < 0 || x2 >= g.in[2]) continue;
+        const int at = (x0 * g.in[1] + x1) * g.in[2] + x2;
+        const float v = plane[at];
+        if (chosen < 0 || v > best || isnan(v)) {
+          chosen = at;
+          best = v;
+        }
+      }
+    }
+  }
+  return chosen;
+}
+
+__device__ __forceinline__ int divisor32(const Geometry32& g, const int o[kDims], bool include_pad) {
+  int count = 1;
+  for (int d = 0; d < kDims; ++d) {
+    const int start = o[d] * g.stride[d] - g.pad[d], end = start + g.kernel[d];
+    const int lo = include_pad ? -g.pad[d] : 0, hi = include_pad ? g.in[d] + g.pad_end[d] : g.in[d];
+    count *= min(end, hi) - max(start, lo);
+  }
+  return count;
+}
+
+template <bool Max>
+__global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, int64_t n, Geometry32 g,
+                                   bool include_pad) {
+  const int in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int out_plane = g.out[0] * g.out[1] * g.out[2];
+  UCUDNN_GRID_LOOP(i, n) {
+    const int64_t plane = i / in_plane;
+    const int at = static_cast<int>(i - plane * in_plane);
+    const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
+    int lo[kDims], hi[kDims];
+    for (int d = 0; d < kDims; ++d) {  // windows o with o·s − pad <= p <= o·s − pad + K − 1
+      const int first = p[d] + g.pad[d] - g.kernel[d] + 1;
+      lo[d] = first <= 0 ? 0 : (first + g.stride[d] - 1) / g.stride[d];
+      hi[d] = min(g.out[d] - 1, (p[d] + g.pad[d]) / g.stride[d]);
+    }
+    const float* dy_plane = dy + plane * out_plane;
+    const float* x_plane = Max ? x + plane * in_plane : nullptr;
+    float sum = 0.0f;
+    int o[kDims];
+    for (o[0] = lo[0]; o[0] <= hi[0]; ++o[0])
+      for (o[1] = lo[1]; o[1] <= hi[1]; ++o[1])
+        for (o[2] = lo[2]; o[2] <= hi[2]; ++o[2]) {
+          const float grad = dy_plane[(o[0] * g.out[1] + o[1]) * g.out[2] + o[2]];
+          if constexpr (Max) {
+            if (max_choice32(x_plane, g, o) == at) sum += grad;
+          } else {
+            sum += grad / static_cast<float>(divisor32(g, o, include_pad));
+          }
+        }
+    dx[i] = sum;
+  }
+}
+
+// Whether `g` fits pool_grad_kernel32: no dilation, every plane and padded extent under 2^31.
+bool fits_32_bit(const PoolGeometry& g, Geometry32* out) {
+  const int64_t limit = int64_t{1} << 30;
+  int64_t in_plane = 1, out_plane = 1;
+  for (int d = 0; d < kDims; ++d) {
+    if (g.dilation[d] != 1 || g.input[d] + g.pad_begin[d] + g.pad_end[d] + g.kernel[d] >= limit) return false;
+    in_plane *= g.input[d];
+    out_plane *= g.output[d];
+    if (in_plane >= limit || out_plane >= limit) return false;
+    out->in[d] = static_cast<int>(g.input[d]);
+    out->out[d] = static_cast<int>(g.output[d]);
+    out->kernel[d] = static_cast<int>(g.kernel[d]);
+    out->stride[d] = static_cast<int>(g.stride[d]);
+    out->pad[d] = static_cast<int>(g.pad_begin[d]);
+    out->pad_end[d] = static_cast<int>(g.pad_end[d]);
+  }
+  return true;
+}
+
 template <bool Max>
 cudaError_t launch_pool_grad(const float* dy, const float* x, float* dx, const PoolGeometry& geometry,
                              bool include_pad, cudaStream_t stream) {
@@ -119,7 +213,11 @@ cudaError_t launch_pool_grad(const float* dy, const float* x, float* dx, const P
   const PoolGeometry g = padded_to_3d(geometry);
   const int64_t n = g.batch * g.channels * g.input[0] * g.input[1] * g.input[2];
   if (n == 0) return cudaSuccess;
-  pool_grad_kernel<Max><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, n, g, include_pad);
+  Geometry32 g32;
+  if (fits_32_bit(g, &g32))
+    pool_grad_kernel32<Max><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, n, g32, include_pad);
+  else
+    pool_grad_kernel<Max><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, n, g, include_pad);
   return cudaGetLastError();
 }
 
