@@ -42,6 +42,28 @@ class CpuExecutorTest : public ::testing::Test {
   std::unique_ptr<Backend> backend_ = cpu::make_cpu_backend();
 };
 
+// A one-Conv graph: x [n, c, h, w] (a runtime input) convolved with a constant w of `weight` everywhere.
+ir::Graph one_conv_graph(const std::string& name, Shape x_shape, Shape w_shape, Shape y_shape, float weight) {
+  ir::Graph g;
+  g.name = name;
+  const ir::ValueId x = g.add_value({"x", DType::kFloat32, x_shape, std::nullopt, -1});
+  const ir::ValueId w = g.add_value({"w", DType::kFloat32, w_shape,
+                                     Tensor::from_floats(w_shape, std::vector<float>(shape_numel(w_shape), weight)), -1});
+  const ir::ValueId y = g.add_value({"y", DType::kFloat32, y_shape, std::nullopt, 0});
+  g.inputs = {x};
+  g.outputs = {y};
+  ir::Node conv;
+  conv.name = "conv";
+  conv.op = OpKind::kConv;
+  conv.opset = 17;
+  conv.inputs = {x, w};
+  conv.outputs = {y};
+  conv.attrs.set("group", int64_t{1});
+  conv.attrs.set("auto_pad", std::string("NOTSET"));
+  g.nodes.push_back(conv);
+  return g;
+}
+
 TEST_F(CpuExecutorTest, RunsReluChainAndReusesMemory) {
   ir::Graph g = relu_chain(6, {2, 3, 4});
   ASSERT_TRUE(g.validate().is_ok());
@@ -115,23 +137,7 @@ TEST_F(CpuExecutorTest, RejectsPlanThatDoesNotMatch) {
 
 // A convolution whose algorithm needs workspace, given a plan with none: refused at creation, naming the node.
 TEST_F(CpuExecutorTest, RejectsAWorkspaceSliceTooSmallForTheAlgorithm) {
-  ir::Graph g;
-  g.name = "one_conv";
-  const ir::ValueId x = g.add_value({"x", DType::kFloat32, {2, 3, 6, 6}, std::nullopt, -1});
-  const ir::ValueId w = g.add_value({"w", DType::kFloat32, {4, 3, 3, 3}, Tensor::from_floats({4, 3, 3, 3},
-                                     std::vector<float>(108, 0.5f)), -1});
-  const ir::ValueId y = g.add_value({"y", DType::kFloat32, {2, 4, 4, 4}, std::nullopt, 0});
-  g.inputs = {x};
-  g.outputs = {y};
-  ir::Node conv;
-  conv.name = "conv";
-  conv.op = OpKind::kConv;
-  conv.opset = 17;
-  conv.inputs = {x, w};
-  conv.outputs = {y};
-  conv.attrs.set("group", int64_t{1});
-  conv.attrs.set("auto_pad", std::string("NOTSET"));
-  g.nodes.push_back(conv);
+  ir::Graph g = one_conv_graph("one_conv", {2, 3, 6, 6}, {4, 3, 3, 3}, {2, 4, 4, 4}, 0.5f);
   ASSERT_TRUE(g.validate().is_ok());
 
   Plan plan = undivided_plan(*backend_, g);
@@ -197,23 +203,7 @@ TEST_F(CpuExecutorTest, ProfileTimesEveryStepAndTheCopies) {
 // arena: a micro-batched Conv over a graph input must still read each micro-batch's own samples
 // from the caller's buffer, and `run` is refused.
 TEST_F(CpuExecutorTest, IoBoundPlanSlicesTheCallersInputPerMicroBatch) {
-  ir::Graph g;
-  g.name = "io_bound_conv";
-  const ir::ValueId x = g.add_value({"x", DType::kFloat32, {4, 1, 3, 3}, std::nullopt, -1});
-  const ir::ValueId w = g.add_value({"w", DType::kFloat32, {1, 1, 3, 3}, Tensor::from_floats({1, 1, 3, 3},
-                                     std::vector<float>(9, 1.0f)), -1});
-  const ir::ValueId y = g.add_value({"y", DType::kFloat32, {4, 1, 1, 1}, std::nullopt, 0});
-  g.inputs = {x};
-  g.outputs = {y};
-  ir::Node conv;
-  conv.name = "conv";
-  conv.op = OpKind::kConv;
-  conv.opset = 17;
-  conv.inputs = {x, w};
-  conv.outputs = {y};
-  conv.attrs.set("group", int64_t{1});
-  conv.attrs.set("auto_pad", std::string("NOTSET"));
-  g.nodes.push_back(conv);
+  ir::Graph g = one_conv_graph("io_bound_conv", {4, 1, 3, 3}, {1, 1, 3, 3}, {4, 1, 1, 1}, 1.0f);
   ASSERT_TRUE(g.validate().is_ok());
 
   ucudnn_test::RunOptions options;
