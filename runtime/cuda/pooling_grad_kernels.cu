@@ -11,24 +11,6 @@ namespace {
 
 constexpr int kDims = kMaxPoolDims;
 
-// `g` with its axes moved to the end of kDims, the leading ones unit axes.
-PoolGeometry padded_to_3d(const PoolGeometry& g) {
-  PoolGeometry full = g;
-  const int shift = kDims - g.rank;
-  for (int d = 0; d < kDims; ++d) {
-    const bool unit = d < shift;
-    const int from = d - shift;
-    full.input[d] = unit ? 1 : g.input[from];
-    full.output[d] = unit ? 1 : g.output[from];
-    full.kernel[d] = unit ? 1 : g.kernel[from];
-    full.stride[d] = unit ? 1 : g.stride[from];
-    full.dilation[d] = unit ? 1 : g.dilation[from];
-    full.pad_begin[d] = unit ? 0 : g.pad_begin[from];
-    full.pad_end[d] = unit ? 0 : g.pad_end[from];
-  }
-  full.rank = kDims;
-  return full;
-}
 
 // Position along axis d of tap k of window o (may lie in the padding).
 __device__ __forceinline__ int64_t tap(const PoolGeometry& g, int d, int64_t o, int64_t k) {
@@ -210,7 +192,7 @@ template <bool Max>
 cudaError_t launch_pool_grad(const float* dy, const float* x, float* dx, const PoolGeometry& geometry,
                              bool include_pad, cudaStream_t stream) {
   if (geometry.rank < 1 || geometry.rank > kDims || geometry.channels_last) return cudaErrorInvalidValue;
-  const PoolGeometry g = padded_to_3d(geometry);
+  const PoolGeometry g = pool_geometry_as_3d(geometry);
   const int64_t n = g.batch * g.channels * g.input[0] * g.input[1] * g.input[2];
   if (n == 0) return cudaSuccess;
   Geometry32 g32;

@@ -83,24 +83,6 @@ __global__ void window_pool_kernel(const float* src, float* dst, int64_t n, Pool
   }
 }
 
-// `g` with its axes moved to the end of kMaxPoolDims, the leading ones unit axes.
-PoolGeometry as_3d(const PoolGeometry& g) {
-  PoolGeometry full = g;
-  const int shift = kMaxPoolDims - g.rank;
-  for (int d = 0; d < kMaxPoolDims; ++d) {
-    const bool unit = d < shift;
-    const int from = d - shift;
-    full.input[d] = unit ? 1 : g.input[from];
-    full.output[d] = unit ? 1 : g.output[from];
-    full.kernel[d] = unit ? 1 : g.kernel[from];
-    full.stride[d] = unit ? 1 : g.stride[from];
-    full.dilation[d] = unit ? 1 : g.dilation[from];
-    full.pad_begin[d] = unit ? 0 : g.pad_begin[from];
-    full.pad_end[d] = unit ? 0 : g.pad_end[from];
-  }
-  full.rank = kMaxPoolDims;
-  return full;
-}
 
 __global__ void lrn_kernel(const float* src, float* dst, int64_t n, int64_t channels, int64_t inner, int64_t before,
                            int64_t after, float coefficient, float beta, float bias) {
@@ -132,7 +114,7 @@ __global__ void batch_norm_kernel(const float* src, float* dst, int64_t n, int64
 cudaError_t launch_window_pool(PoolMode mode, const float* src, float* dst, const PoolGeometry& geometry,
                                cudaStream_t stream) {
   if (geometry.rank < 1 || geometry.rank > kMaxPoolDims) return cudaErrorInvalidValue;
-  const PoolGeometry g = as_3d(geometry);
+  const PoolGeometry g = pool_geometry_as_3d(geometry);
   const int64_t n = g.batch * g.channels * g.output[0] * g.output[1] * g.output[2];
   if (n == 0) return cudaSuccess;
   const unsigned blocks = blocks_for(n);
@@ -167,6 +149,24 @@ cudaError_t launch_batch_norm(const float* src, float* dst, int64_t batch, int64
   batch_norm_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, channels, inner, scale, bias, mean, var,
                                                             epsilon);
   return cudaGetLastError();
+}
+
+PoolGeometry pool_geometry_as_3d(const PoolGeometry& g) {
+  PoolGeometry full = g;
+  const int shift = kMaxPoolDims - g.rank;
+  for (int d = 0; d < kMaxPoolDims; ++d) {
+    const bool unit = d < shift;
+    const int from = d - shift;
+    full.input[d] = unit ? 1 : g.input[from];
+    full.output[d] = unit ? 1 : g.output[from];
+    full.kernel[d] = unit ? 1 : g.kernel[from];
+    full.stride[d] = unit ? 1 : g.stride[from];
+    full.dilation[d] = unit ? 1 : g.dilation[from];
+    full.pad_begin[d] = unit ? 0 : g.pad_begin[from];
+    full.pad_end[d] = unit ? 0 : g.pad_end[from];
+  }
+  full.rank = kMaxPoolDims;
+  return full;
 }
 
 }  // namespace ucudnn::cuda

@@ -26,6 +26,10 @@ struct PoolGeometry {
   int64_t pad_begin[kMaxPoolDims] = {}, pad_end[kMaxPoolDims] = {};
 };
 
+// `g` with its axes moved to the end of kMaxPoolDims, the leading ones unit axes: every pool
+// kernel (forward and backward) runs as a 3-D one.
+PoolGeometry pool_geometry_as_3d(const PoolGeometry& g);
+
 // Max: the largest tap inside the input (-inf when none is; NaN propagates, as
 // cuDNN's CUDNN_PROPAGATE_NAN). Averages divide the sum of the taps inside the
 // input by the taps inside the input (exclude) or inside the padded input
