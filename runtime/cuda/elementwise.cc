@@ -14,6 +14,7 @@
 #include "runtime/ir/fusion.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
+#include "runtime/cuda/softmax_loss_kernels.h"
 
 namespace ucudnn::cuda {
 
@@ -198,32 +199,42 @@ Expected<std::unique_ptr<KernelState>> prepare_binary(const PrepareArgs& a, Bina
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
-class ReduceMeanState final : public KernelState {
+// ReduceMean and ReduceSum: one layout (the output's strides into the input, and the reduced
+// axes), then launch_reduce_mean or launch_reduce_sum (softmax_loss_kernels.cu: a block per
+// output for long reductions such as a convolution bias's gradient).
+class ReduceState final : public KernelState {
  public:
+  bool sum = false;
   StridedLayout layout;
   int reduced_rank = 0;
   int64_t reduced_dims[kMaxDims] = {}, reduced_strides[kMaxDims] = {};
   bool copy = false;  // nothing reduced (noop_with_empty_axes)
   Status run(const RunArgs& a) override {
     if (copy) {
-      UCUDNN_CUDA_CHECK(cudaMemcpyAsync(a.dst[0].data, a.src[0].data, a.dst[0].nbytes(), cudaMemcpyDeviceToDevice,
-                                        a.ctx.stream()),
-                        "");
+      if (a.dst[0].data != a.src[0].data && a.dst[0].nbytes() > 0)
+        UCUDNN_CUDA_CHECK(cudaMemcpyAsync(a.dst[0].data, a.src[0].data, a.dst[0].nbytes(), cudaMemcpyDeviceToDevice,
+                                          a.ctx.stream()),
+                          "");
       return Status::ok();
     }
-    UCUDNN_CUDA_CHECK(launch_reduce_mean(a.src[0].as<const float>(), a.dst[0].as<float>(), a.dst[0].numel(), layout,
-                                         reduced_rank, reduced_dims, reduced_strides, a.ctx.stream()),
+    const float* src = a.src[0].as<const float>();
+    float* dst = a.dst[0].as<float>();
+    UCUDNN_CUDA_CHECK(sum ? launch_reduce_sum(src, dst, a.dst[0].numel(), layout, reduced_rank, reduced_dims,
+                                              reduced_strides, a.ctx.stream())
+                          : launch_reduce_mean(src, dst, a.dst[0].numel(), layout, reduced_rank, reduced_dims,
+                                               reduced_strides, a.ctx.stream()),
                       "");
     return Status::ok();
   }
 };
 
-Expected<std::unique_ptr<KernelState>> prepare_reduce_mean(const PrepareArgs& a) {
+Expected<std::unique_ptr<KernelState>> prepare_reduce(const PrepareArgs& a, bool sum) {
   const Shape& in = a.src_shapes[0];
   const int64_t rank = static_cast<int64_t>(in.size());
   if (rank > kMaxDims) return a.unsupported_error("rank above " + std::to_string(kMaxDims));
   std::vector<bool> reduce(in.size(), false);
-  auto s = std::make_unique<ReduceMeanState>();
+  auto s = std::make_unique<ReduceState>();
+  s->sum = sum;
   if (a.has_src(1)) {
     const Tensor* axes_tensor = a.constant(1);
     if (axes_tensor == nullptr) return a.unsupported_error("axes computed at run time");
@@ -284,7 +295,12 @@ UCUDNN_BINARY_KERNEL(PRelu)
 #undef UCUDNN_BINARY_KERNEL
 
 const CudaKernel& cuda_kernel_ReduceMean() {
-  static const CudaKernel k{.prepare = prepare_reduce_mean};
+  static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_reduce(a, false); }};
+  return k;
+}
+
+const CudaKernel& cuda_kernel_ReduceSum() {
+  static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_reduce(a, true); }};
   return k;
 }
 

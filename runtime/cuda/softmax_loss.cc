@@ -1,7 +1,6 @@
 // CUDA kernels of SoftmaxGrad, LogSoftmaxGrad (cudnnSoftmaxBackward),
-// SoftmaxCrossEntropyLoss, SoftmaxCrossEntropyLossGrad and ReduceSum (our own:
-// softmax_loss_kernels.cu). ReduceSum sits here, beside the family whose gradient
-// rules emit it most, rather than with ReduceMean in elementwise.cc.
+// SoftmaxCrossEntropyLoss and SoftmaxCrossEntropyLossGrad (our own:
+// softmax_loss_kernels.cu, which also holds ReduceSum's kernel; elementwise.cc prepares it).
 //
 // Labels outside [0, C) are refused as on the CPU: a constant labels tensor is
 // checked at prepare; labels computed at run time are read to the host before
@@ -107,64 +106,6 @@ StateOr prepare_loss(const PrepareArgs& a, bool gradient) {
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
-// ---- ReduceSum ----------------------------------------------------------------------
-
-class ReduceSumState final : public KernelState {
- public:
-  StridedLayout layout;
-  int reduced_rank = 0;
-  int64_t reduced_dims[kMaxDims] = {}, reduced_strides[kMaxDims] = {};
-  bool copy = false;  // nothing reduced (noop_with_empty_axes)
-  Status run(const RunArgs& a) override {
-    if (copy) {
-      if (a.dst[0].data != a.src[0].data && a.dst[0].nbytes() > 0)
-        UCUDNN_CUDA_CHECK(cudaMemcpyAsync(a.dst[0].data, a.src[0].data, a.dst[0].nbytes(), cudaMemcpyDeviceToDevice,
-                                          a.ctx.stream()),
-                          "");
-      return Status::ok();
-    }
-    UCUDNN_CUDA_CHECK(launch_reduce_sum(a.src[0].as<const float>(), a.dst[0].as<float>(), a.dst[0].numel(), layout,
-                                        reduced_rank, reduced_dims, reduced_strides, a.ctx.stream()),
-                      "");
-    return Status::ok();
-  }
-};
-
-StateOr prepare_reduce_sum(const PrepareArgs& a) {
-  const Shape& in = a.src_shapes[0];
-  const int64_t rank = static_cast<int64_t>(in.size());
-  if (rank > kMaxDims) return a.unsupported_error("rank above " + std::to_string(kMaxDims));
-  std::vector<int64_t> axes;
-  if (a.has_src(1)) {
-    const Tensor* axes_tensor = a.constant(1);
-    if (axes_tensor == nullptr) return a.unsupported_error("axes computed at run time");
-    UCUDNN_ASSIGN_OR_RETURN(axes, axes_tensor->to_int64_vector());
-  }
-  auto s = std::make_unique<ReduceSumState>();
-  if (axes.empty() && a.node.attrs.get_int("noop_with_empty_axes") != 0) {
-    s->copy = true;
-    return std::unique_ptr<KernelState>(std::move(s));
-  }
-  std::vector<bool> reduce(in.size(), axes.empty());
-  for (int64_t axis : axes) {
-    const int64_t d = normalize_axis(axis, rank);
-    if (d < 0) return invalid_argument(a.describe() + ": axis " + std::to_string(axis) + " is out of range");
-    reduce[d] = true;
-  }
-  const std::vector<int64_t> strides = shape_strides(in);
-  s->layout.rank = static_cast<int>(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    s->layout.dims[d] = reduce[d] ? 1 : in[d];
-    s->layout.strides[0][d] = strides[d];
-    if (reduce[d]) {
-      s->reduced_dims[s->reduced_rank] = in[d];
-      s->reduced_strides[s->reduced_rank] = strides[d];
-      ++s->reduced_rank;
-    }
-  }
-  return std::unique_ptr<KernelState>(std::move(s));
-}
-
 }  // namespace
 
 const CudaKernel& cuda_kernel_SoftmaxGrad() {
@@ -187,9 +128,5 @@ const CudaKernel& cuda_kernel_SoftmaxCrossEntropyLossGrad() {
   return k;
 }
 
-const CudaKernel& cuda_kernel_ReduceSum() {
-  static const CudaKernel k{.prepare = prepare_reduce_sum};
-  return k;
-}
 
 }  // namespace ucudnn::cuda
