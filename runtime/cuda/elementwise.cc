@@ -1,6 +1,6 @@
 // CUDA kernels of the elementwise ops: the activations (Relu, LeakyRelu,
 // Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu), PRelu and the
-// broadcasting Add/Sub/Mul/Div, and ReduceMean — float32, and int32/int64 for
+// broadcasting Add/Sub/Mul/Div, ReduceMean and ReduceSum — float32, and int32/int64 for
 // Add/Sub/Mul/Div as on the CPU; all our own kernels (kernels.cu). prepare
 // fixes the op parameters and the broadcast layout; run is one launch (integer
 // Div with a divisor computed at run time first checks it on the host: Note
