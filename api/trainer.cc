@@ -114,6 +114,7 @@ class TrainerImpl final : public Trainer {
     return profile;
   }
   Expected<std::vector<Tensor>> evaluate(const std::vector<Tensor>& inputs) override;
+  std::string optimizer() const override { return optimizer_; }
   void set_learning_rate(double lr) override { learning_rate_ = lr; }
   double learning_rate() const override { return learning_rate_; }
   int64_t steps_done() const override { return steps_; }
@@ -141,13 +142,16 @@ class TrainerImpl final : public Trainer {
   Expected<Tensor> download(const runtime::Buffer& buffer, size_t offset, DType dtype, const Shape& shape,
                             const std::string& what) const;
   Status upload(runtime::Buffer& buffer, size_t offset, const Tensor& t, const std::string& what);
-  // The pointers of the bound inputs / outputs of each graph.
+  // The pointers of the bound inputs / outputs of the training step; the parameters' and running
+  // statistics' (the evaluation's inputs after the model's own), appended to `in`.
   std::vector<const void*> train_inputs() const;
+  void add_weight_pointers(std::vector<const void*>* in) const;
   std::vector<void*> train_outputs() const;
 
   std::string model_path_;
   TrainOptions options_;
   double learning_rate_;
+  std::string optimizer_;  // OptimizerConfig::describe()
   int64_t steps_ = 0;
 
   std::unique_ptr<runtime::Backend> backend_;
@@ -194,6 +198,7 @@ Status TrainerImpl::build(ir::Graph inference) {
   UCUDNN_ASSIGN_OR_RETURN(train_, plan_and_prepare(*backend_, layout_.graph, options_.session));
 
   const training::OptimizerConfig config = optimizer_config(options_);
+  optimizer_ = config.describe();
   state_count_ = config.states();
   std::vector<std::string> names;
   std::vector<Shape> shapes;
@@ -250,15 +255,17 @@ Status TrainerImpl::upload_initial_values(const ir::Graph& inference) {
   return backend_->synchronize("uploading the initial weights");
 }
 
+void TrainerImpl::add_weight_pointers(std::vector<const void*>* in) const {
+  for (size_t k = 0; k < layout_.parameters.size(); ++k) in->push_back(at(*params_, param_layout_.offsets[k]));
+  for (size_t k = 0; k < layout_.running_stats.size(); ++k) in->push_back(at(*stats_, stat_layout_.offsets[k]));
+}
+
 std::vector<const void*> TrainerImpl::train_inputs() const {
-  const ir::Graph& g = layout_.graph;
   std::vector<const void*> in;
   for (size_t i = 0; i < layout_.model_inputs; ++i) in.push_back(at(*io_, io_layout_.offsets[i]));
   in.push_back(at(*io_, io_layout_.offsets[labels_slot_]));
   if (layout_.dropout_seed != ir::kNoValue) in.push_back(at(*io_, io_layout_.offsets[seed_slot_]));
-  for (size_t k = 0; k < layout_.parameters.size(); ++k) in.push_back(at(*params_, param_layout_.offsets[k]));
-  for (size_t k = 0; k < layout_.running_stats.size(); ++k) in.push_back(at(*stats_, stat_layout_.offsets[k]));
-  (void)g;
+  add_weight_pointers(&in);
   return in;
 }
 
@@ -365,8 +372,7 @@ Expected<std::vector<Tensor>> TrainerImpl::evaluate(const std::vector<Tensor>& i
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   std::vector<const void*> in;
   for (size_t i = 0; i < layout_.model_inputs; ++i) in.push_back(at(*io_, io_layout_.offsets[i]));
-  for (size_t k = 0; k < layout_.parameters.size(); ++k) in.push_back(at(*params_, param_layout_.offsets[k]));
-  for (size_t k = 0; k < layout_.running_stats.size(); ++k) in.push_back(at(*stats_, stat_layout_.offsets[k]));
+  add_weight_pointers(&in);
   std::vector<void*> out;
   for (size_t j = 0; j < eval_->graph.outputs.size(); ++j) out.push_back(at(*eval_out_, eval_out_layout_.offsets[j]));
   UCUDNN_RETURN_IF_ERROR(eval_->executor->run_bound(in, out));

@@ -288,6 +288,8 @@ class Trainer {
                                                           const Tensor& labels) = 0;
   // The model's outputs in inference mode (running statistics, no dropout) with the current weights.
   virtual Expected<std::vector<Tensor>> evaluate(const std::vector<Tensor>& inputs) = 0;
+  // The optimizer and its settings: "sgd(momentum=0.9, dampening=0, weight_decay=0.0001, nesterov=0)".
+  virtual std::string optimizer() const = 0;
   virtual void set_learning_rate(double lr) = 0;
   virtual double learning_rate() const = 0;
   virtual int64_t steps_done() const = 0;

@@ -233,5 +233,45 @@ PY
 expect_ok run_no_profile_json "$ucudnn" run "$model" --iterations 1 --json
 grep -q '"profile"' "$work/run_no_profile_json.out" && fail "run --json without --profile has a profile"
 
+# --- training: ucudnn train / eval on a tiny IDX data set (8x8 images, 5 classes) -------------
+tmodel="$src/tests/data/training/tiny_bn_cnn_sgd/model.onnx"   # input [4, 1, 8, 8], 5 classes
+python3 - "$work/idx" <<'PY'
+import os, struct, sys
+out = sys.argv[1]; os.makedirs(out, exist_ok=True)
+def write(name, count, classes):
+    pixels = bytes((i * 37 + (i // 64) * 11) % 256 for i in range(count * 64))
+    with open(os.path.join(out, f"{name}-images-idx3-ubyte"), "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, count, 8, 8) + pixels)
+    with open(os.path.join(out, f"{name}-labels-idx1-ubyte"), "wb") as f:
+        f.write(struct.pack(">II", 0x801, count) + bytes(i % classes for i in range(count)))
+write("train", 32, 5); write("t10k", 10, 5)
+os.makedirs(out + "_ten", exist_ok=True)
+for name in ("train", "t10k"):
+    for kind in ("images-idx3", "labels-idx1"):
+        src = os.path.join(out, f"{name}-{kind}-ubyte")
+        data = open(src, "rb").read()
+        if kind.startswith("labels"):
+            data = data[:8] + bytes(i % 10 for i in range(len(data) - 8))  # labels 0..9: too many classes
+        open(os.path.join(out + "_ten", f"{name}-{kind}-ubyte"), "wb").write(data)
+PY
+train_flags=(--data "$work/idx" --lr 0.05 --momentum 0.9 --seed 3 --db "$work/train.sqlite" --quiet)
+expect_ok train_two_epochs "$ucudnn" train "$tmodel" "${train_flags[@]}" --epochs 2 --save "$work/straight.onnx"
+grep -q "val top-1" "$work/train_two_epochs.out" || fail "train prints no validation accuracy"
+expect_ok train_one_epoch "$ucudnn" train "$tmodel" "${train_flags[@]}" --epochs 1 --checkpoint "$work/ck"
+expect_ok train_resumed "$ucudnn" train "$tmodel" "${train_flags[@]}" --epochs 2 --resume "$work/ck" --save "$work/resumed.onnx"
+cmp -s "$work/straight.onnx" "$work/resumed.onnx" || fail "two epochs resumed after one differ from two straight epochs"
+expect_ok eval_trained "$ucudnn" eval "$work/resumed.onnx" --data "$work/idx" --json
+grep -q '"top1"' "$work/eval_trained.out" || fail "eval --json has no top1"
+expect_ok train_json "$ucudnn" train "$tmodel" --synthetic --steps 3 --json --db "$work/train.sqlite"
+[[ $(grep -c '"event":"step"' "$work/train_json.out") -eq 3 ]] || fail "train --json does not print one line per step"
+expect_error train_no_data 1 "no such directory" -- "$ucudnn" train "$tmodel" --data "$work/nowhere"
+expect_error train_bad_optimizer 2 "sgd or adamw" -- "$ucudnn" train "$tmodel" --synthetic --optimizer adam
+expect_error train_data_and_synthetic 2 "either --data" -- "$ucudnn" train "$tmodel" --synthetic --data "$work/idx"
+expect_error train_too_many_classes 1 "10 classes" -- "$ucudnn" train "$tmodel" --data "$work/idx_ten" --quiet
+expect_error train_bad_schedule 2 "schedule" -- "$ucudnn" train "$tmodel" --synthetic --schedule cosine,min_lr=x
+expect_error resume_other_model 1 "another model" -- "$ucudnn" train "$src/tests/data/training/tiny_two_bn_fresh/model.onnx" "${train_flags[@]}" --resume "$work/ck"
+head -c 100 "$work/ck/last.ckpt" > "$work/cut.ckpt"
+expect_error resume_truncated 1 "cut.ckpt" -- "$ucudnn" train "$tmodel" "${train_flags[@]}" --resume "$work/cut.ckpt"
+
 if [[ $failures -ne 0 ]]; then echo "$failures CLI check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

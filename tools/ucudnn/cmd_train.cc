@@ -143,8 +143,7 @@ std::string checkpoint_file(const std::string& path) {
   return std::filesystem::is_directory(path, ec) ? (std::filesystem::path(path) / "last.ckpt").string() : path;
 }
 
-Status write_checkpoint(const Trainer& trainer, const RunConfig& run, const std::string& optimizer_config,
-                        int64_t epoch, const std::string& dir) {
+Status write_checkpoint(const Trainer& trainer, const RunConfig& run, int64_t epoch, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return io_error("--checkpoint " + dir + ": cannot create the folder (" + ec.message() + ")");
@@ -154,7 +153,7 @@ Status write_checkpoint(const Trainer& trainer, const RunConfig& run, const std:
   ckpt.epoch = epoch;
   ckpt.rng_state = {run.seed};
   ckpt.graph_fingerprint = training_fingerprint(trainer);
-  ckpt.optimizer_config = optimizer_config;
+  ckpt.optimizer_config = trainer.optimizer();
   return training::save_checkpoint((std::filesystem::path(dir) / "last.ckpt").string(), ckpt);
 }
 
@@ -294,15 +293,6 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
                                                 : run.epochs * per_epoch;
   auto schedule = training::parse_schedule(run.schedule, options.learning_rate, total_steps);
   if (!schedule) return report_error(schedule.status(), true);
-  const std::string optimizer_config = options.optimizer == Optimizer::kSgd
-                                           ? "sgd momentum=" + std::to_string(options.momentum) +
-                                                 " dampening=" + std::to_string(options.dampening) +
-                                                 " nesterov=" + std::to_string(options.nesterov) +
-                                                 " weight_decay=" + std::to_string(options.weight_decay)
-                                           : "adamw beta1=" + std::to_string(options.beta1) +
-                                                 " beta2=" + std::to_string(options.beta2) +
-                                                 " eps=" + std::to_string(options.epsilon) +
-                                                 " weight_decay=" + std::to_string(options.weight_decay);
 
   int64_t start_epoch = 0;
   if (!run.resume.empty()) {
@@ -311,9 +301,9 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
     if (!ckpt) return report_error(ckpt.status());
     if (ckpt->graph_fingerprint != training_fingerprint(trainer))
       return report_error(invalid_argument("--resume " + file + ": the checkpoint is of another model"));
-    if (ckpt->optimizer_config != optimizer_config)
+    if (ckpt->optimizer_config != trainer.optimizer())
       return report_error(invalid_argument("--resume " + file + ": saved with optimizer '" + ckpt->optimizer_config +
-                                           "', this run asks for '" + optimizer_config + "'"));
+                                           "', this run asks for '" + trainer.optimizer() + "'"));
     Status loaded_state = trainer.load_state(ckpt->tensors);
     if (!loaded_state.is_ok()) return report_error(loaded_state.with_context("--resume " + file));
     start_epoch = trainer.steps_done() / per_epoch;
@@ -400,7 +390,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
       std::printf("\n");
     }
     if (!run.checkpoint_dir.empty()) {
-      Status saved = write_checkpoint(trainer, run, optimizer_config, epoch + 1, run.checkpoint_dir);
+      Status saved = write_checkpoint(trainer, run, epoch + 1, run.checkpoint_dir);
       if (!saved.is_ok()) return report_error(saved);
     }
   }
@@ -408,7 +398,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
 
   if (interrupted || !run.checkpoint_dir.empty()) {
     const std::string dir = run.checkpoint_dir.empty() ? "ucudnn-train-interrupted" : run.checkpoint_dir;
-    Status saved = write_checkpoint(trainer, run, optimizer_config, epoch, dir);
+    Status saved = write_checkpoint(trainer, run, epoch, dir);
     if (!saved.is_ok()) return report_error(saved);
     if (interrupted) {
       std::fprintf(stderr, "\ninterrupted at step %lld: checkpoint saved to %s/last.ckpt (continue with --resume %s)\n",
