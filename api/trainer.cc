@@ -478,6 +478,13 @@ MemoryStats TrainerImpl::memory() const {
 
 }  // namespace
 
+Expected<TrainableTensors> trainable_tensors(const std::string& model_path) {
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, onnx_import::ImportOptions{}));
+  training::untie_shared_parameters(graph);
+  const training::TrainableValues trainable = training::find_trainable_values(graph);
+  return TrainableTensors{describe(graph, trainable.parameters), describe(graph, trainable.running_stats)};
+}
+
 Expected<std::unique_ptr<Trainer>> Trainer::load(const std::string& model_path, const TrainOptions& options) {
   return TrainerImpl::create(model_path, options);
 }

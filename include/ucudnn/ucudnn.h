@@ -266,6 +266,13 @@ struct TrainStepResult {
   double compute_ms = 0; // wall time of the step on the device: forward, backward and update
 };
 
+// What training would update in `model_path` (imported at batch 1): the parameters, then the
+// BatchNormalization running statistics — as Trainer::parameters() and running_stats() list them.
+struct TrainableTensors {
+  std::vector<TensorInfo> parameters, running_stats;
+};
+Expected<TrainableTensors> trainable_tensors(const std::string& model_path);
+
 class Trainer {
  public:
   virtual ~Trainer() = default;

@@ -254,6 +254,8 @@ for name in ("train", "t10k"):
             data = data[:8] + bytes(i % 10 for i in range(len(data) - 8))  # labels 0..9: too many classes
         open(os.path.join(out + "_ten", f"{name}-{kind}-ubyte"), "wb").write(data)
 PY
+expect_ok info_trainable "$ucudnn" info "$src/tests/data/training/tiny_two_bn_fresh/model.onnx" --trainable
+grep -q "trainable:  8 parameters" "$work/info_trainable.out" || fail "info --trainable does not count the 8 parameters (merged BatchNorm initializers apart)"
 train_flags=(--data "$work/idx" --lr 0.05 --momentum 0.9 --seed 3 --db "$work/train.sqlite" --quiet)
 expect_ok train_two_epochs "$ucudnn" train "$tmodel" "${train_flags[@]}" --epochs 2 --save "$work/straight.onnx"
 grep -q "val top-1" "$work/train_two_epochs.out" || fail "train prints no validation accuracy"

@@ -18,12 +18,25 @@ void print_io(const char* title, const std::vector<ModelInfo::Io>& list) {
   }
 }
 
+// With --trainable: what `ucudnn train` would update, one line each.
+void print_trainable(const TrainableTensors& t) {
+  int64_t values = 0;
+  for (const TensorInfo& p : t.parameters) values += shape_numel(p.shape);
+  std::printf("trainable:  %zu parameters (%lld values), %zu running statistics\n", t.parameters.size(),
+              static_cast<long long>(values), t.running_stats.size());
+  for (const auto* list : {&t.parameters, &t.running_stats})
+    for (const TensorInfo& p : *list)
+      std::printf("  %-40s %s%s\n", p.name.c_str(), list == &t.parameters ? "" : "(running) ",
+                  shape_to_string(p.shape).c_str());
+}
+
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, {}, {});
+  auto args = Args::parse(argc, argv, {}, {"trainable"});
   if (!args) return report_error(args.status(), true);
-  if (args->positional().size() != 1) return report_error(invalid_argument("usage: ucudnn info MODEL"), true);
+  if (args->positional().size() != 1)
+    return report_error(invalid_argument("usage: ucudnn info MODEL [--trainable]"), true);
   const std::string& path = args->positional()[0];
   auto summary = model_info(path);
   if (!summary) return report_error(summary.status());
@@ -34,6 +47,11 @@ int cmd_info(int argc, char** argv) {
   std::printf("parameters: %lld\n", static_cast<long long>(summary->parameter_count));
   print_io("inputs", summary->inputs);
   print_io("outputs", summary->outputs);
+  if (args->has("trainable")) {
+    auto trainable = trainable_tensors(path);
+    if (!trainable) return report_error(trainable.status());
+    print_trainable(*trainable);
+  }
   std::printf("ops:\n");
   for (const auto& [op, count] : summary->op_counts) std::printf("  %-24s %d\n", op.c_str(), count);
   if (summary->unsupported.empty()) {

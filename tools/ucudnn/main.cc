@@ -33,7 +33,7 @@ void print_usage(FILE* out) {
                "usage: ucudnn <command> [options]\n"
                "\n"
                "commands:\n"
-               "  info MODEL     inputs, outputs, op counts, what is unsupported\n"
+               "  info MODEL     inputs, outputs, op counts, what is unsupported (--trainable: what training updates)\n"
                "  run MODEL      run a model and time it (see `ucudnn run --help`)\n"
                "  plan MODEL     choose algorithms and micro-batches under a workspace budget, save the plan\n"
                "  report MODEL   what the optimizer chose per convolution and what it buys (text, --json, --html)\n"
