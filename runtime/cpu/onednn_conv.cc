@@ -27,6 +27,7 @@ namespace ucudnn::cpu::onednn {
 
 bool built_in() { return false; }
 std::string version() { return ""; }
+std::string isa_name() { return ""; }
 bool applies(const ConvProblem&, Kind) { return false; }
 size_t workspace_bytes(const ConvProblem&, Kind) { return std::numeric_limits<size_t>::max(); }
 void run(const ConvProblem&, Kind, const float*, const float*, const float*, float*, void*) {}
@@ -154,9 +155,25 @@ const Entry& entry(const ConvProblem& p, Kind kind) {
 
 bool built_in() { return true; }
 
+// The instruction set oneDNN dispatches to on this CPU at run time (its own detection).
+std::string isa_name() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return "isa" + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
+  }
+}
+
 std::string version() {
   const dnnl_version_t* v = dnnl_version();
-  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
+         " " + isa_name();
 }
 
 // An empty micro-batch (N = 0) runs nothing: it applies where one sample does and needs no workspace.

@@ -17,8 +17,12 @@ enum class Kind { kDirect, kWinograd };
 
 // Whether this build has oneDNN.
 bool built_in();
-// "oneDNN 2.6.3" (the library loaded at run time); "" without oneDNN.
+// "oneDNN 2.6.3 avx2": the library loaded at run time and the instruction set it dispatches to
+// on this CPU (isa_name), part of the CPU's device name in kernel keys (timings measured with
+// another ISA are not reused); "" without oneDNN.
 std::string version();
+// "avx2", "avx512_core", "avx512_core_amx", ...: what oneDNN's kernels use here; "" without oneDNN.
+std::string isa_name();
 // Whether oneDNN has a primitive of `kind` for the problem (creates and caches it once).
 bool applies(const ConvProblem& problem, Kind kind);
 // Workspace bytes: scratchpad + reorder buffers + a zero bias; SIZE_MAX when it does not apply.
