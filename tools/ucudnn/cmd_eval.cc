@@ -2,7 +2,6 @@
 // the same road as `ucudnn run`) over a data set's validation split (or --split train). The last
 // batch is padded with zeros; only its real samples count.
 #include <cstdio>
-#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +9,6 @@
 #include "tools/ucudnn/commands.h"
 #include "tools/ucudnn/session_flags.h"
 #include "tools/ucudnn/train_data.h"
-#include "training/data/loader.h"
 #include "ucudnn/ucudnn.h"
 
 namespace ucudnn::cli {
@@ -24,42 +22,6 @@ constexpr const char* kEvalUsage =
     "  --workers N              data loading threads (default 4)\n"
     "  --json                   one JSON object on stdout\n"
     "The model's first output is the logits [N, classes]; --batch is the evaluation batch.\n";
-
-struct Counts {
-  int64_t samples = 0, top1 = 0, top5 = 0;
-};
-
-Expected<Counts> evaluate(Session& session, std::shared_ptr<const data::Dataset> dataset, int workers) {
-  const TensorInfo& input = session.inputs().front();
-  data::LoaderOptions lo;
-  lo.batch_size = input.shape[0];
-  lo.shuffle = false;
-  lo.num_threads = workers;
-  UCUDNN_ASSIGN_OR_RETURN(auto loader, data::DataLoader::create(std::move(dataset), lo));
-  loader->start_epoch(0);
-  UCUDNN_ASSIGN_OR_RETURN(Tensor images, Tensor::allocate(DType::kFloat32, input.shape));
-  Counts counts;
-  while (true) {
-    UCUDNN_ASSIGN_OR_RETURN(const data::Batch* batch, loader->next());
-    if (batch == nullptr) break;
-    const int64_t n = batch->labels.numel();
-    std::memset(images.raw(), 0, images.nbytes());
-    std::memcpy(images.raw(), batch->images.raw(), batch->images.nbytes());
-    UCUDNN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, session.run({images}));
-    const Tensor& logits = outputs.front();
-    const int64_t classes = logits.shape().back();
-    for (int64_t i = 0; i < n; ++i) {
-      const float* row = logits.data<float>() + i * classes;
-      const float mine = row[batch->labels.data<int64_t>()[i]];
-      int64_t above = 0;
-      for (int64_t c = 0; c < classes; ++c) above += row[c] > mine;
-      counts.top1 += above == 0;
-      counts.top5 += above < 5;
-    }
-    counts.samples += n;
-  }
-  return counts;
-}
 
 int eval(const std::string& model_path, const Args& args) {
   SessionOptions options;
@@ -84,7 +46,8 @@ int eval(const std::string& model_path, const Args& args) {
   Status fits = check_dataset_fits(**dataset, sample, classes, input.name);
   if (!fits.is_ok()) return report_error(fits);
 
-  auto counts = evaluate(**session, *dataset, static_cast<int>(*workers));
+  auto counts = measure_accuracy(*dataset, input.shape, static_cast<int>(*workers),
+                                 [&](const Tensor& images) { return (*session)->run({images}); });
   if (!counts) return report_error(counts.status());
   const double top1 = counts->samples ? double(counts->top1) / counts->samples : 0;
   const double top5 = counts->samples ? double(counts->top5) / counts->samples : 0;

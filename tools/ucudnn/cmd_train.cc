@@ -11,7 +11,6 @@
 #include <csignal>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -155,42 +154,6 @@ Status write_checkpoint(const Trainer& trainer, const RunConfig& run, int64_t ep
   ckpt.graph_fingerprint = training_fingerprint(trainer);
   ckpt.optimizer_config = trainer.optimizer();
   return training::save_checkpoint((std::filesystem::path(dir) / "last.ckpt").string(), ckpt);
-}
-
-// Top-1 (and top-5) accuracy of the trainer's model in inference mode over `dataset`.
-struct Accuracy {
-  int64_t samples = 0, top1 = 0, top5 = 0;
-};
-Expected<Accuracy> evaluate(Trainer& trainer, std::shared_ptr<const data::Dataset> dataset, int workers) {
-  const Shape& input = trainer.inputs().front().shape;
-  data::LoaderOptions lo;
-  lo.batch_size = input[0];
-  lo.shuffle = false;
-  lo.num_threads = workers;
-  UCUDNN_ASSIGN_OR_RETURN(auto loader, data::DataLoader::create(std::move(dataset), lo));
-  loader->start_epoch(0);
-  UCUDNN_ASSIGN_OR_RETURN(Tensor images, Tensor::allocate(DType::kFloat32, input));
-  Accuracy acc;
-  while (true) {
-    UCUDNN_ASSIGN_OR_RETURN(const data::Batch* batch, loader->next());
-    if (batch == nullptr) break;
-    const int64_t n = batch->labels.numel();  // the last batch may be short: padded with zeros
-    std::memset(images.raw(), 0, images.nbytes());
-    std::memcpy(images.raw(), batch->images.raw(), batch->images.nbytes());
-    UCUDNN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, trainer.evaluate({images}));
-    const Tensor& logits = outputs.front();
-    const int64_t classes = logits.shape()[1];
-    for (int64_t i = 0; i < n; ++i) {
-      const float* row = logits.data<float>() + i * classes;
-      const int64_t label = batch->labels.data<int64_t>()[i];
-      int64_t above = 0;  // logits larger than the label's
-      for (int64_t c = 0; c < classes; ++c) above += row[c] > row[label];
-      acc.top1 += above == 0;
-      acc.top5 += above < 5;
-    }
-    acc.samples += n;
-  }
-  return acc;
 }
 
 // Time by op type, and the slowest nodes, of one profiled step.
@@ -368,7 +331,8 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
     }
     if (interrupted) break;
     if (val_set) {
-      auto acc = evaluate(trainer, val_set, run.workers);
+      auto acc = measure_accuracy(val_set, input.shape, run.workers,
+                                  [&](const Tensor& images) { return trainer.evaluate({images}); });
       if (!acc) return report_error(acc.status());
       last_val = *acc;
     }

@@ -2,10 +2,13 @@
 // Fashion-MNIST's, or an ImageFolder tree) or --synthetic, checked against the model's input.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/core/status.h"
+#include "runtime/core/tensor.h"
 #include "training/data/dataset.h"
 
 namespace ucudnn::cli {
@@ -21,5 +24,15 @@ Expected<std::shared_ptr<const data::Dataset>> open_dataset(const std::string& d
 // model's `classes`; names the data set and the model's input.
 Status check_dataset_fits(const data::Dataset& dataset, const Shape& image_shape, int64_t classes,
                           const std::string& input_name);
+
+// Top-1 and top-5 accuracy of a model over `dataset` in its own order, batch by batch:
+// `logits_of` takes images float32 `input` ([batch, C, H, W]; the last batch padded with
+// zeros, its padding not counted) and returns the model's outputs, the first the logits.
+struct Accuracy {
+  int64_t samples = 0, top1 = 0, top5 = 0;
+};
+using LogitsOf = std::function<Expected<std::vector<Tensor>>(const Tensor& images)>;
+Expected<Accuracy> measure_accuracy(std::shared_ptr<const data::Dataset> dataset, const Shape& input, int workers,
+                                    const LogitsOf& logits_of);
 
 }  // namespace ucudnn::cli
