@@ -147,6 +147,8 @@ class TrainerImpl final : public Trainer {
   std::vector<const void*> train_inputs() const;
   void add_weight_pointers(std::vector<const void*>* in) const;
   std::vector<void*> train_outputs() const;
+  // Fills the four binding lists below (the buffers never move after build).
+  void bind_buffers();
 
   std::string model_path_;
   TrainOptions options_;
@@ -165,6 +167,9 @@ class TrainerImpl final : public Trainer {
   std::unique_ptr<runtime::Buffer> params_, grads_, states_, stats_, io_, hyper_, eval_out_;
   Layout param_layout_, stat_layout_, io_layout_, eval_out_layout_;
   int state_count_ = 1;  // optimizer state tensors per parameter
+  // What the training step and the update are bound to (run_bound), made once by bind_buffers.
+  std::vector<const void*> train_in_, update_in_;
+  std::vector<void*> train_out_, update_out_;
   // io_: model inputs [0, n), labels, dropout seed, loss, logits.
   size_t labels_slot_ = 0, seed_slot_ = 0, loss_slot_ = 0, logits_slot_ = 0;
 };
@@ -230,6 +235,7 @@ Status TrainerImpl::build(ir::Graph inference) {
   UCUDNN_ASSIGN_OR_RETURN(stats_, backend_->allocate(stat_layout_.bytes, "running statistics"));
   UCUDNN_ASSIGN_OR_RETURN(io_, backend_->allocate(io_layout_.bytes, "training inputs and outputs"));
   UCUDNN_ASSIGN_OR_RETURN(hyper_, backend_->allocate(2 * kAlignment, "learning rate and step"));
+  bind_buffers();
   return upload_initial_values(inference);
 }
 
@@ -238,13 +244,12 @@ Status TrainerImpl::upload(runtime::Buffer& buffer, size_t offset, const Tensor&
 }
 
 Status TrainerImpl::upload_initial_values(const ir::Graph& inference) {
-  const training::TrainableValues trainable = training::find_trainable_values(inference);
-  for (size_t k = 0; k < trainable.parameters.size(); ++k)
-    UCUDNN_RETURN_IF_ERROR(upload(*params_, param_layout_.offsets[k], *inference.value(trainable.parameters[k]).constant,
+  // The training graph is a copy of `inference`: its parameters' value ids are the initializers'.
+  for (size_t k = 0; k < layout_.parameters.size(); ++k)
+    UCUDNN_RETURN_IF_ERROR(upload(*params_, param_layout_.offsets[k], *inference.value(layout_.parameters[k]).constant,
                                   "parameter '" + parameters_[k].name + "'"));
-  for (size_t k = 0; k < trainable.running_stats.size(); ++k)
-    UCUDNN_RETURN_IF_ERROR(upload(*stats_, stat_layout_.offsets[k],
-                                  *inference.value(trainable.running_stats[k]).constant,
+  for (size_t k = 0; k < layout_.running_stats.size(); ++k)
+    UCUDNN_RETURN_IF_ERROR(upload(*stats_, stat_layout_.offsets[k], *inference.value(layout_.running_stats[k]).constant,
                                   "running statistic '" + running_stats_[k].name + "'"));
   // Optimizer state starts at zero.
   const size_t bytes = states_->bytes();
@@ -267,6 +272,24 @@ std::vector<const void*> TrainerImpl::train_inputs() const {
   if (layout_.dropout_seed != ir::kNoValue) in.push_back(at(*io_, io_layout_.offsets[seed_slot_]));
   add_weight_pointers(&in);
   return in;
+}
+
+void TrainerImpl::bind_buffers() {
+  train_in_ = train_inputs();
+  train_out_ = train_outputs();
+  update_in_ = {at(*hyper_, 0), at(*hyper_, kAlignment)};
+  update_out_.clear();
+  for (size_t k = 0; k < layout_.parameters.size(); ++k) {
+    const size_t offset = param_layout_.offsets[k];
+    update_in_.push_back(at(*params_, offset));
+    update_in_.push_back(at(*grads_, offset));
+    update_out_.push_back(at(*params_, offset));  // in place
+    for (int s = 0; s < state_count_; ++s) {
+      std::byte* state = at(*states_, static_cast<size_t>(s) * param_layout_.bytes + offset);
+      update_in_.push_back(state);
+      update_out_.push_back(state);
+    }
+  }
 }
 
 std::vector<void*> TrainerImpl::train_outputs() const {
@@ -327,27 +350,14 @@ Expected<TrainStepResult> TrainerImpl::run_step(const std::vector<Tensor>& input
   UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the batch to the device"));
   result.upload_ms = ms_since(upload_start);
   const auto compute_start = std::chrono::steady_clock::now();
-  UCUDNN_RETURN_IF_ERROR(run_or_profile(*train_->executor, train_inputs(), train_outputs(), profile, ""));
+  UCUDNN_RETURN_IF_ERROR(run_or_profile(*train_->executor, train_in_, train_out_, profile, ""));
 
   // The update: lr and step, then every parameter and state in place.
   const float lr = static_cast<float>(learning_rate_);
   const int64_t step = steps_ + 1;
   UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(at(*hyper_, 0), &lr, sizeof(lr), "learning rate"));
   UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(at(*hyper_, kAlignment), &step, sizeof(step), "step"));
-  std::vector<const void*> in = {at(*hyper_, 0), at(*hyper_, kAlignment)};
-  std::vector<void*> out;
-  for (size_t k = 0; k < layout_.parameters.size(); ++k) {
-    const size_t offset = param_layout_.offsets[k];
-    in.push_back(at(*params_, offset));
-    in.push_back(at(*grads_, offset));
-    out.push_back(at(*params_, offset));
-    for (int s = 0; s < state_count_; ++s) {
-      std::byte* state = at(*states_, static_cast<size_t>(s) * param_layout_.bytes + offset);
-      in.push_back(state);
-      out.push_back(state);
-    }
-  }
-  UCUDNN_RETURN_IF_ERROR(run_or_profile(*update_->executor, in, out, profile, "update/"));
+  UCUDNN_RETURN_IF_ERROR(run_or_profile(*update_->executor, update_in_, update_out_, profile, "update/"));
   result.compute_ms = ms_since(compute_start);
 
   UCUDNN_ASSIGN_OR_RETURN(Tensor loss, download(*io_, io_layout_.offsets[loss_slot_], DType::kFloat32, {}, "loss"));

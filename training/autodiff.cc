@@ -196,11 +196,6 @@ Expected<std::vector<ir::ValueId>> append_gradients(ir::Graph& graph, const std:
       return invalid_argument("the gradient seed of '" + v.name + "' (" + dtype_name(v.dtype) +
                               shape_to_string(v.shape) + ") is " + dtype_name(g.dtype) + shape_to_string(g.shape));
   }
-  // Room for what the rules append (a few nodes and values per forward node), so that a
-  // reference into the graph a rule holds across emit() stays valid in practice; rules must not
-  // rely on it (runtime/ops/gradient.h).
-  graph.values.reserve(graph.values.size() + 32 * forward_nodes + 64);
-  graph.nodes.reserve(graph.nodes.size() + 16 * forward_nodes + 16);
   Differentiator d(graph, values_needing_gradients(graph, forward_nodes, seeds, wrt));
   for (const GradientSeed& seed : seeds) d.contribute(seed.value, seed.grad);
 

@@ -217,17 +217,16 @@ Expected<TrainingGraph> build_training_graph(const ir::Graph& inference, const T
       const ir::ValueId mean_in = g.nodes[n].inputs[3], var_in = g.nodes[n].inputs[4];
       UCUDNN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> outs, to_batch_norm_train(g, n));
       for (size_t k = 0; k < t.running_stats.size(); ++k) {
-        if (t.running_stats[k] == mean_in && new_stats[k] == ir::kNoValue) new_stats[k] = outs[0];
-        if (t.running_stats[k] == var_in && new_stats[k] == ir::kNoValue) new_stats[k] = outs[1];
+        if (t.running_stats[k] != mean_in && t.running_stats[k] != var_in) continue;
+        if (new_stats[k] != ir::kNoValue || mean_in == var_in)
+          return unsupported("the running statistic '" + g.value(t.running_stats[k]).name +
+                             "' is updated by more than one BatchNormalization; untie_shared_parameters first");
+        new_stats[k] = t.running_stats[k] == mean_in ? outs[0] : outs[1];
       }
     } else if (g.nodes[n].op == OpKind::kDropout) {
       UCUDNN_RETURN_IF_ERROR(to_dropout_train(g, n, t.dropout_seed));
     }
   }
-  for (size_t k = 0; k < new_stats.size(); ++k)
-    if (new_stats[k] == ir::kNoValue)
-      return unsupported("the running statistic '" + g.value(t.running_stats[k]).name +
-                         "' feeds more than one BatchNormalization or is updated twice; ucudnn cannot train that");
 
   ir::Attributes loss_attrs;
   loss_attrs.set("label_smoothing", options.label_smoothing);

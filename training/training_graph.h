@@ -68,8 +68,9 @@ struct TrainableValues {
 TrainableValues find_trainable_values(const ir::Graph& inference);
 
 // `inference` must be an imported graph without the inference passes (no folded BatchNorm, no
-// fusions), with output 0 the logits [N, C]. Unsupported, naming the node, for an op on the way
-// from a parameter to the loss that has no gradient rule.
+// fusions), with output 0 the logits [N, C], and untie_shared_parameters applied (a running
+// statistic two BatchNormalizations share is refused). Unsupported, naming the node, for an op on
+// the way from a parameter to the loss that has no gradient rule.
 Expected<TrainingGraph> build_training_graph(const ir::Graph& inference, const TrainingGraphOptions& options);
 
 // The evaluation graph: `inference` with the same parameters and running statistics as inputs

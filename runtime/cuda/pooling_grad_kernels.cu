@@ -169,7 +169,8 @@ __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, i
   }
 }
 
-// Whether `g` fits pool_grad_kernel32: no dilation, every plane and padded extent under 2^31.
+// Whether `g` fits pool_grad_kernel32: no dilation, every plane and padded extent under 2^30
+// (so no int sum of two of them overflows).
 bool fits_32_bit(const PoolGeometry& g, Geometry32* out) {
   const int64_t limit = int64_t{1} << 30;
   int64_t in_plane = 1, out_plane = 1;

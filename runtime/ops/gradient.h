@@ -32,11 +32,12 @@ class GradientContext {
   virtual ~GradientContext() = default;
 
   // The forward node (a copy: stays valid while nodes are appended), and the graph it is in
-  // (backward nodes are appended to it). References into graph() — value(id) included — are
-  // invalidated by emit() and add_constant(): copy what you need (shape_of, dtype_of) first.
+  // (backward nodes are appended to it, so references into graph() do not survive emit() and
+  // add_constant()). value() returns a copy for that reason: `const Shape& s = ctx.value(v).shape`
+  // keeps the copy alive and stays valid whatever the rule emits next.
   virtual const ir::Node& node() const = 0;
   virtual const ir::Graph& graph() const = 0;
-  const ir::Value& value(ir::ValueId id) const { return graph().value(id); }
+  ir::Value value(ir::ValueId id) const { return graph().value(id); }
   Shape shape_of(ir::ValueId id) const { return graph().value(id).shape; }
   DType dtype_of(ir::ValueId id) const { return graph().value(id).dtype; }
   ir::ValueId input(size_t i) const { return i < node().inputs.size() ? node().inputs[i] : ir::kNoValue; }

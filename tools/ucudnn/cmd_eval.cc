@@ -36,9 +36,9 @@ int eval(const std::string& model_path, const Args& args) {
 
   auto session = Session::load(model_path, options);
   if (!session) return report_error(session.status());
-  const TensorInfo& input = (*session)->inputs().front();
-  if ((*session)->inputs().size() != 1 || input.shape.size() < 2)
+  if ((*session)->inputs().size() != 1 || (*session)->inputs().front().shape.size() < 2)
     return report_error(unsupported("ucudnn eval feeds models with one image input [N, C, ...]"));
+  const TensorInfo& input = (*session)->inputs().front();
   const Shape sample(input.shape.begin() + 1, input.shape.end());
   auto dataset = open_dataset(args.get("data"), split_name == "val" ? data::Split::kVal : data::Split::kTrain, sample);
   if (!dataset) return report_error(dataset.status());

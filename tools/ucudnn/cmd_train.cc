@@ -54,8 +54,8 @@ constexpr const char* kTrainUsage =
     "  --no-eval                skip the validation pass after each epoch\n"
     "  --no-shuffle             visit the training set in its own order (comparisons with other frameworks)\n"
     "  --json                   one JSON object per line on stdout (steps, epochs, summary)\n"
-    "  --profile                after training, one more step timed per node: time by op type and the\n"
-    "                           15 slowest nodes (the training step's and the update's)\n"
+    "  --profile                after training and saving, one more step (not saved) timed per node:\n"
+    "                           time by op type and the 15 slowest nodes (the step's and the update's)\n"
     "Training runs in NCHW; --batch is the training batch.\n";
 
 std::atomic<bool> g_interrupted{false};
@@ -212,10 +212,10 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
   auto loaded = Trainer::load(model_path, options);
   if (!loaded) return report_error(loaded.status());
   Trainer& trainer = **loaded;
-  const TensorInfo& input = trainer.inputs().front();
-  if (trainer.inputs().size() != 1 || input.shape.size() < 2)
+  if (trainer.inputs().size() != 1 || trainer.inputs().front().shape.size() < 2)
     return report_error(unsupported("ucudnn train feeds models with one image input [N, C, ...]; '" + model_path +
                                     "' takes " + std::to_string(trainer.inputs().size()) + " inputs"));
+  const TensorInfo& input = trainer.inputs().front();
   const int64_t batch = input.shape[0];
   const Shape sample(input.shape.begin() + 1, input.shape.end());
 
@@ -264,6 +264,9 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
     if (!ckpt) return report_error(ckpt.status());
     if (ckpt->graph_fingerprint != training_fingerprint(trainer))
       return report_error(invalid_argument("--resume " + file + ": the checkpoint is of another model"));
+    if (ckpt->rng_state != std::vector<uint64_t>{run.seed})
+      return report_error(invalid_argument("--resume " + file + ": saved with another --seed (data order and dropout "
+                                           "follow it); give the run's --seed again"));
     if (ckpt->optimizer_config != trainer.optimizer())
       return report_error(invalid_argument("--resume " + file + ": saved with optimizer '" + ckpt->optimizer_config +
                                            "', this run asks for '" + trainer.optimizer() + "'"));
@@ -382,6 +385,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
   const double med = steady_median(step_ms), med_compute = steady_median(compute_ms),
                med_upload = steady_median(upload_ms);
   const MemoryStats memory = trainer.memory();
+  const int64_t steps = trainer.steps_done();  // before --profile's extra step (timed, not saved)
   std::optional<std::vector<StepProfile>> profile;
   if (run.profile) {
     (*loader)->start_epoch(epoch);
@@ -397,7 +401,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
     nlohmann::json s{{"event", "summary"},
                      {"model", model_path},
                      {"batch", batch},
-                     {"steps", trainer.steps_done()},
+                     {"steps", steps},
                      {"final_loss", last_loss},
                      {"median_step_ms", med},
                      {"median_compute_ms", med_compute},
@@ -413,7 +417,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
     std::printf("%s\n", s.dump().c_str());
   } else {
     std::printf("trained %s: %lld steps of batch %lld, final loss %.4f\n", model_path.c_str(),
-                static_cast<long long>(trainer.steps_done()), static_cast<long long>(batch), last_loss);
+                static_cast<long long>(steps), static_cast<long long>(batch), last_loss);
     std::printf("  median step %.2f ms (%.0f images/s): on the device %.2f ms, copying the batch %.2f ms\n", med,
                 med > 0 ? batch * 1000.0 / med : 0.0, med_compute, med_upload);
     std::printf("  memory %s (activations %s, workspace %s, weights/grads/state %s)\n",
