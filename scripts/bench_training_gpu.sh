@@ -41,8 +41,8 @@ print(f"{m:9} {p:9} {w:9} step {s['median_step_ms']:8.2f} ms (device {s['median_
       f"(workspace {s['memory']['workspace_bytes'] / 2**20:7.1f} MiB)  predicted conv {s['predicted_conv_ms']:.1f} ms  "
       f"loss {s['final_loss']:.3f}")
 if "profile" in s:
-    ops = sorted(s["profile"]["by_op"].items(), key=lambda kv: -kv[1]["ms"])
-    print("    by op: " + ", ".join(f"{op} {v['ms']:.2f} ms ({v['count']})" for op, v in ops[:12]))
+    ops = s["profile"]["by_op"]  # slowest first
+    print("    by op: " + ", ".join(f"{r['op']} {r['ms']:.2f} ms ({r['count']})" for r in ops[:12]))
     print("    slowest: " + ", ".join(f"{n['op']} {n['ms']:.2f}" for n in s["profile"]["slowest"][:8]))
 PY
   done

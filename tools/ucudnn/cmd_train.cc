@@ -19,6 +19,7 @@
 
 #include "tools/ucudnn/cli_args.h"
 #include "tools/ucudnn/commands.h"
+#include "tools/ucudnn/profile_report.h"
 #include "tools/ucudnn/session_flags.h"
 #include "tools/ucudnn/train_data.h"
 #include "training/checkpoint.h"
@@ -55,7 +56,7 @@ constexpr const char* kTrainUsage =
     "  --no-shuffle             visit the training set in its own order (comparisons with other frameworks)\n"
     "  --json                   one JSON object per line on stdout (steps, epochs, summary)\n"
     "  --profile                after training and saving, one more step (not saved) timed per node:\n"
-    "                           time by op type and the 15 slowest nodes (the step's and the update's)\n"
+    "                           time by op type and the 10 slowest nodes (the step's and the update's)\n"
     "Training runs in NCHW; --batch is the training batch.\n";
 
 std::atomic<bool> g_interrupted{false};
@@ -156,44 +157,6 @@ Status write_checkpoint(const Trainer& trainer, const RunConfig& run, int64_t ep
   return training::save_checkpoint((std::filesystem::path(dir) / "last.ckpt").string(), ckpt);
 }
 
-// Time by op type, and the slowest nodes, of one profiled step.
-std::map<std::string, std::pair<int, double>> time_by_op(const std::vector<StepProfile>& profile) {
-  std::map<std::string, std::pair<int, double>> by_op;
-  for (const StepProfile& p : profile) {
-    by_op[p.op].first += 1;
-    by_op[p.op].second += p.ms;
-  }
-  return by_op;
-}
-
-nlohmann::json profile_json(const std::vector<StepProfile>& profile) {
-  nlohmann::json by_op = nlohmann::json::object();
-  for (const auto& [op, v] : time_by_op(profile)) by_op[op] = {{"count", v.first}, {"ms", v.second}};
-  std::vector<StepProfile> slowest = profile;
-  std::sort(slowest.begin(), slowest.end(), [](const StepProfile& a, const StepProfile& b) { return a.ms > b.ms; });
-  nlohmann::json nodes = nlohmann::json::array();
-  for (size_t i = 0; i < slowest.size() && i < 15; ++i)
-    nodes.push_back({{"node", slowest[i].node}, {"op", slowest[i].op}, {"ms", slowest[i].ms}});
-  return {{"by_op", by_op}, {"slowest", nodes}};
-}
-
-void print_profile(const std::vector<StepProfile>& profile) {
-  double total = 0;
-  for (const StepProfile& p : profile) total += p.ms;
-  std::vector<std::pair<std::string, std::pair<int, double>>> ops;
-  for (const auto& entry : time_by_op(profile)) ops.push_back(entry);
-  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
-  std::printf("profile of one step (%.2f ms in nodes):\n", total);
-  for (const auto& [op, v] : ops)
-    std::printf("  %-28s %5d nodes %10.3f ms %6.1f %%\n", op.c_str(), v.first, v.second,
-                total > 0 ? 100 * v.second / total : 0.0);
-  std::vector<StepProfile> slowest = profile;
-  std::sort(slowest.begin(), slowest.end(), [](const StepProfile& a, const StepProfile& b) { return a.ms > b.ms; });
-  std::printf("slowest nodes:\n");
-  for (size_t i = 0; i < slowest.size() && i < 15; ++i)
-    std::printf("  %10.3f ms  %-24s %s\n", slowest[i].ms, slowest[i].op.c_str(), slowest[i].node.c_str());
-}
-
 std::string format_duration(double seconds) {
   const auto s = static_cast<int64_t>(seconds);
   char buf[32];
@@ -202,11 +165,6 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 int train(const std::string& model_path, TrainOptions options, const RunConfig& run) {
   auto loaded = Trainer::load(model_path, options);
@@ -380,7 +338,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
 
   // Steady state: the medians after the first three steps (warm-up, caches).
   auto steady_median = [](const std::vector<double>& v) {
-    return median(std::vector<double>(v.size() > 3 ? v.begin() + 3 : v.begin(), v.end()));
+    return percentile_median(std::vector<double>(v.size() > 3 ? v.begin() + 3 : v.begin(), v.end()));
   };
   const double med = steady_median(step_ms), med_compute = steady_median(compute_ms),
                med_upload = steady_median(upload_ms);
@@ -397,6 +355,9 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
       profile = std::move(*timed);
     }
   }
+  double profile_total_ms = 0;  // the step's and the update's nodes
+  if (profile)
+    for (const StepProfile& p : *profile) profile_total_ms += p.ms;
   if (run.json) {
     nlohmann::json s{{"event", "summary"},
                      {"model", model_path},
@@ -413,7 +374,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
                                  {"weight_bytes", memory.weight_bytes},
                                  {"total_bytes", memory.peak_bytes()}}}};
     if (last_val) s["val_top1"] = double(last_val->top1) / last_val->samples;
-    if (profile) s["profile"] = profile_json(*profile);
+    if (profile) s["profile"] = profile_json(*profile, profile_total_ms);
     std::printf("%s\n", s.dump().c_str());
   } else {
     std::printf("trained %s: %lld steps of batch %lld, final loss %.4f\n", model_path.c_str(),
@@ -425,7 +386,7 @@ int train(const std::string& model_path, TrainOptions options, const RunConfig& 
                 format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.workspace_bytes).c_str(),
                 format_bytes(memory.weight_bytes).c_str());
     if (!run.save_path.empty()) std::printf("  saved %s\n", run.save_path.c_str());
-    if (profile) print_profile(*profile);
+    if (profile) print_profile(*profile, profile_total_ms, device_name(options.session.device));
   }
   return 0;
 }
