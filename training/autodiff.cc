@@ -7,13 +7,11 @@
 
 #include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
+#include "training/training_graph.h"
 
 namespace ucudnn::training {
 
 namespace {
-
-// Opset of the nodes the rules emit: the forms of standard ops (ReduceSum's axes input, ...) are opset 13+.
-constexpr int kGradientOpset = 17;
 
 // Which values need a gradient: float32 values that depend on a `wrt` value and that the loss
 // depends on (a seeded value, or an input of a node with such an output).
@@ -97,11 +95,9 @@ class Differentiator {
   // shaped by the op's rule. Nothing is left behind when the rule refuses it.
   Expected<std::vector<ir::ValueId>> append_node(ir::Node node, std::vector<ir::ValueId> inputs,
                                                  ir::Attributes attrs, size_t num_outputs) {
-    const OpDescriptor& desc = op_descriptor(node.op);
-    for (const AttrSpec& spec : desc.attrs)
-      if (spec.presence == AttrPresence::kDefault && !attrs.has(spec.name)) attrs.set(spec.name, *spec.default_value);
     node.attrs = std::move(attrs);
-    node.opset = kGradientOpset;
+    fill_default_attributes(node);
+    node.opset = kTrainingOpset;
     node.inputs = std::move(inputs);
     const size_t values_before = graph_.values.size();
     for (size_t i = 0; i < num_outputs; ++i) {
@@ -111,18 +107,13 @@ class Differentiator {
       node.outputs.push_back(graph_.add_value(std::move(v)));
     }
     graph_.nodes.push_back(std::move(node));
-    Expected<std::vector<ValueInfo>> infos = infer_node(graph_, graph_.nodes.back());
-    if (!infos) {
+    if (Status inferred = infer_node_outputs(graph_, static_cast<ir::NodeId>(graph_.nodes.size() - 1));
+        !inferred.is_ok()) {
       graph_.nodes.pop_back();
       graph_.values.resize(values_before);
-      return infos.status();
+      return inferred;
     }
-    std::vector<ir::ValueId> outputs = graph_.nodes.back().outputs;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      graph_.value(outputs[i]).dtype = (*infos)[i].dtype;
-      graph_.value(outputs[i]).shape = (*infos)[i].shape;
-    }
-    return outputs;
+    return graph_.nodes.back().outputs;
   }
 
   ir::ValueId add_constant(Tensor tensor, const std::string& name) {

@@ -11,8 +11,6 @@ namespace ucudnn::training {
 
 namespace {
 
-constexpr int kTrainingOpset = 17;
-
 bool is_float_constant(const ir::Graph& g, ir::ValueId id) {
   return id != ir::kNoValue && g.value(id).constant.has_value() && g.value(id).dtype == DType::kFloat32;
 }
@@ -63,22 +61,6 @@ ir::ValueId add_output_value(ir::Graph& g, const std::string& name, ir::NodeId p
   return g.add_value(std::move(v));
 }
 
-// Re-runs the shape rule of node n (after it changed op or inputs) and sets its outputs.
-Status reinfer(ir::Graph& g, size_t n) {
-  UCUDNN_ASSIGN_OR_RETURN(std::vector<ValueInfo> infos, infer_node(g, g.nodes[n]));
-  for (size_t i = 0; i < infos.size(); ++i) {
-    ir::Value& v = g.value(g.nodes[n].outputs[i]);
-    v.dtype = infos[i].dtype;
-    v.shape = infos[i].shape;
-  }
-  return Status::ok();
-}
-
-void fill_defaults(ir::Node& node) {
-  for (const AttrSpec& spec : op_descriptor(node.op).attrs)
-    if (spec.presence == AttrPresence::kDefault && !node.attrs.has(spec.name))
-      node.attrs.set(spec.name, *spec.default_value);
-}
 
 // BatchNormalization(X, scale, B, mean, var) → BatchNormTrain(...) with outputs (Y, new mean,
 // new var, saved mean, saved inv std). Returns the new running-statistic outputs.
@@ -104,7 +86,7 @@ Expected<std::vector<ir::ValueId>> to_batch_norm_train(ir::Graph& g, size_t n) {
     g.nodes[n].outputs.push_back(id);
     if (stats.size() < 2) stats.push_back(id);
   }
-  UCUDNN_RETURN_IF_ERROR(reinfer(g, n));
+  UCUDNN_RETURN_IF_ERROR(infer_node_outputs(g, static_cast<ir::NodeId>(n)));
   return stats;
 }
 
@@ -127,7 +109,7 @@ Status to_dropout_train(ir::Graph& g, size_t n, ir::ValueId seed) {
   node.inputs = {node.inputs[0], seed};
   node.outputs.resize(1);
   g.nodes[n].outputs.push_back(add_output_value(g, g.nodes[n].name + "/mask", static_cast<ir::NodeId>(n)));
-  return reinfer(g, n);
+  return infer_node_outputs(g, static_cast<ir::NodeId>(n));
 }
 
 // Appends `op` over `inputs` to g with outputs named `names`; returns them.
@@ -140,11 +122,11 @@ Expected<std::vector<ir::ValueId>> append(ir::Graph& g, OpKind op, const std::st
   node.opset = kTrainingOpset;
   node.inputs = std::move(inputs);
   node.attrs = std::move(attrs);
-  fill_defaults(node);
+  fill_default_attributes(node);
   for (const std::string& out : outputs)
     node.outputs.push_back(add_output_value(g, out, static_cast<ir::NodeId>(g.nodes.size())));
   g.nodes.push_back(std::move(node));
-  UCUDNN_RETURN_IF_ERROR(reinfer(g, g.nodes.size() - 1));
+  UCUDNN_RETURN_IF_ERROR(infer_node_outputs(g, static_cast<ir::NodeId>(g.nodes.size() - 1)));
   return g.nodes.back().outputs;
 }
 

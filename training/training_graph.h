@@ -28,6 +28,10 @@
 
 namespace ucudnn::training {
 
+// The opset of every node training adds (the training ops, the backward, the update): the forms of
+// standard ops it emits (ReduceSum's axes input, ...) are opset 13's and later.
+inline constexpr int kTrainingOpset = 17;
+
 struct TrainingGraphOptions {
   float label_smoothing = 0.0f;
 };

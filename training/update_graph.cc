@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "runtime/ops/op_descriptor.h"
+#include "training/training_graph.h"
 
 namespace ucudnn::training {
 
@@ -35,7 +36,7 @@ Expected<ir::Graph> build_update_graph(const std::vector<std::string>& names, co
                                        const OptimizerConfig& config) {
   ir::Graph g;
   g.name = "optimizer_update";
-  g.opset = 17;
+  g.opset = kTrainingOpset;
   const ir::ValueId lr = add_value(g, "lr", DType::kFloat32, {1});
   const ir::ValueId step = add_value(g, "step", DType::kInt64, {1});
   g.inputs = {lr, step};
@@ -47,8 +48,7 @@ Expected<ir::Graph> build_update_graph(const std::vector<std::string>& names, co
     node.name = names[k] + "/update";
     node.op = sgd ? OpKind::kSgdUpdate : OpKind::kAdamWUpdate;
     node.opset = g.opset;
-    for (const AttrSpec& spec : op_descriptor(node.op).attrs)
-      if (spec.presence == AttrPresence::kDefault) node.attrs.set(spec.name, *spec.default_value);
+    fill_default_attributes(node);
     if (sgd) {
       node.attrs.set("momentum", static_cast<float>(config.momentum));
       node.attrs.set("dampening", static_cast<float>(config.dampening));
@@ -71,7 +71,7 @@ Expected<ir::Graph> build_update_graph(const std::vector<std::string>& names, co
       node.outputs.push_back(add_value(g, names[k] + "/" + s + "/updated", DType::kFloat32, shapes[k], producer));
     for (ir::ValueId id : node.outputs) g.outputs.push_back(id);
     g.nodes.push_back(std::move(node));
-    UCUDNN_RETURN_IF_ERROR(infer_node(g, g.nodes.back()).status());
+    UCUDNN_RETURN_IF_ERROR(infer_node_outputs(g, static_cast<ir::NodeId>(g.nodes.size() - 1)));
   }
   UCUDNN_RETURN_IF_ERROR(g.validate());
   return g;

@@ -102,5 +102,11 @@ const OpDescriptor& op_descriptor(OpKind kind);
 
 // Runs the op's shape rule for a node of `graph`, reading its input values.
 Expected<std::vector<ValueInfo>> infer_node(const ir::Graph& graph, const ir::Node& node);
+// For passes that add or change nodes: infer_node for node `id`, then its output values get the
+// dtypes and shapes the rule gives them (unchanged when it refuses the node).
+Status infer_node_outputs(ir::Graph& graph, ir::NodeId id);
+// Sets every attribute of `node`'s op that has a spec default and that `node` lacks, as the
+// importer leaves nodes (for passes that create nodes).
+void fill_default_attributes(ir::Node& node);
 
 }  // namespace ucudnn

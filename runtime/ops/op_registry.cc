@@ -88,6 +88,24 @@ AttrSpec attr_ints(const char* name, std::vector<int64_t> v) {
 AttrSpec attr_optional(const char* name, ir::AttrType t) { return {name, t, AttrPresence::kOptional, std::nullopt}; }
 AttrSpec attr_required(const char* name, ir::AttrType t) { return {name, t, AttrPresence::kRequired, std::nullopt}; }
 
+Status infer_node_outputs(ir::Graph& graph, ir::NodeId id) {
+  ir::Node& node = graph.nodes[static_cast<size_t>(id)];
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<ValueInfo> infos, infer_node(graph, node));
+  for (size_t i = 0; i < infos.size() && i < node.outputs.size(); ++i) {
+    if (node.outputs[i] == ir::kNoValue) continue;
+    ir::Value& v = graph.value(node.outputs[i]);
+    v.dtype = infos[i].dtype;
+    v.shape = infos[i].shape;
+  }
+  return Status::ok();
+}
+
+void fill_default_attributes(ir::Node& node) {
+  for (const AttrSpec& spec : op_descriptor(node.op).attrs)
+    if (spec.presence == AttrPresence::kDefault && !node.attrs.has(spec.name))
+      node.attrs.set(spec.name, *spec.default_value);
+}
+
 Expected<std::vector<ValueInfo>> infer_node(const ir::Graph& graph, const ir::Node& node) {
   std::vector<ValueInfo> inputs;
   for (ir::ValueId id : node.inputs) {
