@@ -138,9 +138,9 @@ class TrainerImpl final : public Trainer {
                                      std::vector<StepProfile>* profile);
   Status upload_initial_values(const ir::Graph& inference);
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
-  // Host copy of `bytes` at `offset` of `buffer` as dtype[shape].
-  Expected<Tensor> download(const runtime::Buffer& buffer, size_t offset, DType dtype, const Shape& shape,
-                            const std::string& what) const;
+  // A host copy of dtype[shape] at `offset` of `buffer`, queued: valid after backend_->synchronize.
+  Expected<Tensor> queue_download(const runtime::Buffer& buffer, size_t offset, DType dtype, const Shape& shape,
+                                  const std::string& what) const;
   Status upload(runtime::Buffer& buffer, size_t offset, const Tensor& t, const std::string& what);
   // The pointers of the bound inputs / outputs of the training step; the parameters' and running
   // statistics' (the evaluation's inputs after the model's own), appended to `in`.
@@ -360,10 +360,13 @@ Expected<TrainStepResult> TrainerImpl::run_step(const std::vector<Tensor>& input
   UCUDNN_RETURN_IF_ERROR(run_or_profile(*update_->executor, update_in_, update_out_, profile, "update/"));
   result.compute_ms = ms_since(compute_start);
 
-  UCUDNN_ASSIGN_OR_RETURN(Tensor loss, download(*io_, io_layout_.offsets[loss_slot_], DType::kFloat32, {}, "loss"));
+  UCUDNN_ASSIGN_OR_RETURN(Tensor loss,
+                          queue_download(*io_, io_layout_.offsets[loss_slot_], DType::kFloat32, {}, "loss"));
   const Shape& logits_shape = g.value(g.outputs[layout_.logits_output]).shape;
   UCUDNN_ASSIGN_OR_RETURN(Tensor logits,
-                          download(*io_, io_layout_.offsets[logits_slot_], DType::kFloat32, logits_shape, "logits"));
+                          queue_download(*io_, io_layout_.offsets[logits_slot_], DType::kFloat32, logits_shape,
+                                         "logits"));
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the loss and logits to the host"));
   result.loss = loss.data<float>()[0];
   for (int64_t i = 0; i < logits_shape[0]; ++i) {
     const float* row = logits.data<float>() + i * classes;
@@ -389,31 +392,33 @@ Expected<std::vector<Tensor>> TrainerImpl::evaluate(const std::vector<Tensor>& i
   std::vector<Tensor> outputs;
   for (size_t j = 0; j < eval_->graph.outputs.size(); ++j) {
     const ir::Value& v = eval_->graph.value(eval_->graph.outputs[j]);
-    UCUDNN_ASSIGN_OR_RETURN(Tensor t, download(*eval_out_, eval_out_layout_.offsets[j], v.dtype, v.shape,
-                                               "output '" + v.name + "'"));
+    UCUDNN_ASSIGN_OR_RETURN(Tensor t, queue_download(*eval_out_, eval_out_layout_.offsets[j], v.dtype, v.shape,
+                                                     "output '" + v.name + "'"));
     outputs.push_back(std::move(t));
   }
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the evaluation's outputs to the host"));
   return outputs;
 }
 
-Expected<Tensor> TrainerImpl::download(const runtime::Buffer& buffer, size_t offset, DType dtype, const Shape& shape,
-                                       const std::string& what) const {
+Expected<Tensor> TrainerImpl::queue_download(const runtime::Buffer& buffer, size_t offset, DType dtype,
+                                             const Shape& shape, const std::string& what) const {
   UCUDNN_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate_uninitialized(dtype, shape));
   UCUDNN_RETURN_IF_ERROR(backend_->copy_to_host(t.raw(), at(buffer, offset), t.nbytes(), what));
-  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying " + what + " to the host"));
   return t;
 }
 
 Expected<std::map<std::string, Tensor>> TrainerImpl::weights() const {
   std::map<std::string, Tensor> w;
   for (size_t k = 0; k < parameters_.size(); ++k) {
-    UCUDNN_ASSIGN_OR_RETURN(w[parameters_[k].name], download(*params_, param_layout_.offsets[k], DType::kFloat32,
-                                                             parameters_[k].shape, "parameter"));
+    UCUDNN_ASSIGN_OR_RETURN(w[parameters_[k].name], queue_download(*params_, param_layout_.offsets[k],
+                                                                   DType::kFloat32, parameters_[k].shape, "parameter"));
   }
   for (size_t k = 0; k < running_stats_.size(); ++k) {
-    UCUDNN_ASSIGN_OR_RETURN(w[running_stats_[k].name], download(*stats_, stat_layout_.offsets[k], DType::kFloat32,
-                                                                running_stats_[k].shape, "running statistic"));
+    UCUDNN_ASSIGN_OR_RETURN(w[running_stats_[k].name],
+                            queue_download(*stats_, stat_layout_.offsets[k], DType::kFloat32, running_stats_[k].shape,
+                                           "running statistic"));
   }
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the weights to the host"));
   return w;
 }
 
@@ -429,9 +434,10 @@ Expected<std::map<std::string, Tensor>> TrainerImpl::state() const {
     for (size_t k = 0; k < parameters_.size(); ++k) {
       UCUDNN_ASSIGN_OR_RETURN(
           all[state_name(s, state_count_, parameters_[k].name)],
-          download(*states_, static_cast<size_t>(s) * param_layout_.bytes + param_layout_.offsets[k], DType::kFloat32,
-                   parameters_[k].shape, "optimizer state"));
+          queue_download(*states_, static_cast<size_t>(s) * param_layout_.bytes + param_layout_.offsets[k],
+                         DType::kFloat32, parameters_[k].shape, "optimizer state"));
     }
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the optimizer state to the host"));
   const int64_t step = steps_;
   all["trainer/step"] = Tensor::from_int64s({1}, std::span<const int64_t>(&step, 1));
   return all;

@@ -61,7 +61,8 @@ Expected<ir::Graph> build_update_graph(const std::vector<std::string>& names, co
     node.attrs.set("weight_decay", static_cast<float>(config.weight_decay));
     node.inputs.push_back(add_value(g, names[k], DType::kFloat32, shapes[k]));
     node.inputs.push_back(add_value(g, names[k] + "/grad", DType::kFloat32, shapes[k]));
-    for (const std::string& s : states) node.inputs.push_back(add_value(g, names[k] + "/" + s, DType::kFloat32, shapes[k]));
+    for (const std::string& s : states)
+      node.inputs.push_back(add_value(g, names[k] + "/" + s, DType::kFloat32, shapes[k]));
     for (ir::ValueId id : node.inputs) g.inputs.push_back(id);
     node.inputs.push_back(lr);
     node.inputs.push_back(step);

@@ -13,6 +13,8 @@
 // (seed, index): Note [dropout hash]; seed is one int64, ratio in [0, 1). All float32.
 #include "runtime/ops/activation_grad.h"
 
+#include <string>
+
 #include "runtime/core/bytes.h"
 #include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
@@ -116,7 +118,14 @@ bool activation_kind_from_name(const std::string& name, ActivationKind* kind) {
   return false;
 }
 
-const char* activation_kind_names() { return "Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu"; }
+const char* activation_kind_names() {
+  static const std::string names = [] {
+    std::string joined;
+    for (const NamedActivation& a : kActivations) joined += std::string(joined.empty() ? "" : ", ") + a.name;
+    return joined;
+  }();
+  return names.c_str();
+}
 
 const OpDescriptor& describe_ActivationGrad() {
   static const OpDescriptor d{.kind = OpKind::kActivationGrad,
