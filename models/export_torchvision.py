@@ -26,7 +26,11 @@ import sys
 import time
 import warnings
 
-MODELS = ("alexnet", "resnet18", "resnet50", "vgg16")
+# The plain networks the optimizer was first measured on, then the efficient architectures of
+# issue 13 (depthwise, squeeze-excitation, SiLU/HardSwish, dense connectivity, grouped convolutions).
+MODELS = ("alexnet", "resnet18", "resnet50", "vgg16", "resnet101", "wide_resnet50_2", "mobilenet_v3_large",
+          "mobilenet_v3_small", "efficientnet_b0", "efficientnet_b1", "densenet121", "densenet169",
+          "regnet_y_800mf", "mnasnet1_0", "shufflenet_v2_x1_0", "resnext50_32x4d")
 IMAGE_SIZE = 224
 
 
