@@ -153,7 +153,7 @@ std::optional<ConvKernelKey> parse_kernel_key(std::string_view text) {
 int algorithm_count(const ConvKernelKey& key) {
   if (key.sm_count == 0) return cpu::cpu_algorithm_count(conv_direction_op(key.direction));
   switch (key.direction) {
-    case ConvDirection::kForward: return kCudnnForwardAlgorithms;
+    case ConvDirection::kForward: return kGpuForwardAlgorithmIds;
     case ConvDirection::kBackwardData: return kCudnnBackwardDataAlgorithms;
     case ConvDirection::kBackwardFilter: return kCudnnBackwardFilterAlgorithms;
   }
@@ -162,7 +162,7 @@ int algorithm_count(const ConvKernelKey& key) {
 
 int max_algorithm_count() {
   return std::max({cpu::cpu_algorithm_count(OpKind::kConv), cpu::cpu_algorithm_count(OpKind::kConvGradData),
-                   cpu::cpu_algorithm_count(OpKind::kConvGradFilter), kCudnnForwardAlgorithms,
+                   cpu::cpu_algorithm_count(OpKind::kConvGradFilter), kGpuForwardAlgorithmIds,
                    kCudnnBackwardDataAlgorithms, kCudnnBackwardFilterAlgorithms});
 }
 

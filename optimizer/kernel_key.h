@@ -64,13 +64,23 @@ std::optional<ConvKernelKey> parse_kernel_key(std::string_view text);
 inline constexpr int kCudnnForwardAlgorithms = 8;
 inline constexpr int kCudnnBackwardDataAlgorithms = 6;
 inline constexpr int kCudnnBackwardFilterAlgorithms = 7;
+// The GPU's forward algorithms are cuDNN's, then ucudnn's own depthwise convolution
+// "UCUDNN_DEPTHWISE" (runtime/cuda/depthwise_conv.h; bench/cudnn_benchmarker.cc asserts the ids agree).
+inline constexpr int kUcudnnDepthwiseAlgorithm = kCudnnForwardAlgorithms;
+inline constexpr int kGpuForwardAlgorithms = kUcudnnDepthwiseAlgorithm + 1;
+// Then, from id kGraphEngineBase, up to kMaxGraphEngineConfigs cuDNN graph-API engine configurations,
+// each named by its position in cuDNN's heuristics list for the call (runtime/cuda/cudnn_graph.h, Note
+// [graph engine ids]); the ids between are never available. A GPU's forward ids: 0 .. kGpuForwardAlgorithmIds - 1.
+inline constexpr int kGraphEngineBase = 16;
+inline constexpr int kMaxGraphEngineConfigs = 8;
+inline constexpr int kGpuForwardAlgorithmIds = kGraphEngineBase + kMaxGraphEngineConfigs;
 
 // The op computing `direction`: Conv, ConvGradData, ConvGradFilter.
 OpKind conv_direction_op(ConvDirection direction);
 
-// How many algorithms the key's device offers in its direction: cuDNN 9's count on
-// a GPU (sm_count > 0), the CPU backend's for the direction's op on the CPU
-// (cpu::cpu_algorithm_count). Stored algorithm numbers
+// How many algorithms the key's device offers in its direction: on a GPU (sm_count > 0)
+// cuDNN 9's count, forward plus UCUDNN_DEPTHWISE and the graph-API ids (kGpuForwardAlgorithmIds); on the CPU the CPU
+// backend's for the direction's op (cpu::cpu_algorithm_count). Stored algorithm numbers
 // are checked against it (0 <= algorithm < count).
 int algorithm_count(const ConvKernelKey& key);
 // The largest algorithm_count of any device and direction (keys that do not parse).

@@ -2,9 +2,13 @@
 // (report.h). The HTML page is in report_html.cc.
 #include "optimizer/report.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <sstream>
+
+#include "runtime/ir/pointwise_program.h"
 
 namespace ucudnn::optimizer {
 
@@ -135,7 +139,21 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
   data.optimize_seconds = result.optimize_seconds;
   data.kernels_benchmarked = result.kernels_benchmarked;
   data.kernels_reused = result.kernels_reused;
+  for (const ir::Node& node : graph.nodes)
+    if (node.op == OpKind::kFusedPointwise)
+      data.fused_pointwise.push_back({node.name, node.attrs.get_string(ir::kPointwisePatternAttr)});
   return data;
+}
+
+std::string format_fused_pointwise(const ReportData& data) {
+  if (data.fused_pointwise.empty()) return "none";
+  std::map<std::string, int> counts;
+  for (const FusedPointwiseReport& f : data.fused_pointwise) ++counts[f.pattern.empty() ? "?" : f.pattern];
+  std::vector<std::pair<std::string, int>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [pattern, count] : sorted) parts.push_back(pattern + " " + std::to_string(count));
+  return std::to_string(data.fused_pointwise.size()) + " (" + join(parts, ", ") + ")";
 }
 
 std::string format_workspace_limit(const ReportData& data) {
@@ -194,6 +212,7 @@ std::string report_text(const ReportData& d) {
       << " the unlimited time\n";
   out << "  workspace pool     " << format_bytes(d.pool_bytes) << " for convolutions, " << format_bytes(d.plan_pool_bytes)
       << " in the plan\n";
+  if (!d.fused_pointwise.empty()) out << "  fused pointwise    " << format_fused_pointwise(d) << "\n";
   if (d.streams == 2)
     out << "  side stream        " << d.side_stream_nodes.size() << " convolutions beside the main branch"
         << (d.side_stream_nodes.empty() ? "" : ": " + join(d.side_stream_nodes, ", ")) << "\n";
@@ -269,6 +288,9 @@ nlohmann::json report_json(const ReportData& d) {
   j["optimize_seconds"] = d.optimize_seconds;
   j["kernels_benchmarked"] = d.kernels_benchmarked;
   j["kernels_reused"] = d.kernels_reused;
+  nlohmann::json fused = nlohmann::json::array();
+  for (const FusedPointwiseReport& f : d.fused_pointwise) fused.push_back({{"node", f.node}, {"pattern", f.pattern}});
+  j["fused_pointwise"] = fused;
   return j;
 }
 

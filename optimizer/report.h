@@ -42,6 +42,12 @@ struct KernelReport {
   std::vector<std::string> front_configurations;  // format_configuration of each front point
 };
 
+// A FusedPointwise node of the planned graph (Note [pointwise programs], runtime/ir/pointwise_program.h).
+struct FusedPointwiseReport {
+  std::string node;     // named after the root of the tree it replaced
+  std::string pattern;  // its `pattern` attribute: "SiLU", "Concat+BN+ReLU", ...
+};
+
 struct ReportData {
   std::string model;
   std::string device, device_name;
@@ -69,6 +75,7 @@ struct ReportData {
   std::vector<std::string> side_stream_nodes;  // Conv nodes on the side stream (Note [side stream])
   double optimize_seconds = 0;
   int kernels_benchmarked = 0, kernels_reused = 0;
+  std::vector<FusedPointwiseReport> fused_pointwise;  // in node order
 };
 
 // "64×IMPLICIT_PRECOMP_GEMM(1) + 32×FFT(4)"; algorithm names come from `timings`
@@ -84,6 +91,10 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
 // "nhwc, the faster of the layouts planned (--layout auto) by measured timings: predicted
 // convolution time: nchw 1.2 ms, nhwc 0.9 ms", or just "nchw" when only one was planned.
 std::string format_layout(const ReportData& data);
+
+// "52 (SiLU 16, SE gate 16, BN+ReLU 20)": the FusedPointwise nodes, counted per pattern (most
+// first); "none" when there are none.
+std::string format_fused_pointwise(const ReportData& data);
 
 std::string report_text(const ReportData& data);
 nlohmann::json report_json(const ReportData& data);

@@ -316,6 +316,7 @@ std::string report_html(const ReportData& d) {
               d.total_unlimited_ms > 0 ? num(d.total_predicted_ms / d.total_unlimited_ms, "%.2f") + "×" : "n/a");
   summary_row(s, "workspace pool", format_bytes(d.pool_bytes) + " for convolutions, " + format_bytes(d.plan_pool_bytes) +
                                        " in the plan");
+  if (!d.fused_pointwise.empty()) summary_row(s, "fused pointwise", format_fused_pointwise(d));
   if (d.streams == 2) {
     std::string side = std::to_string(d.side_stream_nodes.size()) + " convolutions beside the main branch";
     for (size_t i = 0; i < d.side_stream_nodes.size(); ++i) side += (i ? ", " : ": ") + d.side_stream_nodes[i];
@@ -347,6 +348,12 @@ std::string report_html(const ReportData& d) {
       << "</td></tr>\n";
   }
   s << "</table>\n";
+  if (!d.fused_pointwise.empty()) {
+    s << "<h2>Fused pointwise nodes</h2>\n<table>\n<tr><th>node</th><th>pattern</th></tr>\n";
+    for (const FusedPointwiseReport& f : d.fused_pointwise)
+      s << "<tr><td>" << html_escape(f.node) << "</td><td>" << html_escape(f.pattern) << "</td></tr>\n";
+    s << "</table>\n";
+  }
 
   s << "<h2>Time per kernel</h2>\n" << bars_svg(d.kernels) << "\n";
   s << "<h2>Pareto fronts</h2>\n<p class=\"muted\">Each kernel's non-dominated (workspace, time) configurations; "

@@ -261,7 +261,8 @@ TEST_F(BenchmarkDbTest, DamagedSchemaIsRefusedBeforeWriting) {
 // --- Reading never writes ---------------------------------------------------------------------
 
 // A kernel key as ucudnn writes it: a GPU forward convolution of batch 4 (the
-// micro-batches of sample_timings), so rows are checked against its 8 algorithms.
+// micro-batches of sample_timings), so rows are checked against its forward algorithm ids
+// (algorithm_count: cuDNN's, UCUDNN_DEPTHWISE, ...).
 std::string gpu_kernel_key() {
   ConvKernelKey key;
   key.device_name = "NVIDIA H200";
@@ -484,7 +485,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Lie{"fractional workspace", "workspace_bytes = 1.5", "workspace_bytes 1.5"},
                       Lie{"huge workspace", "workspace_bytes = 4611686018427387904",
                           "workspace_bytes 4611686018427387904"},
-                      Lie{"unknown algorithm", "algorithm = 8", "algorithm 8"},
+                      Lie{"unknown algorithm", "algorithm = 99", "algorithm 99"},
                       Lie{"negative algorithm", "algorithm = -1", "algorithm -1"},
                       Lie{"text algorithm", "algorithm = 'GEMM'", "algorithm 'GEMM'"},
                       Lie{"zero micro-batch", "micro_batch = 0", "micro_batch 0"},

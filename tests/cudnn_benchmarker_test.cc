@@ -2,7 +2,9 @@
 // every test skips, saying so, without one):
 //  - measuring one convolution returns every forward algorithm id at every
 //    size, unavailable ones flagged, times > 0 and workspaces equal to what
-//    cudnnGetConvolutionForwardWorkspaceSize says on descriptors built here;
+//    cudnnGetConvolutionForwardWorkspaceSize says on descriptors built here, and
+//    UCUDNN_DEPTHWISE (id 8) available exactly for the depthwise case, without workspace;
+//    the ids up to the graph API's (16..23) unavailable, those named ENGINE_<n> when prepared;
 //  - what the benchmarker times once (Note [dominated algorithms]) is
 //    dominated in a measurement with every median too;
 //  - optimizer::plan_model for "cuda" (wr / wd, and an unlimited workspace, timed
@@ -22,10 +24,12 @@
 
 #include "api/loading.h"
 #include "optimizer/bench/cudnn_benchmarker.h"
+#include "optimizer/kernel_key.h"
 #include "optimizer/plan_model.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cudnn_graph.h"
 #include "runtime/executor/executor.h"
 #include "runtime/ops/op_descriptor.h"
 #include "tests/support/backend_runner.h"
@@ -128,6 +132,7 @@ TEST(CudnnBenchmarker, MeasuresEveryAlgorithmAtEverySize) {
       {{4, 8, 12, 12}, {16, 8, 3, 3}, {1, 1, 1, 1}, {1, 1}},
       {{4, 3, 31, 31}, {8, 3, 5, 5}, {2, 2, 2, 2}, {2, 2}},
       {{4, 8, 10, 10}, {8, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}, 2},  // grouped
+      {{4, 8, 10, 10}, {8, 1, 3, 3}, {1, 1, 1, 1}, {1, 1}, 8},  // depthwise: UCUDNN_DEPTHWISE too
   };
   for (cuda::MathMode math : {cuda::MathMode::kFp32, cuda::MathMode::kTf32}) {
     auto ctx = cuda::CudaContext::create(0, math);
@@ -153,13 +158,19 @@ TEST(CudnnBenchmarker, MeasuresEveryAlgorithmAtEverySize) {
       const Shape y = g.value(g.nodes[0].outputs[0]).shape;
       for (int64_t size : sizes) {
         const auto& row = timings->by_batch.at(size);
-        ASSERT_EQ(row.size(), static_cast<size_t>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT));
-        for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+        ASSERT_EQ(row.size(), static_cast<size_t>(optimizer::kGpuForwardAlgorithmIds));
+        for (int a = 0; a < optimizer::kGpuForwardAlgorithms; ++a) {
           const optimizer::AlgoMeasurement& m = row[a];
           const std::string what = shape_to_string(c.x) + "*" + shape_to_string(c.w) + " batch " +
                                    std::to_string(size) + " algorithm " + m.name;
           EXPECT_EQ(m.algorithm, a) << what;
           EXPECT_EQ(m.name, optimizer::cudnn_fwd_algorithm_name(a));
+          if (a == optimizer::kUcudnnDepthwiseAlgorithm) {  // ours: depthwise only, no workspace
+            EXPECT_EQ(m.name, "UCUDNN_DEPTHWISE");
+            EXPECT_EQ(m.available, c.group == c.x[1] && c.w[1] == 1) << what;
+            EXPECT_EQ(m.workspace_bytes, 0u) << what;
+            continue;
+          }
           const std::optional<size_t> reference = reference_workspace(**ctx, c, y, size, a);
           if (!reference) {
             EXPECT_FALSE(m.available) << what << ": cuDNN does not support it, yet it was timed";
@@ -171,6 +182,19 @@ TEST(CudnnBenchmarker, MeasuresEveryAlgorithmAtEverySize) {
           }
         }
         EXPECT_TRUE(row[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].available) << "IMPLICIT_GEMM always applies";
+        // The graph API's ids (runtime/cuda/cudnn_graph.h): none between; a prepared one named by its engine.
+        for (int a = optimizer::kGpuForwardAlgorithms; a < optimizer::kGpuForwardAlgorithmIds; ++a) {
+          const optimizer::AlgoMeasurement& m = row[a];
+          EXPECT_EQ(m.algorithm, a);
+          if (a < optimizer::kGraphEngineBase) {
+            EXPECT_FALSE(m.available) << m.name << ": no such algorithm";
+          }
+          if (m.available) {
+            EXPECT_EQ(m.name.rfind("ENGINE_", 0), 0u) << m.name;
+          }
+        }
+        EXPECT_EQ(row[optimizer::kGraphEngineBase].available, cuda::graph_engines_enabled())
+            << "the graph API's first engine configuration always applies";
       }
     }
   }
@@ -338,7 +362,7 @@ TEST(CudnnPlanning, PlansForCudaRunOnTheExecutorAndMatchTheCpu) {
       EXPECT_LE(step.workspace_bytes, c.bytes) << what;
       for (const runtime::MicroBatch& m : step.micro_batches) {
         EXPECT_GE(m.algorithm, 0);
-        EXPECT_LT(m.algorithm, CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+        EXPECT_LT(m.algorithm, optimizer::kGpuForwardAlgorithmIds);
       }
     }
     expect_gpu_plan_matches_cpu(planned->graph, result.plan, what);

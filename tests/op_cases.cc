@@ -84,6 +84,27 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"conv_asymmetric_residual_relu_micro_batches", conv, 18,
        {input({6, 3, 7, 8}), weight({4, 3, 3, 3}), weight({4}), input({6, 4, 7, 7})},
        {{"pads", IntList{2, 0, 0, 1}}, {"activation", kRelu}}, 1, {{6, 4, 7, 7}}, {2, 4}},
+      // Depthwise (group = C): on the GPU also with UCUDNN_DEPTHWISE and channels-last (op_table_test.cc);
+      // its 3×3 and 5×5 tiled kernels (float4 channels when C % 4 == 0) and its plain one.
+      {"conv_depthwise_5x5_stride2_residual_relu", conv, 18,
+       {input({2, 8, 11, 10}), weight({8, 1, 5, 5}), weight({8}), input({2, 8, 6, 5})},
+       {{"group", int64_t{8}}, {"pads", IntList{2, 2, 2, 2}}, {"strides", IntList{2, 2}}, {"activation", kRelu}}, 1,
+       {{2, 8, 6, 5}}},
+      {"conv_depthwise_relu_stride2_no_bias", conv, 18, {input({3, 12, 10, 9}), weight({12, 1, 3, 3})},
+       {{"group", int64_t{12}}, {"pads", IntList{1, 1, 1, 1}}, {"strides", IntList{2, 2}}, {"activation", kRelu}}, 1,
+       {{3, 12, 5, 5}}},
+      {"conv_depthwise_7x7_asymmetric_pads", conv, 17, {input({2, 5, 8, 9}), weight({5, 1, 7, 7})},
+       {{"group", int64_t{5}}, {"pads", IntList{3, 2, 2, 3}}}, 1, {{2, 5, 7, 8}}},
+      {"conv_depthwise_residual_relu_micro_batches", conv, 18,
+       {input({4, 16, 7, 6}), weight({16, 1, 3, 3}), weight({16}), input({4, 16, 7, 6})},
+       {{"group", int64_t{16}}, {"pads", IntList{1, 1, 1, 1}}, {"activation", kRelu}}, 1, {{4, 16, 7, 6}}, {1, 3}},
+      {"conv_depthwise_dilated_residual_micro_batches", conv, 18,
+       {input({5, 6, 9, 8}), weight({6, 1, 3, 3}), weight({6}), input({5, 6, 9, 8})},
+       {{"group", int64_t{6}}, {"pads", IntList{2, 2, 2, 2}}, {"dilations", IntList{2, 2}}, {"activation", kRelu}}, 1,
+       {{5, 6, 9, 8}}, {2, 3}},
+      {"conv_depthwise_multiplier_residual_micro_batches", conv, 18,
+       {input({3, 3, 6, 7}), weight({6, 1, 3, 3}), absent(), input({3, 6, 6, 7})},
+       {{"group", int64_t{3}}, {"pads", IntList{1, 1, 1, 1}}}, 1, {{3, 6, 6, 7}}, {2, 1}},
       // --- BatchNormalization, LRN ---
       {"batch_norm", OpKind::kBatchNormalization, 15,
        {input({3, 4, 5, 6}), weight({4}), weight({4}), weight({4}), weight({4}, 0.1, 2.0)}, {{"epsilon", 1e-3f}}, 1,
@@ -214,6 +235,12 @@ std::vector<OpCase> conv_and_matrix_cases() {
   };
 }
 
+// `more` after `first`.
+std::vector<ErrorCase> joined(std::vector<ErrorCase> first, std::vector<ErrorCase> more) {
+  for (ErrorCase& e : more) first.push_back(std::move(e));
+  return first;
+}
+
 }  // namespace
 
 const std::vector<OpCase>& op_cases() {
@@ -221,7 +248,7 @@ const std::vector<OpCase>& op_cases() {
     std::vector<OpCase> all = conv_and_matrix_cases();
     for (OpCase& c : elementwise_cases()) all.push_back(std::move(c));
     for (auto family : {conv_grad_cases, activation_grad_cases, pooling_grad_cases, batch_norm_train_cases,
-                        softmax_loss_cases, optimizer_update_cases})
+                        softmax_loss_cases, optimizer_update_cases, fused_pointwise_cases})
       for (OpCase& c : family()) all.push_back(std::move(c));
     return all;
   }();
@@ -231,7 +258,7 @@ const std::vector<OpCase>& op_cases() {
 const std::vector<ErrorCase>& error_cases() {
   const DType int64 = DType::kInt64;
   const InputSpec runtime_ints = typed_input(int64, {2});  // not constant: a value known only at run time
-  static const std::vector<ErrorCase> cases = {
+  static const std::vector<ErrorCase> cases = joined({
       // --- shape rules: Conv, pools, normalization, matrix products ---
       {{"conv_channel_mismatch", OpKind::kConv, 17, {input({1, 3, 5, 5}), weight({4, 2, 3, 3})}},
        StatusCode::kInvalidModel, "channel mismatch"},
@@ -354,7 +381,7 @@ const std::vector<ErrorCase>& error_cases() {
        StatusCode::kInvalidArgument, "division by zero", true},
       {{"div_int64_by_constant_zero", OpKind::kDiv, 14, {typed_input(int64, {3}), typed_constant(int64, {}, {0})}},
        StatusCode::kInvalidArgument, "division by zero", true},
-  };
+  }, fused_pointwise_error_cases());
   return cases;
 }
 

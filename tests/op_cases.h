@@ -44,5 +44,8 @@ std::vector<OpCase> pooling_grad_cases();
 std::vector<OpCase> batch_norm_train_cases();
 std::vector<OpCase> softmax_loss_cases();
 std::vector<OpCase> optimizer_update_cases();
+// FusedPointwise (Note [pointwise programs]) and the programs its shape rule refuses.
+std::vector<OpCase> fused_pointwise_cases();
+std::vector<ErrorCase> fused_pointwise_error_cases();
 
 }  // namespace ucudnn_test

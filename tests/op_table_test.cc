@@ -3,8 +3,11 @@
 // there is one), each a one-node graph run through runtime::Executor and
 // compared with the naive reference (tests/reference/). On the CPU a Conv case
 // also runs with each CPU algorithm that applies to it (runtime/cpu/
-// conv_algorithms.h). Tolerances are the backend's, the absolute one scaled by
-// √(the longest sum behind an output element). A case a backend does not
+// conv_algorithms.h). On the GPU a depthwise Conv case also runs channels-last (Note
+// [channels-last]: the node as the pass leaves it, its output permuted back to NCHW for the
+// reference), and with UCUDNN_DEPTHWISE (runtime/cuda/depthwise_conv.h) in both layouts.
+// Tolerances are the backend's, the absolute one scaled by √(the longest sum behind an output
+// element). A case a backend does not
 // support (Unsupported from prepare or the executor) is a skip with the
 // reason — except on the CPU, which must run every case. Also: every op has a
 // case, and the cases every backend must reject fail with their code and a
@@ -24,8 +27,12 @@
 #include "tests/op_cases.h"
 #include "tests/reference/op_reference.h"
 #include "tests/support/backend_runner.h"
+#include "tests/support/channels_last_graph.h"
 #include "tests/support/one_node_graph.h"
 #include "tests/support/tensor_checks.h"
+#ifdef UCUDNN_HAVE_CUDA
+#include "runtime/cuda/depthwise_conv.h"
+#endif
 
 namespace ucudnn_test {
 namespace {
@@ -37,12 +44,19 @@ using ucudnn::StatusCode;
 namespace ir = ucudnn::ir;
 namespace cpu = ucudnn::cpu;
 
+// UCUDNN_DEPTHWISE's forward algorithm id on the CUDA backend (runtime/cuda/depthwise_conv.h).
+constexpr int kCudaDepthwiseAlgorithm = 8;
+#ifdef UCUDNN_HAVE_CUDA
+static_assert(kCudaDepthwiseAlgorithm == ucudnn::cuda::kDepthwiseForwardAlgorithm);
+#endif
+
 // One test: a case on a backend, with a Conv algorithm.
 struct OpRun {
   size_t backend = 0;   // into backend_configs()
   size_t op_case = 0;   // into op_cases()
-  int algorithm = -1;   // Conv on the CPU: a CpuConvAlgorithm; -1 = the backend's default
-  std::string name;     // "<backend>_<case>[_<algorithm>]"
+  int algorithm = -1;   // Conv: a CpuConvAlgorithm, or on the GPU kCudaDepthwiseAlgorithm; -1 = the default
+  std::string name;     // "<backend>_<case>[_nhwc][_<algorithm>]"
+  bool channels_last = false;  // a depthwise Conv case run channels-last (GPU)
 };
 
 void PrintTo(const OpRun& run, std::ostream* os) { *os << run.name; }
@@ -70,6 +84,13 @@ const char* cpu_algorithm_name(OpKind op, int algorithm) {
   return op == OpKind::kConv ? cpu::cpu_conv_algorithm_name(algorithm) : cpu::cpu_conv_grad_algorithm_name(algorithm);
 }
 
+// A 2-D Conv with one input channel a group: UCUDNN_DEPTHWISE applies.
+bool is_depthwise(const OpCase& c) {
+  if (c.op != OpKind::kConv || c.inputs[0].shape.size() != 4 || c.inputs[1].shape.size() != 4) return false;
+  const ir::Node node = make_node(c.name, c.op, c.attrs, c.inputs.size(), c.outputs, c.opset);
+  return c.inputs[1].shape[1] == 1 && node.attrs.get_int("group") == c.inputs[0].shape[1];
+}
+
 const std::vector<OpRun>& op_runs() {
   static const std::vector<OpRun> runs = [] {
     std::vector<OpRun> all;
@@ -77,7 +98,13 @@ const std::vector<OpRun>& op_runs() {
       const BackendConfig& config = backend_configs()[b];
       for (size_t i = 0; i < op_cases().size(); ++i) {
         const OpCase& c = op_cases()[i];
-        all.push_back({b, i, -1, config.name + "_" + c.name});
+        const std::string name = config.name + "_" + c.name;
+        all.push_back({b, i, -1, name});
+        if (config.kind == BackendConfig::Kind::kCuda && is_depthwise(c)) {  // the CPU runs NCHW only
+          all.push_back({b, i, -1, name + "_nhwc", true});
+          all.push_back({b, i, kCudaDepthwiseAlgorithm, name + "_UCUDNN_DEPTHWISE"});
+          all.push_back({b, i, kCudaDepthwiseAlgorithm, name + "_nhwc_UCUDNN_DEPTHWISE", true});
+        }
         if (!ir::is_convolution(make_node(c.name, c.op, c.attrs, c.inputs.size(), c.outputs, c.opset)) ||
             config.kind != BackendConfig::Kind::kCpu)
           continue;
@@ -158,10 +185,13 @@ TEST_P(OpTable, MatchesReference) {
   RunOptions options;
   options.conv_algorithm = run.algorithm;
   for (int64_t size : c.micro_batches) options.micro_batches.push_back({size, run.algorithm});
-  auto got = run_on_backend(*shared.backend, graph, built->feeds, options);
+  const OneNodeGraph nhwc = run.channels_last ? to_channels_last(*built) : OneNodeGraph{};
+  const OneNodeGraph& ran = run.channels_last ? nhwc : *built;
+  auto got = run_on_backend(*shared.backend, ran.graph, ran.feeds, options);
   if (!got && got.status().code() == StatusCode::kUnsupported && !config.runs_every_case)
     GTEST_SKIP() << config.name << " does not support " << c.name << ": " << got.status().message();
   ASSERT_TRUE(got.has_value()) << got.status().to_string();
+  if (run.channels_last) (*got)[0] = to_nchw((*got)[0]);
   expect_close(*got, *want, tolerance_for(config, graph, built->node()), run.name);
 }
 
@@ -191,6 +221,29 @@ TEST(OpTableCoverage, EveryCpuConvAlgorithmRunsSeveralCases) {
       EXPECT_GE(runs_per_algorithm[static_cast<size_t>(a)], 3) << cpu::cpu_conv_algorithm_name(a);
     }
   EXPECT_GE(micro_batched, cpu::kNumCpuConvAlgorithms) << "micro-batched cases with an explicit algorithm";
+}
+
+// On the GPU, UCUDNN_DEPTHWISE runs depthwise cases in both layouts, among them ones with a bias,
+// a residual input, a fused Relu and micro-batches.
+TEST(OpTableCoverage, DepthwiseAlgorithmRunsBothLayouts) {
+  int runs[2] = {0, 0}, fused_micro_batched[2] = {0, 0};  // per layout: NCHW, NHWC
+  for (const OpRun& run : op_runs()) {
+    if (run.algorithm != kCudaDepthwiseAlgorithm || backend_configs()[run.backend].kind != BackendConfig::Kind::kCuda)
+      continue;
+    const OpCase& c = op_cases()[run.op_case];
+    ++runs[run.channels_last];
+    const bool bias_z_relu = c.inputs.size() > ir::kConvResidualInput &&
+                             c.inputs[2].dtype != ucudnn::DType::kUndefined &&
+                             c.inputs[ir::kConvResidualInput].dtype != ucudnn::DType::kUndefined;
+    const ir::Node node = make_node(c.name, c.op, c.attrs, c.inputs.size(), c.outputs, c.opset);
+    fused_micro_batched[run.channels_last] += bias_z_relu && ir::fused_activation(node) == "Relu" &&
+                                              !c.micro_batches.empty();
+  }
+  if (runs[0] + runs[1] == 0) GTEST_SKIP() << "this build has no CUDA backend";
+  for (int layout = 0; layout < 2; ++layout) {
+    EXPECT_GE(runs[layout], 5) << (layout ? "nhwc" : "nchw");
+    EXPECT_GE(fused_micro_batched[layout], 2) << (layout ? "nhwc" : "nchw");
+  }
 }
 
 // A build without the CUDA backend says so once, as a skip, instead of silently running the CPU alone.

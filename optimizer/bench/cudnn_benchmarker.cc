@@ -11,6 +11,9 @@
 // `warmup` runs, the last of them between two CUDA events, then `repeats`
 // timed runs; the median is stored. The workspace buffer grows as needed and
 // is reused across algorithms.
+// Forward ids from kGraphEngineBase are cuDNN graph-API engine configurations
+// (runtime/cuda/cudnn_graph.h); each measurement is named by the engine its
+// call's prepare got (KernelState::algorithm_name: "ENGINE_<global index>").
 //
 // Note [dominated algorithms]: an algorithm whose timed warm-up run is more
 // than `dominated_factor` × slower than the best median so far — an algorithm
@@ -26,16 +29,28 @@
 
 #include <algorithm>
 #include <limits>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <random>
 
 #include "optimizer/passes/passes.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_kernel.h"
+#include "runtime/cuda/cudnn_graph.h"
+#include "runtime/cuda/depthwise_conv.h"
 #include "runtime/cuda/device_memory.h"
 
 // The database checks stored algorithm numbers against kernel_key.h's counts.
 static_assert(ucudnn::optimizer::kCudnnForwardAlgorithms == CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+// Forward: cuDNN's, then ours (runtime/cuda/depthwise_conv.h), with the same ids on both sides.
+static_assert(ucudnn::optimizer::kUcudnnDepthwiseAlgorithm == ucudnn::cuda::kDepthwiseForwardAlgorithm);
+static_assert(ucudnn::optimizer::kGpuForwardAlgorithms == ucudnn::cuda::kForwardAlgorithmCount);
+// Then the graph API's engine configurations (runtime/cuda/cudnn_graph.h, Note [graph engine ids]).
+static_assert(ucudnn::optimizer::kGraphEngineBase == ucudnn::cuda::kGraphEngineBase);
+static_assert(ucudnn::optimizer::kMaxGraphEngineConfigs == ucudnn::cuda::kMaxGraphEngineConfigs);
+static_assert(ucudnn::optimizer::kGpuForwardAlgorithms <= ucudnn::optimizer::kGraphEngineBase);
 static_assert(ucudnn::optimizer::kCudnnBackwardDataAlgorithms == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
 static_assert(ucudnn::optimizer::kCudnnBackwardFilterAlgorithms == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
 
@@ -44,9 +59,11 @@ namespace ucudnn::optimizer {
 namespace {
 
 static_assert(CUDNN_CONVOLUTION_FWD_ALGO_COUNT == 8, "cuDNN added a forward algorithm: extend kFwdAlgorithmNames");
+// cuDNN's forward algorithms, then ucudnn's own (kUcudnnDepthwiseAlgorithm).
 constexpr const char* kFwdAlgorithmNames[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
                                               "FFT",           "FFT_TILING",            "WINOGRAD",
-                                              "WINOGRAD_NONFUSED"};
+                                              "WINOGRAD_NONFUSED", "UCUDNN_DEPTHWISE"};
+static_assert(std::size(kFwdAlgorithmNames) == kGpuForwardAlgorithms);
 static_assert(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT == 6, "cuDNN added a backward-data algorithm: extend the names");
 constexpr const char* kBwdDataAlgorithmNames[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
                                                   "WINOGRAD_NONFUSED"};
@@ -64,7 +81,7 @@ struct Call {
 
 int cudnn_algorithm_count(ConvDirection direction) {
   switch (direction) {
-    case ConvDirection::kForward: return CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+    case ConvDirection::kForward: return kGpuForwardAlgorithmIds;  // with UCUDNN_DEPTHWISE and graph engines
     case ConvDirection::kBackwardData: return CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
     case ConvDirection::kBackwardFilter: return CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
   }
@@ -105,11 +122,23 @@ class EventPair {
 };
 
 // Fills `buffer` with a repeating pseudo-random pattern in [-1, 1] (seeded).
+// The pattern of `seed`, 2^20 values made once per process: sharded benchmarking
+// (sharded_benchmarking.h) fills buffers per (kernel, micro-batch), on several threads.
+const std::vector<float>& random_pattern(uint32_t seed) {
+  static std::mutex mutex;
+  static std::map<uint32_t, std::vector<float>> patterns;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, fresh] = patterns.try_emplace(seed, size_t{1} << 20);
+  if (fresh) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float& v : it->second) v = dist(rng);
+  }
+  return it->second;  // map nodes never move
+}
+
 Status fill_random(const cuda::DeviceBuffer& buffer, uint32_t seed, const std::string& context) {
-  std::vector<float> pattern(size_t{1} << 20);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& v : pattern) v = dist(rng);
+  const std::vector<float>& pattern = random_pattern(seed);
   const size_t chunk = pattern.size() * sizeof(float);
   auto* dst = static_cast<std::byte*>(buffer.data());
   for (size_t offset = 0; offset < buffer.bytes(); offset += chunk)
@@ -191,6 +220,7 @@ class CudnnBenchmarker final : public Benchmarker {
         if (state) {
           any_prepared = true;
           m.workspace_bytes = (*state)->workspace_bytes();
+          if (std::string name = (*state)->algorithm_name(); !name.empty()) m.name = std::move(name);  // ENGINE_<n>
           states[algorithm] = std::move(*state);
         } else if (first_prepare_error.is_ok()) {  // not supported for this problem
           first_prepare_error = state.status();
@@ -288,7 +318,10 @@ std::string cudnn_fwd_algorithm_name(int algorithm) {
 std::string cudnn_algorithm_name(ConvDirection direction, int algorithm) {
   switch (direction) {
     case ConvDirection::kForward:
-      if (algorithm >= 0 && algorithm < CUDNN_CONVOLUTION_FWD_ALGO_COUNT) return kFwdAlgorithmNames[algorithm];
+      if (algorithm >= 0 && algorithm < kGpuForwardAlgorithms) return kFwdAlgorithmNames[algorithm];
+      // Which engine a position holds depends on the call (the measurement names it: ENGINE_<global index>).
+      if (algorithm >= kGraphEngineBase && algorithm < kGpuForwardAlgorithmIds)
+        return "GRAPH_" + std::to_string(algorithm - kGraphEngineBase);
       break;
     case ConvDirection::kBackwardData:
       if (algorithm >= 0 && algorithm < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT) return kBwdDataAlgorithmNames[algorithm];

@@ -4,7 +4,9 @@
 // reports. Built only with the CUDA backend (target ucudnn_optimizer_cuda).
 //
 // Algorithm ids are cuDNN's cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
-// values, so the executor runs exactly what was measured. Descriptors come from
+// values, so the executor runs exactly what was measured; forward also has ucudnn's
+// own UCUDNN_DEPTHWISE after cuDNN's (runtime/cuda/depthwise_conv.h) and, from id 16, cuDNN
+// graph-API engine configurations (runtime/cuda/cudnn_graph.h). Descriptors come from
 // the CUDA backend's own kernel of the direction's op (runtime/cuda/conv.cc,
 // conv_grad.cc: prepare with a fixed algorithm, as the executor prepares one
 // micro-batch call), so the measured call has the executor's math type (Note
@@ -40,7 +42,8 @@ struct CudnnBenchmarkOptions {
 // The benchmarker for `ctx`'s GPU and math mode; `ctx` must outlive it.
 std::unique_ptr<Benchmarker> make_cudnn_benchmarker(cuda::CudaContext& ctx, CudnnBenchmarkOptions options = {});
 
-// cuDNN's name of forward algorithm `algorithm` without the prefix ("IMPLICIT_GEMM"), or "ALGO_<n>".
+// cuDNN's name of forward algorithm `algorithm` without the prefix ("IMPLICIT_GEMM"), "UCUDNN_DEPTHWISE",
+// "GRAPH_<position>" for a graph-API id (a measurement names its engine instead), or "ALGO_<n>".
 std::string cudnn_fwd_algorithm_name(int algorithm);
 // The same for any direction: cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t without the
 // prefix ("FFT_TILING", "ALGO_1"), or "ALGO_<n>" when out of range.

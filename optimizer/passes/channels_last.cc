@@ -7,9 +7,10 @@
 // NCHW. A node runs channels-last when
 //   - it is a 2-D Conv with a constant weight, or a 2-D MaxPool/AveragePool:
 //     always (its NCHW input is transposed if no NHWC twin exists yet);
-//   - it is GlobalAveragePool/GlobalMaxPool, a layout-free elementwise op or
-//     Concat: when one of its inputs already is NHWC and every input that is not
-//     a single element is 4-D (so broadcasting means the same in both layouts);
+//   - it is GlobalAveragePool/GlobalMaxPool, a layout-free elementwise op (FusedPointwise
+//     among them; its concat_axis moves as a Concat's axis does) or Concat: when one of its
+//     inputs already is NHWC and every input that is not a single element is 4-D (so
+//     broadcasting means the same in both layouts);
 // otherwise it reads NCHW twins. Flatten(axis 1) and Reshape of an NHWC value
 // whose H and W are 1 read it as it is: both layouts hold the same bytes then.
 // The graph's outputs keep their NCHW shapes and names.
@@ -19,6 +20,7 @@
 #include "optimizer/passes/passes.h"
 #include "runtime/executor/plan.h"
 #include "runtime/ir/layout.h"
+#include "runtime/ir/pointwise_program.h"
 
 namespace ucudnn::optimizer {
 
@@ -30,8 +32,8 @@ bool is_layout_free_elementwise(OpKind op) {
   switch (op) {
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kPRelu: case OpKind::kSigmoid:
     case OpKind::kTanh: case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kClip:
-    case OpKind::kElu: case OpKind::kCast: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul:
-    case OpKind::kDiv:
+    case OpKind::kElu: case OpKind::kErf: case OpKind::kCast: case OpKind::kAdd: case OpKind::kSub:
+    case OpKind::kMul: case OpKind::kDiv: case OpKind::kFusedPointwise:
       return true;
     default:
       return false;
@@ -96,12 +98,9 @@ class ChannelsLastRewriter {
     } else if (has_nhwc_input && runs_as_is_on_nhwc(node)) {
       for (ir::ValueId& id : node.inputs)
         if (is_4d(id)) id = nhwc(id);
-      if (node.op == OpKind::kConcat) {
-        static constexpr int64_t kNhwcPosition[4] = {0, 3, 1, 2};  // where NCHW axis a sits in NHWC
-        int64_t axis = node.attrs.get_int("axis");
-        if (axis < 0) axis += 4;
-        node.attrs.set("axis", kNhwcPosition[axis]);
-      }
+      if (node.op == OpKind::kConcat) remap_axis(node, "axis");
+      if (node.op == OpKind::kFusedPointwise && node.attrs.get_int(ir::kPointwiseConcatCountAttr) > 0)
+        remap_axis(node, ir::kPointwiseConcatAxisAttr);  // its concatenated leaf, as a Concat's
       emit_nhwc(std::move(node));
     } else if (has_nhwc_input && reads_same_bytes(node)) {
       graph_.nodes.push_back(std::move(node));  // Flatten/Reshape of an [N, 1, 1, C] value
@@ -109,6 +108,14 @@ class ChannelsLastRewriter {
       for (ir::ValueId& id : node.inputs) id = nchw(id);
       graph_.nodes.push_back(std::move(node));
     }
+  }
+
+  // Attribute `name`, an NCHW axis of a 4-D value, made the same axis in NHWC.
+  static void remap_axis(ir::Node& node, const char* name) {
+    static constexpr int64_t kNhwcPosition[4] = {0, 3, 1, 2};  // where NCHW axis a sits in NHWC
+    int64_t axis = node.attrs.get_int(name);
+    if (axis < 0) axis += 4;
+    node.attrs.set(name, kNhwcPosition[axis]);
   }
 
   // Conv, MaxPool, AveragePool (always), global pools (after an NHWC producer).

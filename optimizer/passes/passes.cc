@@ -10,6 +10,8 @@ Expected<PassStats> run_inference_passes(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(fuse_conv_activation(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_add_activation(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_conv_add(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(decompose_batch_norm(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(fuse_pointwise(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(graph.validate().with_context("after the inference passes"));
   return stats;
 }

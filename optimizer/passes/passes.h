@@ -7,6 +7,10 @@
 //   fuse_add_activation    Add → Relu likewise (one elementwise pass instead of two)
 //   fuse_conv_add          Conv → Add(·, z) → Relu becomes one Conv with a fourth input z
 //                          (Note [fused nodes], runtime/ir/fusion.h)
+//   decompose_batch_norm   a BatchNormalization left unfolded (constant parameters) becomes
+//                          Mul(x, scale) → Add(·, shift), scale and shift [1, C, 1, ..., 1]
+//   fuse_pointwise         trees of elementwise nodes (and a Concat feeding one) become one
+//                          FusedPointwise node (Note [pointwise programs], runtime/ir/pointwise_program.h)
 // One more pass is not part of run_inference_passes; the CUDA backend runs it
 // when a session's layout is NHWC:
 //   convert_to_channels_last  4-D activations between convolutions stored NHWC, with
@@ -30,6 +34,9 @@ struct PassStats {
   int residuals_fused = 0;      // Conv → Add → Relu joins made one Conv
   int channels_last_nodes = 0;  // nodes that run channels-last
   int layout_transposes = 0;    // Transpose nodes added between the layouts
+  int batch_norms_decomposed = 0;    // BatchNormalizations made Mul → Add
+  int pointwise_fused = 0;           // FusedPointwise nodes made
+  int pointwise_nodes_replaced = 0;  // the elementwise nodes and Concats they replaced
 };
 
 Status remove_identities(ir::Graph& graph, PassStats* stats);
@@ -37,9 +44,11 @@ Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_add_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_add(ir::Graph& graph, PassStats* stats);
+Status decompose_batch_norm(ir::Graph& graph, PassStats* stats);
+Status fuse_pointwise(ir::Graph& graph, PassStats* stats);
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
 
-// All five, in that order; then prunes and validates the graph.
+// All seven, in that order; then prunes and validates the graph.
 Expected<PassStats> run_inference_passes(ir::Graph& graph);
 
 }  // namespace ucudnn::optimizer

@@ -13,11 +13,16 @@
 // descriptors for x, y and the filter (KRSC); cuDNN then picks NHWC kernels.
 // Assumptions: float32 NCHW or 2-D NHWC, 1–3 spatial dims. Asymmetric pads:
 // Note [conv asymmetric padding] (cuDNN has one pad per axis).
+// Algorithm kDepthwiseForwardAlgorithm is ours, not cuDNN's: runtime/cuda/depthwise_conv.h.
+// Algorithms kGraphEngineBase.. are cuDNN graph-API engine configurations (runtime/cuda/cudnn_graph.h):
+// the same descriptors, the convolution by that plan, the epilogue step by step.
 #include <algorithm>
 
 #include "runtime/ir/fusion.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/cudnn_descriptors.h"
+#include "runtime/cuda/cudnn_graph.h"
+#include "runtime/cuda/depthwise_conv.h"
 #include "runtime/cuda/kernels.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
@@ -102,6 +107,7 @@ class ConvState final : public KernelState {
   bool relu = false;   // a Relu fused into this Conv
   bool fused = false;  // relu && has_bias: try cudnnConvolutionBiasActivationForward
   ActivationDescriptor activation;
+  std::unique_ptr<GraphConvPlan> graph;  // a graph-API engine configuration runs instead of `algorithm`
 
   // Note [conv asymmetric padding]: cuDNN takes one pad per axis. With pads
   // (begin, end) unequal, cuDNN pads min(begin, end) on both sides and we pad
@@ -114,6 +120,7 @@ class ConvState final : public KernelState {
   int64_t x_dims[kMaxDims] = {}, pad_begin[kMaxDims] = {};
 
   size_t workspace_bytes() const override { return padded_x_bytes + workspace; }
+  std::string algorithm_name() const override { return graph ? graph->config().name() : std::string(); }
 
   Status run(const RunArgs& a) override {
     const void* x_data = a.src[0].data;
@@ -151,9 +158,13 @@ class ConvState final : public KernelState {
         return cudnn_error(status, "cudnnConvolutionBiasActivationForward", "algorithm " + std::to_string(algorithm));
       fused = false;
     }
-    UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), x_data, w.get(), a.src[1].data, conv.get(),
-                                               algorithm, cudnn_workspace, workspace, &zero, y.get(), a.dst[0].data),
-                       "algorithm " + std::to_string(algorithm));
+    if (graph)
+      UCUDNN_RETURN_IF_ERROR(graph->run(a.ctx, x_data, a.src[1].data, a.dst[0].data, cudnn_workspace,
+                                        a.workspace_bytes - (pad_input ? padded_x_bytes : 0)));
+    else
+      UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), x_data, w.get(), a.src[1].data, conv.get(),
+                                                 algorithm, cudnn_workspace, workspace, &zero, y.get(), a.dst[0].data),
+                         "algorithm " + std::to_string(algorithm));
     if (has_bias)
       UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, bias.get(), a.src[2].data, &one, y.get(), a.dst[0].data), "bias");
     if (has_z)
@@ -252,11 +263,23 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
 }
 
 Expected<std::unique_ptr<KernelState>> prepare_conv(const PrepareArgs& a) {
+  if (a.algorithm == kDepthwiseForwardAlgorithm) return prepare_depthwise_conv(a);  // ours, not cuDNN's
   auto s = std::make_unique<ConvState>();
   UCUDNN_RETURN_IF_ERROR(build_descriptors(a, s.get()));
+  if (is_graph_engine_algorithm(a.algorithm)) {
+    UCUDNN_ASSIGN_OR_RETURN(s->graph, prepare_graph_conv(a.ctx, s->x, s->w, s->conv, s->y,
+                                                         a.algorithm - kGraphEngineBase, a.describe()));
+    s->workspace = s->graph->workspace_bytes();
+    s->fused = false;  // the bias, z and Relu after the graph's convolution, step by step
+    return std::unique_ptr<KernelState>(std::move(s));
+  }
   if (a.algorithm >= 0) {
     if (a.algorithm >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
-      return invalid_argument(a.describe() + ": no cuDNN forward algorithm " + std::to_string(a.algorithm));
+      return invalid_argument(a.describe() + ": no forward algorithm " + std::to_string(a.algorithm) +
+                              " (cuDNN's are 0.." + std::to_string(CUDNN_CONVOLUTION_FWD_ALGO_COUNT - 1) +
+                              ", UCUDNN_DEPTHWISE is " + std::to_string(kDepthwiseForwardAlgorithm) +
+                              ", cuDNN graph-API engine configurations " + std::to_string(kGraphEngineBase) + ".." +
+                              std::to_string(kGraphEngineBase + kMaxGraphEngineConfigs - 1) + ")");
     s->algorithm = static_cast<cudnnConvolutionFwdAlgo_t>(a.algorithm);
   }
   UCUDNN_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(a.ctx.cudnn(), s->x.get(), s->w.get(), s->conv.get(),

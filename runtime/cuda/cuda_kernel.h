@@ -61,6 +61,11 @@ class KernelState {
   virtual ~KernelState() = default;
   virtual size_t workspace_bytes() const { return 0; }
   virtual Status run(const RunArgs& args) = 0;
+  // runtime::Kernel::capturable: false when run() syncs the stream or copies from pageable host memory.
+  virtual bool capturable() const { return true; }
+  // The algorithm's name where its id alone does not say it (a cuDNN graph-API engine
+  // configuration: "ENGINE_<global index>", runtime/cuda/cudnn_graph.h); "" otherwise.
+  virtual std::string algorithm_name() const { return {}; }
   std::string context;  // PrepareArgs::describe(), for errors raised while running
 };
 

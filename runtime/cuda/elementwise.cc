@@ -1,5 +1,5 @@
 // CUDA kernels of the elementwise ops: the activations (Relu, LeakyRelu,
-// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu), PRelu and the
+// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf), PRelu and the
 // broadcasting Add/Sub/Mul/Div, ReduceMean and ReduceSum — float32, and int32/int64 for
 // Add/Sub/Mul/Div as on the CPU; all our own kernels (kernels.cu). prepare
 // fixes the op parameters and the broadcast layout; run is one launch (integer
@@ -140,6 +140,7 @@ class BinaryState final : public KernelState {
   StridedLayout layout;
   bool contiguous = false;
   bool check_divisor = false;  // integer Div by a divisor computed at run time
+  bool capturable() const override { return !check_divisor; }  // it reads the divisor to the host
   Status run(const RunArgs& a) override {
     if (dtype == DType::kFloat32) {
       UCUDNN_CUDA_CHECK(launch_binary(op, a.src[0].as<const float>(), a.src[1].as<const float>(),
@@ -280,6 +281,7 @@ UCUDNN_UNARY_KERNEL(HardSigmoid)
 UCUDNN_UNARY_KERNEL(HardSwish)
 UCUDNN_UNARY_KERNEL(Clip)
 UCUDNN_UNARY_KERNEL(Elu)
+UCUDNN_UNARY_KERNEL(Erf)
 #undef UCUDNN_UNARY_KERNEL
 
 #define UCUDNN_BINARY_KERNEL(name)                                                                      \

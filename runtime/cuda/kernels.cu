@@ -34,6 +34,7 @@ __device__ __forceinline__ float apply_unary(UnaryOp op, float x, float alpha, f
     case UnaryOp::kHardSwish: return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
     case UnaryOp::kClip: return fminf(fmaxf(x, alpha), beta);
     case UnaryOp::kElu: return x > 0.0f ? x : alpha * expm1f(x);
+    case UnaryOp::kErf: return erff(x);
   }
   return x;
 }
@@ -297,6 +298,7 @@ cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, fl
     UCUDNN_UNARY_CASE(kHardSwish)
     UCUDNN_UNARY_CASE(kClip)
     UCUDNN_UNARY_CASE(kElu)
+    UCUDNN_UNARY_CASE(kErf)
 #undef UCUDNN_UNARY_CASE
   }
   return cudaGetLastError();

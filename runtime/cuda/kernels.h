@@ -26,7 +26,7 @@ struct StridedLayout {
   int64_t offset[2] = {0, 0};
 };
 
-enum class UnaryOp { kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu };
+enum class UnaryOp { kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu, kErf };
 // dst[i] = op(src[i]) with parameters alpha, beta (LeakyRelu/Elu alpha; HardSigmoid alpha, beta; Clip lo, hi).
 cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
                          cudaStream_t stream);

@@ -9,7 +9,7 @@
   X(Conv) X(BatchNormalization) X(LRN)                                              \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
-  X(Clip) X(Elu)                                                                    \
+  X(Clip) X(Elu) X(Erf)                                                             \
   /* pooling */                                                                     \
   X(MaxPool) X(AveragePool) X(GlobalAveragePool) X(GlobalMaxPool)                   \
   /* matrix products */                                                             \
@@ -26,7 +26,9 @@
   X(ActivationGrad) X(PReluGrad) X(DropoutTrain)                                    \
   X(MaxPoolGrad) X(AveragePoolGrad) X(BatchNormTrain) X(BatchNormGrad)              \
   X(SoftmaxGrad) X(LogSoftmaxGrad) X(SoftmaxCrossEntropyLoss)                       \
-  X(SoftmaxCrossEntropyLossGrad) X(SgdUpdate) X(AdamWUpdate)
+  X(SoftmaxCrossEntropyLossGrad) X(SgdUpdate) X(AdamWUpdate)                       \
+  /* fusion (internal): Note [pointwise programs], runtime/ir/pointwise_program.h */ \
+  X(FusedPointwise)
 // clang-format on
 
 namespace ucudnn {
@@ -39,7 +41,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 57, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 59, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -1,10 +1,10 @@
 // Descriptors of the elementwise activations: Relu, LeakyRelu, PRelu, Sigmoid,
-// Tanh, HardSigmoid, HardSwish, Clip, Elu. Output = input's dtype and shape
+// Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf. Output = input's dtype and shape
 // (PRelu: the input's shape; its slope broadcasts to it unidirectionally).
 // All are float32 only. Clip takes min/max as optional scalar inputs (the
 // importer turns Clip<11's attributes into inputs); they may be runtime values.
 // Gradient rules: ActivationGrad (runtime/ops/activation_grad.cc) for the
-// pointwise ones, PReluGrad for PRelu.
+// pointwise ones, PReluGrad for PRelu; Erf has none yet (no op computes exp(-x²)).
 #include <string>
 
 #include "runtime/core/bytes.h"
@@ -174,6 +174,15 @@ const OpDescriptor& describe_Elu() {
                               .infer = same_as_float_input,
                               .flops = four_flops_per_element,
                               .gradient = activation_gradient};
+  return d;
+}
+
+// erf(x), the error function (opset 9; GELU's exact form uses it).
+const OpDescriptor& describe_Erf() {
+  static const OpDescriptor d{.kind = OpKind::kErf,
+                              .min_opset = 9,
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element};
   return d;
 }
 

@@ -110,6 +110,7 @@ double unary(OpKind op, const ir::Attributes& attrs, double x) {
       return std::max(0.0, std::min(1.0, attrs.get_float("alpha") * x + attrs.get_float("beta")));
     case OpKind::kHardSwish: return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
     case OpKind::kElu: return x > 0 ? x : attrs.get_float("alpha") * (std::exp(x) - 1);
+    case OpKind::kErf: return std::erf(x);
     default: return NAN;
   }
 }
@@ -366,7 +367,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
   std::vector<Tensor> out;
   switch (node.op) {
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: {
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf: {
       Tensor y = make(x->dtype(), x->shape());
       for (int64_t i = 0; i < x->numel(); ++i) put(y, i, unary(node.op, attrs, get(*x, i)));
       out.push_back(std::move(y));

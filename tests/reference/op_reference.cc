@@ -3,6 +3,7 @@
 
 #include "tests/reference/conv_reference.h"
 #include "tests/reference/elementwise_reference.h"
+#include "tests/reference/fused_pointwise_reference.h"
 #include "tests/reference/training_reference.h"
 
 namespace ucudnn::reference {
@@ -16,6 +17,7 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
       outputs.push_back(reference_for(node, inputs));
       return outputs;
     }
+    case OpKind::kFusedPointwise: return fused_pointwise_reference(node, inputs);
     default: {
       auto training = training_reference(node, inputs);
       if (training.has_value() || training.status().code() != StatusCode::kUnsupported) return training;

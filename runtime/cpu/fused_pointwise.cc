@@ -1,0 +1,215 @@
+// CPU kernel of FusedPointwise (Note [pointwise programs], runtime/ir/pointwise_program.h).
+//
+// The output is cut into blocks of kBlock contiguous elements, spread over OpenMP threads. Per
+// block each leaf becomes a register of kBlock floats — the input itself when the leaf has the
+// output's shape, a block filled once per thread for a scalar, else gathered run by run (a leaf's
+// dims are collapsed first, so a per-channel [1, C, 1, 1] leaf is C runs of H·W equal values and
+// the concat leaf copies contiguous runs of its pieces). Then every instruction is one tight loop
+// over the block (eval_pointwise with the opcode a template constant, so the compiler vectorises
+// the simple ones); the last writes the output directly.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ops/fused_pointwise.h"
+
+namespace ucudnn::cpu {
+
+namespace {
+
+using ir::PointwiseOp;
+
+constexpr int64_t kBlock = 256;
+constexpr int64_t kParallelThreshold = 16384;
+
+// How one leaf's values for a block of output elements are found.
+struct LeafReader {
+  enum class Kind { kFull, kScalar, kStrided, kConcat };
+  Kind kind = Kind::kFull;
+  const float* data = nullptr;
+  // kStrided: the leaf's dims collapsed against the output's, with its strides (0 where broadcast).
+  std::vector<int64_t> dims, strides;
+  // kConcat: the output viewed as [outer, axis, inner]; piece p covers axis positions
+  // [begin[p], begin[p + 1]) and holds [outer, begin[p + 1] - begin[p], inner].
+  std::vector<const float*> pieces;
+  std::vector<int64_t> begin;
+  int64_t axis = 0, inner = 1;
+};
+
+// The (dim, stride) pairs of a leaf of shape `leaf` read at each index of `out`, dims of size 1
+// dropped and neighbours merged where one stride steps over the other's dim (both broadcast, or
+// both contiguous).
+LeafReader strided_reader(const float* data, const Shape& leaf, const Shape& out) {
+  LeafReader r;
+  r.kind = LeafReader::Kind::kStrided;
+  r.data = data;
+  const std::vector<int64_t> dense = shape_strides(leaf);
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    const int64_t stride = leaf[d] == 1 ? 0 : dense[d];
+    if (!r.dims.empty() && r.strides.back() == stride * out[d]) {
+      r.dims.back() *= out[d];
+      r.strides.back() = stride;
+    } else {
+      r.dims.push_back(out[d]);
+      r.strides.push_back(stride);
+    }
+  }
+  if (r.dims.empty()) {
+    r.dims.push_back(1);
+    r.strides.push_back(0);
+  }
+  if (std::all_of(r.strides.begin(), r.strides.end(), [](int64_t s) { return s == 0; }))
+    r.kind = LeafReader::Kind::kScalar;
+  else if (r.dims.size() == 1 && r.strides[0] == 1)
+    r.kind = LeafReader::Kind::kFull;
+  return r;
+}
+
+LeafReader concat_reader(const PointwiseProgram& program, const KernelArgs& args, const Shape& out) {
+  LeafReader r;
+  r.kind = LeafReader::Kind::kConcat;
+  const auto axis = static_cast<size_t>(program.concat_axis);
+  r.axis = out[axis];
+  for (size_t d = axis + 1; d < out.size(); ++d) r.inner *= out[d];
+  r.begin.push_back(0);
+  for (int p = 0; p < program.concat_count; ++p) {
+    const Tensor& piece = *args.src[static_cast<size_t>(p)];
+    r.pieces.push_back(piece.data<float>());
+    r.begin.push_back(r.begin.back() + piece.shape()[axis]);
+  }
+  return r;
+}
+
+// Output elements [start, start + n) of a strided leaf into buf: runs along the innermost dim, whose
+// stride is 0 (broadcast) or 1 (a dense leaf's innermost dim that is not 1).
+void gather_strided(const LeafReader& r, int64_t start, int64_t n, float* buf) {
+  const auto rank = static_cast<int>(r.dims.size());
+  int64_t index[ir::kMaxPointwiseRank] = {};
+  int64_t offset = 0, rest = start;
+  for (int d = rank - 1; d >= 0; --d) {
+    index[d] = rest % r.dims[d];
+    rest /= r.dims[d];
+    offset += index[d] * r.strides[d];
+  }
+  const int64_t last = r.dims[rank - 1], step = r.strides[rank - 1];
+  for (int64_t done = 0; done < n;) {
+    const int64_t run = std::min(last - index[rank - 1], n - done);
+    const float* src = r.data + offset;
+    if (step == 0) std::fill_n(buf + done, run, *src);
+    else std::copy_n(src, run, buf + done);
+    done += run;
+    offset += run * step;
+    index[rank - 1] += run;
+    for (int d = rank - 1; d > 0 && index[d] == r.dims[d]; --d) {
+      offset += r.strides[d - 1] - r.dims[d] * r.strides[d];
+      index[d] = 0;
+      ++index[d - 1];
+    }
+  }
+}
+
+// Output elements [start, start + n) of the concat leaf: a pointer into one piece when the block
+// lies in one contiguous run of it, else the runs copied into buf.
+const float* gather_concat(const LeafReader& r, int64_t start, int64_t n, float* buf) {
+  for (int64_t done = 0; done < n;) {
+    const int64_t i = start + done;
+    const int64_t position = (i / r.inner) % r.axis, outer = i / (r.inner * r.axis), within = i % r.inner;
+    const auto after = std::upper_bound(r.begin.begin(), r.begin.end(), position);
+    const auto p = static_cast<size_t>(after - r.begin.begin() - 1);
+    const int64_t size = r.begin[p + 1] - r.begin[p];
+    const int64_t run = std::min((r.begin[p + 1] - position) * r.inner - within, n - done);
+    const float* src = r.pieces[p] + (outer * size + position - r.begin[p]) * r.inner + within;
+    if (run == n) return src;
+    std::copy_n(src, run, buf + done);
+    done += run;
+  }
+  return buf;
+}
+
+template <int Op>
+void run_instruction(float* __restrict dst, const float* __restrict a, const float* __restrict b, float p0, float p1,
+                     int64_t n) {
+  constexpr auto op = static_cast<PointwiseOp>(Op);
+  for (int64_t j = 0; j < n; ++j) dst[j] = ir::eval_pointwise(op, a[j], b[j], p0, p1);
+}
+
+using InstructionLoop = void (*)(float*, const float*, const float*, float, float, int64_t);
+
+template <size_t... Ops>
+constexpr std::array<InstructionLoop, sizeof...(Ops)> instruction_loops(std::index_sequence<Ops...>) {
+  return {&run_instruction<static_cast<int>(Ops)>...};
+}
+
+constexpr auto kInstructionLoops =
+    instruction_loops(std::make_index_sequence<static_cast<size_t>(PointwiseOp::kCount)>());
+
+// Evaluates the program over blocks [first, last) of the output; scratch: kMaxPointwiseRegisters blocks.
+void run_blocks(const PointwiseProgram& program, const std::vector<LeafReader>& leaves, float* dst, int64_t numel,
+                int64_t first, int64_t last, float (*scratch)[kBlock]) {
+  const float* reg[ir::kMaxPointwiseRegisters];
+  for (int l = 0; l < program.leaves; ++l)
+    if (leaves[static_cast<size_t>(l)].kind == LeafReader::Kind::kScalar)
+      std::fill_n(scratch[l], kBlock, leaves[static_cast<size_t>(l)].data[0]);
+  const int count = static_cast<int>(program.code.size());
+  for (int64_t block = first; block < last; ++block) {
+    const int64_t start = block * kBlock, n = std::min(kBlock, numel - start);
+    for (int l = 0; l < program.leaves; ++l) {
+      const LeafReader& r = leaves[static_cast<size_t>(l)];
+      switch (r.kind) {
+        case LeafReader::Kind::kFull: reg[l] = r.data + start; break;
+        case LeafReader::Kind::kScalar: reg[l] = scratch[l]; break;
+        case LeafReader::Kind::kStrided: gather_strided(r, start, n, scratch[l]); reg[l] = scratch[l]; break;
+        case LeafReader::Kind::kConcat: reg[l] = gather_concat(r, start, n, scratch[l]); break;
+      }
+    }
+    for (int i = 0; i < count; ++i) {
+      const PointwiseInstruction& ins = program.code[static_cast<size_t>(i)];
+      float* out = i + 1 == count ? dst + start : scratch[program.leaves + i];
+      kInstructionLoops[static_cast<size_t>(ins.op)](out, reg[ins.a], reg[ins.b], ins.p0, ins.p1, n);
+      reg[program.leaves + i] = out;
+    }
+  }
+}
+
+Status run_fused_pointwise(const KernelArgs& args) {
+  const ir::Node& node = args.node;
+  const Shape& out = args.dst[0]->shape();
+  std::vector<Shape> inputs;
+  for (const Tensor* t : args.src) inputs.push_back(t->shape());
+  auto program = decode_pointwise_program(node, inputs.size(), static_cast<int64_t>(out.size()));
+  if (!program) return program.status().with_context(node.describe());
+  std::vector<LeafReader> leaves;
+  for (int l = 0; l < program->leaves; ++l) {
+    if (l == 0 && program->concat_count > 0) {
+      leaves.push_back(concat_reader(*program, args, out));
+      continue;
+    }
+    const Tensor& leaf = *args.src[program->input_of_leaf(l)];
+    leaves.push_back(strided_reader(leaf.data<float>(), leaf.shape(), out));
+  }
+  float* dst = args.dst[0]->data<float>();
+  const int64_t numel = args.dst[0]->numel();
+  const int64_t blocks = (numel + kBlock - 1) / kBlock;
+#pragma omp parallel if (numel > kParallelThreshold)
+  {
+    alignas(64) float scratch[ir::kMaxPointwiseRegisters][kBlock];
+    const int threads = omp_get_num_threads(), thread = omp_get_thread_num();
+    const int64_t first = blocks * thread / threads, last = blocks * (thread + 1) / threads;
+    run_blocks(*program, leaves, dst, numel, first, last, scratch);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const CpuKernel& cpu_kernel_FusedPointwise() {
+  static const CpuKernel k{.run = run_fused_pointwise};
+  return k;
+}
+
+}  // namespace ucudnn::cpu

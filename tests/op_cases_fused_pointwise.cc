@@ -1,0 +1,167 @@
+// Op-table cases of FusedPointwise (Note [pointwise programs], runtime/ir/pointwise_program.h) and
+// Erf: every opcode; leaves with the output's shape, scalar, per-channel [1, C, 1, 1], an SE gate
+// [N, C, 1, 1], a channels-last bias [1, 1, 1, C], leaves broadcast both ways; the concat leaf with
+// 2 and 5 pieces on axis 1 and on the last axis, with leaves after it; outputs spanning many
+// blocks and threads on the CPU. Also the programs the shape rule refuses.
+#include "tests/op_cases.h"
+
+#include "runtime/ir/pointwise_program.h"
+
+namespace ucudnn_test {
+
+namespace {
+
+using ucudnn::OpKind;
+using ucudnn::Shape;
+using ucudnn::StatusCode;
+using Op = ucudnn::ir::PointwiseOp;
+
+constexpr OpKind kFused = OpKind::kFusedPointwise;
+
+// One instruction {opcode, a, b, k}.
+struct Ins {
+  Op op;
+  int64_t a = 0, b = 0, k = 0;
+};
+
+// The attributes of a program; concat_count > 0 joins the first inputs along concat_axis.
+AttrList program(const std::vector<Ins>& code, const std::vector<float>& constants = {}, int64_t concat_count = 0,
+                 int64_t concat_axis = -1) {
+  std::vector<int64_t> words;
+  for (const Ins& i : code) words.insert(words.end(), {static_cast<int64_t>(i.op), i.a, i.b, i.k});
+  AttrList attrs = {{ucudnn::ir::kPointwiseProgramAttr, words},
+                    {ucudnn::ir::kPointwisePatternAttr, std::string("test")}};
+  if (!constants.empty()) attrs.push_back({ucudnn::ir::kPointwiseConstantsAttr, constants});
+  if (concat_count > 0) {
+    attrs.push_back({ucudnn::ir::kPointwiseConcatCountAttr, concat_count});
+    attrs.push_back({ucudnn::ir::kPointwiseConcatAxisAttr, concat_axis});
+  }
+  return attrs;
+}
+
+// BN+ReLU on leaf 0 with per-channel scale (leaf 1) and shift (leaf 2): relu(x * s + t).
+const std::vector<Ins> kScaleShiftRelu = {{Op::kMul, 0, 1}, {Op::kAdd, 3, 2}, {Op::kRelu, 4}};
+
+// Pieces of `shape` whose `axis` dims are `sizes`.
+std::vector<InputSpec> pieces(Shape shape, size_t axis, const std::vector<int64_t>& sizes) {
+  std::vector<InputSpec> inputs;
+  for (int64_t size : sizes) {
+    shape[axis] = size;
+    inputs.push_back(input(shape, -2, 2));
+  }
+  return inputs;
+}
+
+std::vector<InputSpec> with(std::vector<InputSpec> inputs, const std::vector<InputSpec>& more) {
+  inputs.insert(inputs.end(), more.begin(), more.end());
+  return inputs;
+}
+
+std::vector<OpCase> program_cases() {
+  const Shape image = {2, 3, 5, 6};
+  // Every unary opcode of x, summed: registers 1 .. 9 the activations, 10 .. 17 the sums.
+  const std::vector<Ins> unary = {
+      {Op::kRelu, 0},  {Op::kLeakyRelu, 0, 0, 0}, {Op::kSigmoid, 0}, {Op::kTanh, 0},  {Op::kHardSigmoid, 0, 0, 1},
+      {Op::kHardSwish, 0}, {Op::kClip, 0, 0, 3},  {Op::kElu, 0, 0, 5}, {Op::kNeg, 0},  {Op::kAdd, 1, 2},
+      {Op::kAdd, 10, 3}, {Op::kAdd, 11, 4}, {Op::kAdd, 12, 5}, {Op::kAdd, 13, 6}, {Op::kAdd, 14, 7},
+      {Op::kAdd, 15, 8}, {Op::kAdd, 16, 9}};
+  const std::vector<float> unary_constants = {0.1f, 0.2f, 0.5f, -0.5f, 0.75f, 0.8f};
+  // Every binary opcode of a and b (b positive), and Sqrt: registers 2 .. 7, then the sums.
+  const std::vector<Ins> binary = {{Op::kSub, 0, 1}, {Op::kDiv, 0, 1}, {Op::kMax, 0, 1}, {Op::kMin, 0, 1},
+                                   {Op::kPRelu, 0, 1}, {Op::kSqrt, 1}, {Op::kAdd, 2, 3}, {Op::kAdd, 8, 4},
+                                   {Op::kAdd, 9, 5}, {Op::kAdd, 10, 6}, {Op::kMul, 11, 7}};
+  // GELU's exact form: x · 0.5 · (1 + erf(x / √2)), the literals from Constant.
+  const std::vector<Ins> gelu = {{Op::kConstant, 0, 0, 0}, {Op::kMul, 0, 1}, {Op::kErf, 2}, {Op::kConstant, 0, 0, 1},
+                                 {Op::kAdd, 3, 4}, {Op::kMul, 0, 5}, {Op::kConstant, 0, 0, 2}, {Op::kMul, 6, 7}};
+  const std::vector<Ins> silu = {{Op::kSigmoid, 0}, {Op::kMul, 0, 1}};
+  return {
+      {"fused_pointwise_every_unary", kFused, 1, {input({3, 7, 9}, -4, 4)}, program(unary, unary_constants), 1,
+       {{3, 7, 9}}},
+      {"fused_pointwise_every_binary", kFused, 1, {input(image, -2, 2), input(image, 0.5, 2)}, program(binary), 1,
+       {image}},
+      {"fused_pointwise_gelu", kFused, 1, {input(image, -4, 4)}, program(gelu, {0.70710678f, 1.0f, 0.5f}), 1, {image}},
+      {"fused_pointwise_silu_one_leaf_twice", kFused, 1, {input({1000}, -6, 6)}, program(silu), 1, {{1000}}},
+      {"fused_pointwise_bn_relu_per_channel", kFused, 1,
+       {input({2, 4, 5, 6}), weight({1, 4, 1, 1}), weight({1, 4, 1, 1})},
+       program(kScaleShiftRelu), 1, {{2, 4, 5, 6}}},
+      {"fused_pointwise_scalar_leaf", kFused, 1, {input({2, 3, 4, 4}), input({1, 1, 1, 1}, 0.5, 2)},
+       program({{Op::kMul, 0, 1}, {Op::kAdd, 2, 1}, {Op::kHardSwish, 3}}), 1, {{2, 3, 4, 4}}},
+      {"fused_pointwise_se_gate", kFused, 1, {input({2, 8, 5, 5}), input({2, 8, 1, 1}, -3, 3)},
+       program({{Op::kSigmoid, 1}, {Op::kMul, 0, 2}}), 1, {{2, 8, 5, 5}}},
+      {"fused_pointwise_se_gate_first", kFused, 1, {input({2, 8, 1, 1}, -3, 3), input({2, 8, 5, 5})},
+       program({{Op::kHardSigmoid, 0, 0, 0}, {Op::kMul, 2, 1}}, {0.2f, 0.5f}), 1, {{2, 8, 5, 5}}},
+      {"fused_pointwise_channels_last_bias", kFused, 1, {input({2, 4, 4, 6}), weight({1, 1, 1, 6})},
+       program({{Op::kAdd, 0, 1}, {Op::kClip, 2, 0, 0}}, {0.0f, 6.0f}), 1, {{2, 4, 4, 6}}},
+      {"fused_pointwise_broadcast_both", kFused, 1, {input({2, 1, 4, 1}), input({1, 3, 1, 5})},
+       program({{Op::kMul, 0, 1}, {Op::kTanh, 2}}), 1, {{2, 3, 4, 5}}},
+      {"fused_pointwise_rank_6", kFused, 1, {input({2, 1, 3, 2, 1, 5}), input({1, 2, 3, 1, 4, 5})},
+       program({{Op::kSub, 0, 1}, {Op::kElu, 2, 0, 0}}, {1.0f}), 1, {{2, 2, 3, 2, 4, 5}}},
+      // 19152 elements: many blocks (not a multiple of their size) over several threads on the CPU.
+      {"fused_pointwise_many_blocks", kFused, 1, {input({3, 16, 19, 21}), weight({1, 16, 1, 1}), weight({1, 16, 1, 1})},
+       program(kScaleShiftRelu), 1, {{3, 16, 19, 21}}},
+      {"fused_pointwise_many_blocks_se_gate", kFused, 1, {input({3, 16, 19, 21}), input({3, 16, 1, 1})},
+       program({{Op::kSigmoid, 1}, {Op::kMul, 0, 2}}), 1, {{3, 16, 19, 21}}},
+  };
+}
+
+std::vector<OpCase> concat_cases() {
+  const std::vector<InputSpec> channel = {weight({1, 8, 1, 1}), weight({1, 8, 1, 1})};
+  return {
+      // DenseNet: concat → BN → ReLU, the concat read where its pieces lie.
+      {"fused_pointwise_concat_2_axis_1", kFused, 1, with(pieces({2, 0, 5, 7}, 1, {3, 5}), channel),
+       program(kScaleShiftRelu, {}, 2, 1), 1, {{2, 8, 5, 7}}},
+      {"fused_pointwise_concat_5_axis_1", kFused, 1,
+       with(pieces({2, 0, 7, 9}, 1, {1, 2, 3, 4, 6}), {weight({1, 16, 1, 1}), weight({1, 16, 1, 1})}),
+       program(kScaleShiftRelu, {}, 5, 1), 1, {{2, 16, 7, 9}}},
+      // 16 × 16 planes: a CPU block of 256 lies in one piece's channel.
+      {"fused_pointwise_concat_2_axis_1_planes", kFused, 1, with(pieces({2, 0, 16, 16}, 1, {3, 5}), channel),
+       program(kScaleShiftRelu, {}, 2, -3), 1, {{2, 8, 16, 16}}},
+      {"fused_pointwise_concat_5_axis_1_many_blocks", kFused, 1,
+       with(pieces({3, 0, 20, 20}, 1, {4, 1, 7, 2, 2}), {weight({1, 16, 1, 1}), weight({1, 16, 1, 1})}),
+       program(kScaleShiftRelu, {}, 5, 1), 1, {{3, 16, 20, 20}}},
+      {"fused_pointwise_concat_2_last_axis", kFused, 1,
+       with(pieces({3, 4, 0}, 2, {5, 2}), {input({3, 4, 7}), weight({1, 1, 7})}),
+       program({{Op::kAdd, 0, 1}, {Op::kMul, 3, 2}}, {}, 2, -1), 1, {{3, 4, 7}}},
+      {"fused_pointwise_concat_5_last_axis", kFused, 1,
+       with(pieces({2, 3, 0}, 2, {1, 3, 2, 5, 4}), {input({2, 3, 1})}),
+       program({{Op::kMax, 0, 1}, {Op::kSigmoid, 2}}, {}, 5, 2), 1, {{2, 3, 15}}},
+  };
+}
+
+}  // namespace
+
+std::vector<OpCase> fused_pointwise_cases() {
+  std::vector<OpCase> cases = program_cases();
+  for (OpCase& c : concat_cases()) cases.push_back(std::move(c));
+  cases.push_back({"erf", OpKind::kErf, 13, {input_values({9}, {-5, -2, -1, -0.5, 0, 0.3, 1, 2.5, 6})}});
+  cases.push_back({"erf_random", OpKind::kErf, 9, {input({2, 3, 5, 6}, -3, 3)}});
+  return cases;
+}
+
+std::vector<ErrorCase> fused_pointwise_error_cases() {
+  const StatusCode invalid = StatusCode::kInvalidModel;
+  return {
+      {{"fused_pointwise_register_out_of_range", kFused, 1, {input({2, 3}), input({2, 3})},
+        program({{Op::kAdd, 0, 5}})},
+       invalid, "reads register 5"},
+      {{"fused_pointwise_register_not_yet_written", kFused, 1, {input({4})}, program({{Op::kRelu, 0}, {Op::kTanh, 2}})},
+       invalid, "reads register 2"},
+      {{"fused_pointwise_unknown_opcode", kFused, 1, {input({4})}, program({{static_cast<Op>(19), 0}})}, invalid,
+       "unknown opcode 19"},
+      {{"fused_pointwise_constant_missing", kFused, 1, {input({4})}, program({{Op::kClip, 0, 0, 1}}, {0.0f, 1.0f})},
+       invalid, "constants[1]"},
+      {{"fused_pointwise_leaves_not_broadcastable", kFused, 1, {input({2, 3}), input({2, 4})},
+        program({{Op::kAdd, 0, 1}})},
+       invalid, "does not broadcast"},
+      {{"fused_pointwise_concat_pieces_disagree", kFused, 1, {input({2, 3, 4}), input({2, 3, 5})},
+        program({{Op::kRelu, 0}}, {}, 2, 1)},
+       invalid, "concat piece 1"},
+      {{"fused_pointwise_too_many_pieces", kFused, 1, std::vector<InputSpec>(65, input({1, 1, 2})),
+        program({{Op::kRelu, 0}}, {}, 65, 1)},
+       StatusCode::kUnsupported, "limit of 64 pieces"},
+      {{"fused_pointwise_too_many_registers", kFused, 1, {input({4})}, program(std::vector<Ins>(32, {Op::kNeg, 0}))},
+       StatusCode::kUnsupported, "registers"},
+  };
+}
+
+}  // namespace ucudnn_test
