@@ -59,6 +59,7 @@ optimizer::PlanRequest plan_request(const SessionOptions& options) {
   request.layouts = layouts_to_try(options);
   request.db_path = options.benchmark_db;
   request.rebenchmark = options.rebenchmark;
+  request.benchmark_devices = options.benchmark_devices;
   request.progress = options.progress;
   return request;
 }

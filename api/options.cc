@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "optimizer/bench/sharded_benchmarking.h"
 #include "ucudnn/ucudnn.h"
 
 namespace ucudnn {
@@ -61,12 +62,22 @@ const char* math_name(Math math) {
   return kUnknown;
 }
 
+const char* cuda_graph_name(CudaGraph mode) {
+  switch (mode) {
+    case CudaGraph::kAuto: return "auto";
+    case CudaGraph::kOn: return "on";
+    case CudaGraph::kOff: return "off";
+  }
+  return kUnknown;
+}
+
 Status check_options(const SessionOptions& options) {
   UCUDNN_RETURN_IF_ERROR(check_enum("device", options.device, device_name));
   UCUDNN_RETURN_IF_ERROR(check_enum("math", options.math, math_name));
   UCUDNN_RETURN_IF_ERROR(check_enum("layout", options.layout, layout_name));
   UCUDNN_RETURN_IF_ERROR(check_enum("policy", options.policy, policy_name));
   UCUDNN_RETURN_IF_ERROR(check_enum("batch_sizes", options.batch_sizes, batch_sizes_name));
+  UCUDNN_RETURN_IF_ERROR(check_enum("cuda_graph", options.cuda_graph, cuda_graph_name));
   if (options.batch < 1) return invalid_argument("batch must be at least 1, got " + std::to_string(options.batch));
   if (options.threads < 0)
     return invalid_argument("threads must be 0 (all cores) or positive, got " + std::to_string(options.threads));
@@ -74,10 +85,19 @@ Status check_options(const SessionOptions& options) {
     return invalid_argument("streams must be 1 or 2, got " + std::to_string(options.streams));
   if (options.device == Device::kCpu && options.layout == Layout::kNhwc)
     return invalid_argument("layout nhwc is a GPU layout; the CPU backend runs NCHW (use layout nchw or auto)");
+  if (options.cuda_graph == CudaGraph::kOn && options.device != Device::kCuda)
+    return invalid_argument("cuda_graph on needs device cuda (CUDA graphs); this session runs on the CPU "
+                            "(use cuda_graph auto or off)");
   if (options.share_workspace && options.policy != Policy::kWd)
     return invalid_argument(std::string("share_workspace applies to policy wd (one budget divided among the "
                                         "convolutions), not to policy ") +
                             policy_name(options.policy));
+  if (!options.benchmark_devices.empty()) {
+    if (options.device != Device::kCuda)
+      return invalid_argument("benchmark_devices '" + options.benchmark_devices +
+                              "' shards benchmarking over GPUs; this session runs on the CPU (leave it empty)");
+    UCUDNN_RETURN_IF_ERROR(optimizer::parse_benchmark_devices(options.benchmark_devices).status());
+  }
   return Status::ok();
 }
 

@@ -3,7 +3,9 @@
 // + inference passes + the plan's layout) → plan (made now by
 // optimizer::plan_model, or a saved one checked against the graph, the device
 // and the GPU) → runtime::Executor over the backend.
+#include <cstdio>
 #include <memory>
+#include <string>
 
 #include "api/device.h"
 #include "api/loading.h"
@@ -62,26 +64,42 @@ Status check_gpu_tensors(const char* kind, const std::vector<TensorInfo>& infos,
   return Status::ok();
 }
 
+runtime::CaptureMode capture_mode(CudaGraph mode) {
+  switch (mode) {
+    case CudaGraph::kOff: return runtime::CaptureMode::kOff;
+    case CudaGraph::kOn: return runtime::CaptureMode::kOn;
+    case CudaGraph::kAuto: break;
+  }
+  return runtime::CaptureMode::kAuto;
+}
+
 // A graph and its plan running on one backend through the executor.
 class ExecutorSession final : public Session {
  public:
-  static Expected<std::unique_ptr<Session>> create(Device device, std::unique_ptr<runtime::Backend> backend,
-                                                   ir::Graph graph, runtime::Plan plan) {
+  static Expected<std::unique_ptr<Session>> create(Device device, CudaGraph cuda_graph,
+                                                   std::unique_ptr<runtime::Backend> backend, ir::Graph graph,
+                                                   runtime::Plan plan) {
     std::unique_ptr<ExecutorSession> session(new ExecutorSession(device, std::move(backend), std::move(graph)));
     // The executor keeps references to the backend and the graph: both live in the session.
-    UCUDNN_ASSIGN_OR_RETURN(session->executor_,
-                            runtime::Executor::create(*session->backend_, session->graph_, std::move(plan)));
+    UCUDNN_ASSIGN_OR_RETURN(session->executor_, runtime::Executor::create(*session->backend_, session->graph_,
+                                                                          std::move(plan), capture_mode(cuda_graph)));
+    session->cuda_graph_ = cuda_graph;
+    session->warn_if_eager();
     return std::unique_ptr<Session>(std::move(session));
   }
 
   const std::vector<TensorInfo>& inputs() const override { return inputs_; }
   const std::vector<TensorInfo>& outputs() const override { return outputs_; }
-  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override { return executor_->run(inputs); }
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override {
+    Expected<std::vector<Tensor>> outputs = executor_->run(inputs);
+    warn_if_eager();
+    return outputs;
+  }
 
   Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) override {
     UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executor_->profile(inputs));
     std::vector<StepProfile> steps;
-    for (const runtime::StepTiming& t : timings) steps.push_back({t.name, runtime::step_op_name(t), t.ms});
+    for (const runtime::StepTiming& t : timings) steps.push_back({t.name, runtime::step_op_label(t, graph_), t.ms});
     return steps;
   }
 
@@ -96,10 +114,33 @@ class ExecutorSession final : public Session {
     if (device_ != Device::kCuda)
       return unsupported("run_on_device needs a CUDA session (--device cuda, SessionOptions::device = "
                          "Device::kCuda); this session runs on the CPU");
-    return executor_->run_bound(inputs, outputs);
+    const Status status = executor_->run_bound(inputs, outputs);
+    warn_if_eager();
+    return status;
   }
 
+  Status set_cuda_graph(CudaGraph mode) override {
+    if (std::string(cuda_graph_name(mode)) == "?")
+      return invalid_argument("set_cuda_graph: " + std::to_string(static_cast<int>(mode)) +
+                              " is none of CudaGraph's values");
+    if (mode == CudaGraph::kOn && device_ != Device::kCuda)
+      return invalid_argument("CUDA graphs (cuda_graph on) need a CUDA session; this session runs on the CPU");
+    cuda_graph_ = mode;
+    executor_->set_capture_mode(capture_mode(mode));
+    warn_if_eager();
+    return Status::ok();
+  }
+  bool cuda_graph_in_use() const override { return executor_->replays_runs(); }
+
  private:
+  // With cuda_graph on, says once on stderr why runs are eager (the plan, or a capture that failed).
+  void warn_if_eager() {
+    if (cuda_graph_ != CudaGraph::kOn || warned_eager_ || executor_->capture_fallback().empty()) return;
+    warned_eager_ = true;
+    std::fprintf(stderr, "ucudnn: warning: model '%s' runs without a CUDA graph: %s\n", graph_.name.c_str(),
+                 executor_->capture_fallback().c_str());
+  }
+
   ExecutorSession(Device device, std::unique_ptr<runtime::Backend> backend, ir::Graph graph)
       : device_(device),
         backend_(std::move(backend)),
@@ -113,6 +154,8 @@ class ExecutorSession final : public Session {
   ir::Graph graph_;
   std::vector<TensorInfo> inputs_, outputs_;
   std::unique_ptr<runtime::Executor> executor_;
+  CudaGraph cuda_graph_ = CudaGraph::kAuto;
+  bool warned_eager_ = false;
 };
 
 }  // namespace
@@ -134,7 +177,8 @@ Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, 
     graph = std::move(planned.graph);
     plan = std::move(planned.result.plan);
   }
-  return ExecutorSession::create(options.device, std::move(backend), std::move(graph), std::move(plan));
+  return ExecutorSession::create(options.device, options.cuda_graph, std::move(backend), std::move(graph),
+                                 std::move(plan));
 }
 
 Status Session::run_on_device(const std::vector<GpuTensor>& in, std::vector<GpuTensor>& out) {

@@ -7,8 +7,13 @@
 // statistics, and the step's inputs and outputs (`io`) — and binds it to the graphs' inputs
 // and outputs with Executor::run_bound: a parameter is the same bytes as input of the
 // training step, of the evaluation and of the update (input and output: in place).
+//
+// Data-parallel training (TrainOptions::communicator; Note [data-parallel step]) adds, per step, the
+// average of the gradients across ranks in buckets (training/distributed/buckets.h) between the
+// training step and the update.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "api/device.h"
@@ -18,6 +23,8 @@
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/plan_json.h"
+#include "training/distributed/buckets.h"
+#include "training/distributed/communicator.h"
 #include "training/training_graph.h"
 #include "training/update_graph.h"
 #include "ucudnn/ucudnn.h"
@@ -72,7 +79,19 @@ Status check_train_options(const TrainOptions& o) {
     return invalid_argument("label smoothing must be in [0, 1)");
   if (!o.session.plan_path.empty())
     return unsupported("training makes its own plan: a saved plan (plan_path) is for inference sessions");
+  if (o.communicator != nullptr && o.communicator->device_memory() != (o.session.device == Device::kCuda))
+    return invalid_argument(std::string("the communicator '") + o.communicator->name() + "' reduces " +
+                            (o.communicator->device_memory() ? "GPU" : "host") + " memory, but training runs on the " +
+                            device_name(o.session.device) + " (NCCL for the GPU, MPI for the CPU)");
+  if (o.bucket_bytes < sizeof(float)) return invalid_argument("the gradient bucket size must be at least 4 bytes");
   return Status::ok();
+}
+
+// 64-bit FNV-1a: the plans' fingerprint that ranks compare.
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
 }
 
 // A graph planned and ready to run on the backend.
@@ -127,6 +146,9 @@ class TrainerImpl final : public Trainer {
     return runtime::plan_to_json(train_->executor->plan(), train_->graph);
   }
   double predicted_conv_ms() const override { return train_->predicted_conv_ms; }
+  int rank() const override { return comm_ ? comm_->rank() : 0; }
+  int world_size() const override { return comm_ ? comm_->size() : 1; }
+  Expected<double> replica_difference() override;
 
  private:
   TrainerImpl(std::string model_path, TrainOptions options)
@@ -137,6 +159,20 @@ class TrainerImpl final : public Trainer {
   Expected<TrainStepResult> run_step(const std::vector<Tensor>& inputs, const Tensor& labels,
                                      std::vector<StepProfile>* profile);
   Status upload_initial_values(const ir::Graph& inference);
+  // Data-parallel training: the plans of every rank equal (InvalidArgument otherwise); rank 0's
+  // parameters, optimizer state and running statistics copied to every rank; the gradients
+  // averaged across ranks, bucket by bucket.
+  Status check_plans_agree();
+  Status broadcast_state();
+  // Note [overlapped all-reduce]: when each bucket's gradients are final, and the training
+  // executor's step callback that starts its reduction then; average_gradients starts the rest
+  // once the step is done and waits for all.
+  void plan_overlap();
+  Status start_buckets_after(size_t step);
+  Status average_gradients();
+  // A communicator was given: the data-parallel path, also for one rank (as DDP does; `--gpus 1`
+  // runs NCCL's collectives on one GPU).
+  bool data_parallel() const { return comm_ != nullptr; }
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
   // A host copy of dtype[shape] at `offset` of `buffer`, queued: valid after backend_->synchronize.
   Expected<Tensor> queue_download(const runtime::Buffer& buffer, size_t offset, DType dtype, const Shape& shape,
@@ -155,6 +191,10 @@ class TrainerImpl final : public Trainer {
   double learning_rate_;
   std::string optimizer_;  // OptimizerConfig::describe()
   int64_t steps_ = 0;
+  std::shared_ptr<distributed::Communicator> comm_;  // null: one process
+  std::vector<distributed::GradientBucket> buckets_;
+  std::vector<std::vector<size_t>> buckets_after_step_;  // per step of the training plan
+  std::vector<bool> bucket_started_;                     // in the current step
 
   std::unique_ptr<runtime::Backend> backend_;
   training::TrainingGraph layout_;  // value ids of the training graph (its graph is train_->graph)
@@ -178,6 +218,7 @@ Expected<std::unique_ptr<Trainer>> TrainerImpl::create(const std::string& model_
   UCUDNN_RETURN_IF_ERROR(check_train_options(options));
   cpu::set_num_threads(options.session.threads);
   std::unique_ptr<TrainerImpl> t(new TrainerImpl(model_path, options));
+  t->comm_ = options.communicator;
   UCUDNN_ASSIGN_OR_RETURN(t->backend_, make_backend(options.session.device, options.session.math));
   onnx_import::ImportOptions import;
   import.input_shapes = options.session.input_shapes;
@@ -200,7 +241,17 @@ Status TrainerImpl::build(ir::Graph inference) {
   parameters_ = describe(g, layout_.parameters);
   running_stats_ = describe(g, layout_.running_stats);
 
+  // Note [data-parallel step]: rank 0 plans first, benchmarking what the database lacks; the
+  // others then plan from the same timings (never measuring again) — one writer to the database,
+  // and identical plans, which check_plans_agree verifies.
+  if (data_parallel() && comm_->rank() != 0) {
+    UCUDNN_RETURN_IF_ERROR(comm_->barrier().with_context("waiting for rank 0 to plan"));
+    options_.session.rebenchmark = false;
+  }
   UCUDNN_ASSIGN_OR_RETURN(train_, plan_and_prepare(*backend_, layout_.graph, options_.session));
+  if (data_parallel() && comm_->rank() == 0)
+    UCUDNN_RETURN_IF_ERROR(comm_->barrier().with_context("letting the other ranks plan"));
+  if (data_parallel()) UCUDNN_RETURN_IF_ERROR(check_plans_agree());
 
   const training::OptimizerConfig config = optimizer_config(options_);
   optimizer_ = config.describe();
@@ -235,8 +286,132 @@ Status TrainerImpl::build(ir::Graph inference) {
   UCUDNN_ASSIGN_OR_RETURN(stats_, backend_->allocate(stat_layout_.bytes, "running statistics"));
   UCUDNN_ASSIGN_OR_RETURN(io_, backend_->allocate(io_layout_.bytes, "training inputs and outputs"));
   UCUDNN_ASSIGN_OR_RETURN(hyper_, backend_->allocate(2 * kAlignment, "learning rate and step"));
+  UCUDNN_ASSIGN_OR_RETURN(buckets_, distributed::plan_gradient_buckets(param_layout_.offsets, param_layout_.bytes,
+                                                                        options_.bucket_bytes));
   bind_buffers();
-  return upload_initial_values(inference);
+  if (data_parallel()) plan_overlap();
+  UCUDNN_RETURN_IF_ERROR(upload_initial_values(inference));
+  return broadcast_state();
+}
+
+// Note [data-parallel step]
+// Each rank runs the whole step on its own batch (its share of the global batch: the data loader's
+// shard_order). The loss is the mean over the rank's batch, so the mean of the ranks' gradients is
+// the gradient of the global batch's mean loss: average_gradients replaces every rank's gradients
+// by that mean (ReduceOp::kAverage) before the update, and since every rank then applies the same
+// update to the same weights, the replicas stay equal (replica_difference checks it). Buckets are
+// reduced while the backward pass goes on (Note [overlapped all-reduce]).
+// BatchNormalization normalises each rank's batch by its own statistics, as PyTorch's DDP does
+// without SyncBatchNorm; its running statistics are then the rank's own.
+Status TrainerImpl::check_plans_agree() {
+  const uint64_t hash = fnv1a(plan_json());
+  const double high = static_cast<double>(hash >> 32), low = static_cast<double>(hash & 0xffffffffu);
+  double values[4] = {high, low, -high, -low};  // max, and minus the min, of both halves
+  UCUDNN_RETURN_IF_ERROR(comm_->all_reduce_host(values, 4, distributed::ReduceOp::kMax));
+  if (values[0] != -values[2] || values[1] != -values[3])
+    return invalid_argument("the ranks planned different training steps (rank " + std::to_string(comm_->rank()) +
+                            "'s plan fingerprint is " + std::to_string(hash) + "): every rank must plan from the same "
+                            "benchmark database — put it where every host reads it (--db) or copy rank 0's "
+                            "to every host — with the same options");
+  return Status::ok();
+}
+
+Status TrainerImpl::broadcast_state() {
+  if (!data_parallel()) return Status::ok();
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("before sharing rank 0's weights"));
+  for (runtime::Buffer* buffer : {params_.get(), states_.get(), stats_.get()})
+    if (buffer->bytes() > 0)
+      UCUDNN_RETURN_IF_ERROR(
+          comm_->broadcast(buffer->data(), buffer->bytes(), 0).with_context("sharing rank 0's weights"));
+  return Status::ok();
+}
+
+// Note [overlapped all-reduce]
+// As in PyTorch's DDP, a bucket's reduction starts as soon as the backward pass has produced its
+// gradients, while the rest of the backward pass runs. The executor calls back after queuing each
+// step of stream 0 (Executor::set_step_callback); bucket b starts after the last step that writes
+// or reads one of its gradients (plan_overlap), on the communicator's stream ordered after the
+// backend's stream 0 (Backend::native_stream; on the CPU the step is done when it is queued, and
+// MPI reduces at once). Every rank has the same plan (check_plans_agree), so all start the buckets
+// in the same order. A gradient no step writes (copied in at the end of run_bound), a plan with
+// side-stream steps, or a profiled step: those buckets start after the run. average_gradients
+// then waits for all before the update reads the gradients.
+void TrainerImpl::plan_overlap() {
+  const runtime::Plan& plan = train_->executor->plan();
+  const ir::Graph& g = train_->graph;
+  buckets_after_step_.assign(plan.steps.size(), {});
+  bucket_started_.assign(buckets_.size(), false);
+  constexpr size_t kAfterRun = SIZE_MAX;
+  std::vector<size_t> step_of(g.nodes.size(), kAfterRun);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    if (plan.steps[s].stream != 0) return;  // side-stream steps: every bucket after the run
+    step_of[static_cast<size_t>(plan.steps[s].node)] = s;
+  }
+  std::vector<size_t> last_use(g.values.size(), 0);  // the last step reading each value
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    for (ir::ValueId v : g.nodes[n].inputs)
+      if (v != ir::kNoValue) last_use[static_cast<size_t>(v)] = std::max(last_use[static_cast<size_t>(v)], step_of[n]);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    size_t ready = 0;
+    for (size_t k = buckets_[b].first_parameter; k < buckets_[b].end_parameter; ++k) {
+      const ir::ValueId v = g.outputs[layout_.first_gradient_output + k];
+      const ir::NodeId producer = g.value(v).producer;
+      ready = std::max({ready, producer < 0 ? kAfterRun : step_of[static_cast<size_t>(producer)],
+                        last_use[static_cast<size_t>(v)]});
+    }
+    if (ready != kAfterRun) buckets_after_step_[ready].push_back(b);
+  }
+  train_->executor->set_step_callback([this](size_t step) { return start_buckets_after(step); });
+}
+
+Status TrainerImpl::start_buckets_after(size_t step) {
+  if (step >= buckets_after_step_.size()) return Status::ok();
+  for (size_t b : buckets_after_step_[step]) {
+    const distributed::GradientBucket& bucket = buckets_[b];
+    UCUDNN_RETURN_IF_ERROR(comm_->start_all_reduce(reinterpret_cast<float*>(at(*grads_, bucket.begin)),
+                                                   (bucket.end - bucket.begin) / sizeof(float),
+                                                   distributed::ReduceOp::kAverage, backend_->native_stream(0))
+                               .with_context("averaging the gradients of parameters " +
+                                             parameters_[bucket.first_parameter].name + " .. " +
+                                             parameters_[bucket.end_parameter - 1].name + " across ranks"));
+    bucket_started_[b] = true;
+  }
+  return Status::ok();
+}
+
+Status TrainerImpl::average_gradients() {
+  // The step is done (run_bound synchronised): the buckets not started yet go now, then all finish.
+  Status status = Status::ok();
+  for (size_t b = 0; b < buckets_.size() && status.is_ok(); ++b)
+    if (!bucket_started_[b])
+      status = comm_->start_all_reduce(reinterpret_cast<float*>(at(*grads_, buckets_[b].begin)),
+                                       (buckets_[b].end - buckets_[b].begin) / sizeof(float),
+                                       distributed::ReduceOp::kAverage, nullptr);
+  bucket_started_.assign(buckets_.size(), false);
+  UCUDNN_RETURN_IF_ERROR(status.with_context("averaging the gradients across ranks"));
+  return comm_->wait_reductions().with_context("averaging the gradients across ranks");
+}
+
+Expected<double> TrainerImpl::replica_difference() {
+  if (!data_parallel() || comm_->size() == 1) return 0.0;
+  // Rank 0's parameters into every rank's gradient buffer, then both to the host.
+  UCUDNN_RETURN_IF_ERROR(backend_->copy_on_device(grads_->data(), params_->data(), params_->bytes(), "parameters"));
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the parameters"));
+  UCUDNN_RETURN_IF_ERROR(comm_->broadcast(grads_->data(), grads_->bytes(), 0).with_context("comparing the replicas"));
+  double largest = 0;
+  for (size_t k = 0; k < parameters_.size(); ++k) {
+    UCUDNN_ASSIGN_OR_RETURN(Tensor mine, queue_download(*params_, param_layout_.offsets[k], DType::kFloat32,
+                                                        parameters_[k].shape, "parameter"));
+    UCUDNN_ASSIGN_OR_RETURN(Tensor first, queue_download(*grads_, param_layout_.offsets[k], DType::kFloat32,
+                                                         parameters_[k].shape, "rank 0's parameter"));
+    UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the parameters to the host"));
+    for (int64_t i = 0; i < mine.numel(); ++i) {
+      const double d = std::fabs(double(mine.data<float>()[i]) - double(first.data<float>()[i]));
+      if (!(d <= largest)) largest = std::isnan(d) ? HUGE_VAL : d;  // NaN counts as the largest difference
+    }
+  }
+  UCUDNN_RETURN_IF_ERROR(comm_->all_reduce_host(&largest, 1, distributed::ReduceOp::kMax));
+  return largest;
 }
 
 Status TrainerImpl::upload(runtime::Buffer& buffer, size_t offset, const Tensor& t, const std::string& what) {
@@ -341,16 +516,24 @@ Expected<TrainStepResult> TrainerImpl::run_step(const std::vector<Tensor>& input
       return invalid_argument("label " + std::to_string(labels.data<int64_t>()[i]) + " of sample " +
                               std::to_string(i) + " is outside the model's " + std::to_string(classes) + " classes");
   TrainStepResult result;
+  if (data_parallel()) bucket_started_.assign(buckets_.size(), false);  // after a failed step too
   const auto upload_start = std::chrono::steady_clock::now();
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   UCUDNN_RETURN_IF_ERROR(upload(*io_, io_layout_.offsets[labels_slot_], labels, "labels"));
-  const int64_t seed = static_cast<int64_t>(options_.seed + static_cast<uint64_t>(steps_));
+  const uint64_t rank_offset = static_cast<uint64_t>(rank()) << 32;  // each rank its own dropout masks
+  const int64_t seed = static_cast<int64_t>(options_.seed + static_cast<uint64_t>(steps_) + rank_offset);
   UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(at(*io_, io_layout_.offsets[seed_slot_]), &seed, sizeof(seed),
                                                   "dropout seed"));
   UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the batch to the device"));
   result.upload_ms = ms_since(upload_start);
   const auto compute_start = std::chrono::steady_clock::now();
   UCUDNN_RETURN_IF_ERROR(run_or_profile(*train_->executor, train_in_, train_out_, profile, ""));
+  if (data_parallel()) {  // Note [data-parallel step]; run_bound has synchronised: the gradients are written
+    const auto reduce_start = std::chrono::steady_clock::now();
+    UCUDNN_RETURN_IF_ERROR(average_gradients());
+    result.all_reduce_ms = ms_since(reduce_start);
+    if (profile != nullptr) profile->push_back({"all-reduce/gradients", "AllReduce", result.all_reduce_ms});
+  }
 
   // The update: lr and step, then every parameter and state in place.
   const float lr = static_cast<float>(learning_rate_);
@@ -371,6 +554,12 @@ Expected<TrainStepResult> TrainerImpl::run_step(const std::vector<Tensor>& input
   for (int64_t i = 0; i < logits_shape[0]; ++i) {
     const float* row = logits.data<float>() + i * classes;
     if (std::max_element(row, row + classes) - row == labels.data<int64_t>()[i]) ++result.correct;
+  }
+  if (data_parallel()) {  // the global batch's: mean of the ranks' means (equal batches), all hits
+    double totals[2] = {result.loss, static_cast<double>(result.correct)};
+    UCUDNN_RETURN_IF_ERROR(comm_->all_reduce_host(totals, 2, distributed::ReduceOp::kSum));
+    result.loss = static_cast<float>(totals[0] / comm_->size());
+    result.correct = static_cast<int64_t>(totals[1]);
   }
   ++steps_;
   return result;
@@ -475,7 +664,8 @@ Status TrainerImpl::load_state(const std::map<std::string, Tensor>& state) {
   for (size_t k = 0; k < running_stats_.size(); ++k)
     UCUDNN_RETURN_IF_ERROR(take(running_stats_[k].name, running_stats_[k], *stats_, stat_layout_.offsets[k]));
   steps_ = step->second.data<int64_t>()[0];
-  return backend_->synchronize("loading the training state");
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("loading the training state"));
+  return broadcast_state();
 }
 
 Status TrainerImpl::save(const std::string& onnx_path) const {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -24,7 +25,8 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// "[#####.....] 12/40 kernels  3.2 s elapsed  ETA 7.5 s" on one stderr line.
+// "[#####.....] 12/40 measurements  3.2 s elapsed  ETA 7.5 s" on one stderr line: one
+// measurement is one kernel at one micro-batch size.
 class ProgressBar {
  public:
   ProgressBar(int total, bool enabled) : total_(total), enabled_(enabled && total > 0 && isatty(STDERR_FILENO)) {}
@@ -33,7 +35,7 @@ class ProgressBar {
     const double elapsed = seconds_since(start_);
     const double eta = done > 0 ? elapsed / done * (total_ - done) : 0.0;
     const int width = 30, filled = total_ ? width * done / total_ : width;
-    std::fprintf(stderr, "\rbenchmarking [%s%s] %d/%d kernels  %.1f s elapsed  ETA %.1f s ",
+    std::fprintf(stderr, "\rbenchmarking [%s%s] %d/%d measurements  %.1f s elapsed  ETA %.1f s ",
                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done, total_, elapsed,
                  eta);
     if (done == total_) std::fprintf(stderr, "\n");
@@ -115,6 +117,80 @@ Status store(BenchmarkDb& db, const std::string& key, const KernelTimings& timin
   return Status::ok();
 }
 
+// Note [graph engines and epilogues]: the benchmark times a forward convolution bare (X, W → Y).
+// A Conv with a bias, a residual input or a fused Relu (Note [fused nodes]) runs its legacy
+// algorithms as one cudnnConvolutionBiasActivationForward call, the epilogue inside the kernel, but
+// a cuDNN graph-API engine (kGraphEngineBase and up) as the bare convolution followed by the
+// epilogue's own passes over Y — on ResNet-50's layer-1 1×1 convolutions 0.15 ms of convolution
+// then 1.1 ms of epilogue (H200, batch 128). The bare timing would hide that, so such kernels
+// plan without the graph engines; bare convolutions (DenseNet's, after a BatchNorm) keep them.
+bool has_conv_epilogue(const ir::Graph& graph, const ConvKernel& kernel) {
+  if (kernel.direction() != ConvDirection::kForward) return false;
+  for (ir::NodeId id : kernel.nodes) {
+    const ir::Node& node = graph.nodes[id];
+    const bool bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
+    const bool residual = node.inputs.size() > ir::kConvResidualInput;
+    if (bias || residual || !ir::fused_activation(node).empty()) return true;
+  }
+  return false;
+}
+
+void drop_unfused_engines(KernelTimings& timings) {
+  for (auto& [batch, measurements] : timings.by_batch)
+    for (AlgoMeasurement& m : measurements)
+      if (m.algorithm >= kGraphEngineBase) m.available = false;
+}
+
+// The kernels missing from the database measured, each job's table handed to `store_job`
+// in the jobs' order on the calling thread, `bar(done, total)` counting measurements.
+using StoreJob = std::function<Status(size_t job, KernelTimings timings)>;
+using MeasureJobs = std::function<Status(const std::vector<BenchmarkJob>& jobs, const StoreJob& store_job,
+                                         const std::function<void(int, int)>& bar)>;
+
+// gather_timings with either measurer: the stored kernels first, then the missing ones
+// measured and stored in the kernels' order.
+Expected<GraphTimings> gather(const ir::Graph& graph, BatchSizePolicy batch_sizes, const ConvKernelKey& device_key,
+                              const MeasureJobs& measure_jobs, BenchmarkDb* db, bool rebenchmark, bool progress) {
+  GraphTimings result;
+  result.device_name = device_key.device_name;
+  UCUDNN_ASSIGN_OR_RETURN(result.kernels, collect_conv_kernels(graph, device_key));
+  std::vector<std::optional<KernelTimings>> tables(result.kernels.size());
+  std::vector<BenchmarkJob> jobs;
+  std::vector<size_t> job_kernel;  // jobs[j] is result.kernels[job_kernel[j]]
+  int measurements = 0;
+  for (size_t i = 0; i < result.kernels.size(); ++i) {
+    const ConvKernel& kernel = result.kernels[i];
+    // Timings at every size any policy may use, so a stored kernel serves all policies.
+    std::vector<int64_t> sizes = micro_batch_sizes(batch_sizes, kernel.batch());
+    if (db && !rebenchmark) {
+      UCUDNN_ASSIGN_OR_RETURN(tables[i], db->lookup(kernel.key.to_string()));
+      if (tables[i] && !has_all_sizes(*tables[i], sizes)) tables[i].reset();
+    }
+    if (tables[i]) {
+      ++result.kernels_reused;
+      continue;
+    }
+    measurements += static_cast<int>(sizes.size());
+    jobs.push_back({&kernel, std::move(sizes)});
+    job_kernel.push_back(i);
+  }
+  ProgressBar progress_bar(measurements, progress);
+  const StoreJob store_job = [&](size_t j, KernelTimings timings) -> Status {
+    const size_t i = job_kernel[j];
+    if (db) UCUDNN_RETURN_IF_ERROR(store(*db, result.kernels[i].key.to_string(), timings));
+    tables[i] = std::move(timings);
+    ++result.kernels_benchmarked;
+    return Status::ok();
+  };
+  UCUDNN_RETURN_IF_ERROR(measure_jobs(jobs, store_job, [&](int done, int) { progress_bar.update(done); }));
+  for (size_t i = 0; i < result.kernels.size(); ++i) {
+    if (has_conv_epilogue(graph, result.kernels[i])) drop_unfused_engines(*tables[i]);
+    result.timings.push_back({kernel_name(graph, result.kernels[i]), std::move(*tables[i]),
+                              static_cast<int>(result.kernels[i].nodes.size())});
+  }
+  return result;
+}
+
 // The database and the benchmarker of one plan_model call, opened on first need
 // (a graph without convolutions needs neither) and shared by every layout.
 class TimingSource {
@@ -130,16 +206,30 @@ class TimingSource {
       return none;
     }
     UCUDNN_RETURN_IF_ERROR(open());
+    if (pool_)
+      return gather_timings(graph, request_.planner.batch_sizes, *pool_, &*db_, request_.rebenchmark,
+                            request_.progress);
     return gather_timings(graph, request_.planner.batch_sizes, *benchmarker_, &*db_, request_.rebenchmark,
                           request_.progress);
   }
 
  private:
   Status open() {
-    if (benchmarker_) return Status::ok();
+    if (benchmarker_ || pool_) return Status::ok();
     const std::string path = request_.db_path.empty() ? default_db_path() : request_.db_path;
     UCUDNN_ASSIGN_OR_RETURN(BenchmarkDb db, open_database(path));
     db_.emplace(std::move(db));
+    if (can_measure_on(request_.device) && !request_.benchmark_devices.empty()) {
+      // One worker thread per GPU named (every one of one model), started once for every layout.
+      const std::string flag = "--benchmark-devices " + request_.benchmark_devices;
+      auto workers = make_gpu_benchmark_workers(request_.benchmark_devices, request_.math_type);
+      if (!workers) return workers.status();
+      auto pool = BenchmarkPool::start(std::move(*workers));
+      if (!pool) return pool.status().with_context(flag);
+      pool_ = std::move(*pool);
+      if (!request_.rebenchmark) UCUDNN_RETURN_IF_ERROR(note_other_devices(*db_, pool_->device_key()));
+      return Status::ok();
+    }
     if (can_measure_on(request_.device)) {
       UCUDNN_ASSIGN_OR_RETURN(benchmarker_, make_device_benchmarker(request_.device, request_.math_type));
       if (!request_.rebenchmark) UCUDNN_RETURN_IF_ERROR(note_other_devices(*db_, benchmarker_->device_key()));
@@ -171,6 +261,7 @@ class TimingSource {
   const PlanRequest& request_;
   std::optional<BenchmarkDb> db_;
   std::unique_ptr<Benchmarker> benchmarker_;
+  std::unique_ptr<BenchmarkPool> pool_;  // benchmark_devices given: instead of benchmarker_
 };
 
 Status check_request(const PlanRequest& request) {
@@ -183,6 +274,12 @@ Status check_request(const PlanRequest& request) {
     return invalid_argument("layout nhwc is a GPU layout; the CPU backend runs NCHW (use layout nchw or auto)");
   if (request.planner.streams != 1 && request.planner.streams != 2)
     return invalid_argument("streams must be 1 or 2, got " + std::to_string(request.planner.streams));
+  if (!request.benchmark_devices.empty()) {
+    if (request.device != "cuda")
+      return invalid_argument("--benchmark-devices " + request.benchmark_devices +
+                              " shards GPU benchmarking; this plan is for device '" + request.device + "'");
+    UCUDNN_RETURN_IF_ERROR(parse_benchmark_devices(request.benchmark_devices).status());
+  }
   if (request.rebenchmark && !can_measure_on(request.device))
     return invalid_argument("--rebenchmark for device '" + request.device + "' needs a GPU, and none is present; " +
                             "without one, plans come from the recorded database '" +
@@ -206,34 +303,30 @@ const char* graph_layout_name(GraphLayout layout) { return layout == GraphLayout
 
 Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy batch_sizes, Benchmarker& benchmarker,
                                       BenchmarkDb* db, bool rebenchmark, bool progress) {
-  GraphTimings result;
-  const ConvKernelKey device_key = benchmarker.device_key();
-  result.device_name = device_key.device_name;
-  UCUDNN_ASSIGN_OR_RETURN(result.kernels, collect_conv_kernels(graph, device_key));
-  ProgressBar bar(static_cast<int>(result.kernels.size()), progress);
-  for (size_t i = 0; i < result.kernels.size(); ++i) {
-    const ConvKernel& kernel = result.kernels[i];
-    const std::string key = kernel.key.to_string();
-    // Timings at every size any policy may use, so a stored kernel serves all policies.
-    const std::vector<int64_t> sizes = micro_batch_sizes(batch_sizes, kernel.batch());
-    std::optional<KernelTimings> timings;
-    if (db && !rebenchmark) {
-      UCUDNN_ASSIGN_OR_RETURN(timings, db->lookup(key));
-      if (timings && !has_all_sizes(*timings, sizes)) timings.reset();
-    }
-    if (timings) {
-      ++result.kernels_reused;
-    } else {
-      auto measured = benchmarker.measure(graph, kernel, sizes);
+  // One benchmarker on this thread: kernel after kernel, all its sizes in one call.
+  const MeasureJobs in_order = [&](const std::vector<BenchmarkJob>& jobs, const StoreJob& store_job,
+                                   const std::function<void(int, int)>& bar) -> Status {
+    int done = 0, total = 0;
+    for (const BenchmarkJob& job : jobs) total += static_cast<int>(job.sizes.size());
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      const ConvKernel& kernel = *jobs[j].kernel;
+      auto measured = benchmarker.measure(graph, kernel, jobs[j].sizes);
       if (!measured) return measured.status().with_context(graph.nodes[kernel.nodes.front()].describe());
-      timings = std::move(*measured);
-      ++result.kernels_benchmarked;
-      if (db) UCUDNN_RETURN_IF_ERROR(store(*db, key, *timings));
+      UCUDNN_RETURN_IF_ERROR(store_job(j, std::move(*measured)));
+      bar(done += static_cast<int>(jobs[j].sizes.size()), total);
     }
-    result.timings.push_back({kernel_name(graph, kernel), std::move(*timings), static_cast<int>(kernel.nodes.size())});
-    bar.update(static_cast<int>(i + 1));
-  }
-  return result;
+    return Status::ok();
+  };
+  return gather(graph, batch_sizes, benchmarker.device_key(), in_order, db, rebenchmark, progress);
+}
+
+Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy batch_sizes, BenchmarkPool& pool,
+                                      BenchmarkDb* db, bool rebenchmark, bool progress) {
+  const MeasureJobs sharded = [&](const std::vector<BenchmarkJob>& jobs, const StoreJob& store_job,
+                                  const std::function<void(int, int)>& bar) {
+    return pool.measure(graph, jobs, store_job, bar);
+  };
+  return gather(graph, batch_sizes, pool.device_key(), sharded, db, rebenchmark, progress);
 }
 
 Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& request) {

@@ -12,7 +12,8 @@
 //   plan_from_timings (planner.h): the pure rest, timings → runtime::Plan.
 //
 // Which benchmarker: the CPU's on "cpu"; on "cuda" cuDNN's on GPU 0 when one is
-// present (bench/device_benchmarker.h), else the database's rows for the one
+// present (bench/device_benchmarker.h), or one per GPU that benchmark_devices names,
+// each on its own thread (bench/sharded_benchmarking.h), else the database's rows for the one
 // GPU recorded there (bench/stored_benchmarker.h: plans for a GPU made on a
 // machine without one; a kernel missing from the database is an error naming
 // it). A graph without convolutions needs no timings: no database is opened.
@@ -25,6 +26,7 @@
 
 #include "optimizer/bench/benchmark_db.h"
 #include "optimizer/bench/benchmarker.h"
+#include "optimizer/bench/sharded_benchmarking.h"
 #include "optimizer/planner.h"
 #include "runtime/ir/graph.h"
 
@@ -41,6 +43,9 @@ struct PlanRequest {
   std::vector<GraphLayout> layouts = {GraphLayout::kNchw};  // to plan; several: the faster-predicted is kept
   std::string db_path;          // "" = default_db_path()
   bool rebenchmark = false;     // measure again instead of reusing stored timings
+  // "cuda": the GPUs that measure what the database lacks, one thread each — "all" or ids
+  // "0,1" (bench/sharded_benchmarking.h); "" = GPU 0 on the calling thread. Not for "cpu".
+  std::string benchmark_devices;
   bool progress = true;         // progress bar on stderr while measuring (terminals only)
 };
 
@@ -62,6 +67,11 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
 // `rebenchmark`, the rest measured by `benchmarker` and stored in `db` when it
 // may be written (BenchmarkDb::can_store; else a note on stderr, once per db).
 Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy batch_sizes, Benchmarker& benchmarker,
+                                      BenchmarkDb* db, bool rebenchmark, bool progress);
+// The same with the kernels missing from `db` measured by `pool`'s workers; `db` is
+// touched by the calling thread only, and the result and what is stored are the same
+// whatever the number of workers.
+Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy batch_sizes, BenchmarkPool& pool,
                                       BenchmarkDb* db, bool rebenchmark, bool progress);
 
 }  // namespace ucudnn::optimizer

@@ -1,20 +1,25 @@
 #!/usr/bin/python3
-"""CPU inference latency: ucudnn (`ucudnn run --json`) against PyTorch eager.
+"""CPU inference latency: ucudnn (`ucudnn run --json`) against ONNX Runtime and PyTorch eager.
 
 For each model and batch, in the same invocation and with the same threads,
-warm-up and iteration counts: the ucudnn CLI's median latency, and PyTorch's
-median over timed `model(x)` calls under torch.no_grad() with
-torch.set_num_threads(T). Models with the same seeded weights come from
-models/export_torchvision.py (exported when missing). Prints a table; with
---json-out also writes one JSON object per (model, batch).
+warm-up and iteration counts: the ucudnn CLI's median latency; ONNX Runtime's
+(CPUExecutionProvider, all graph optimizations, intra-op threads T, one inter-op
+thread) on the SAME .onnx file; and PyTorch's median over timed `model(x)` calls
+under torch.no_grad() with torch.set_num_threads(T). ONNX Runtime or PyTorch that
+cannot be imported is reported as unavailable (its columns say "n/a"). Models
+with the same seeded weights come from models/export_torchvision.py (exported
+when missing). Prints a table with the ratios ucudnn/ORT and ucudnn/PyTorch (below
+1 is ucudnn faster) and the machine; with --json-out also writes one JSON object
+per (model, batch).
 
-  /usr/bin/python3 scripts/bench_cpu.py [--models resnet18,resnet50] [--batches 1,16]
+  python3 scripts/bench_cpu.py [--models resnet18,resnet50] [--batches 1,16]
       [--iterations 20] [--warmup 3] [--threads N] [--ucudnn build/bin/ucudnn]
-      [--model-dir build/models] [--json-out results.jsonl]
+      [--model-dir build/models] [--json-out results.jsonl] [--no-ort] [--no-torch]
 """
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -36,6 +41,70 @@ def bench_ucudnn(binary, model_path, batch, iterations, warmup, threads):
     return float(report["latency_ms"]["median"]), report
 
 
+def median_ms(run, iterations, warmup):
+    """Median wall time in ms of `run()` over `iterations` calls after `warmup` untimed ones."""
+    times = []
+    for i in range(warmup + iterations):
+        start = time.perf_counter()
+        run()
+        elapsed = (time.perf_counter() - start) * 1000.0
+        if i >= warmup:
+            times.append(elapsed)
+    return statistics.median(times)
+
+
+def ort_version():
+    """ONNX Runtime's version, or None when it cannot be imported."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    return onnxruntime.__version__
+
+
+def bench_ort(model_path, batch, iterations, warmup, threads, seed=0):
+    """Median latency in ms of ONNX Runtime on the CPU for the same ONNX file."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+    feed = {session.get_inputs()[0].name: export_torchvision.make_input(batch, seed).numpy()}
+    return median_ms(lambda: session.run(None, feed), iterations, warmup)
+
+
+def torch_version():
+    """PyTorch's version, or None when it cannot be imported."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch.__version__
+
+
+def cpu_name():
+    """The CPU's model name (/proc/cpuinfo), else platform.processor()."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def cell(value, width, digits=2):
+    return f"{value:>{width}.{digits}f}" if value is not None else f"{'n/a':>{width}}"
+
+
 def bench_torch(name, batch, iterations, warmup, threads, seed=0):
     """Median latency in ms of PyTorch eager inference."""
     import torch
@@ -43,15 +112,8 @@ def bench_torch(name, batch, iterations, warmup, threads, seed=0):
     torch.set_num_threads(threads)
     model = export_torchvision.build_model(name, seed)
     x = export_torchvision.make_input(batch, seed)
-    times = []
     with torch.no_grad():
-        for i in range(warmup + iterations):
-            start = time.perf_counter()
-            model(x)
-            elapsed = (time.perf_counter() - start) * 1000.0
-            if i >= warmup:
-                times.append(elapsed)
-    return statistics.median(times)
+        return median_ms(lambda: model(x), iterations, warmup)
 
 
 def main(argv=None):
@@ -61,7 +123,10 @@ def main(argv=None):
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--ucudnn", default=os.path.join(ROOT, "build", "bin", "ucudnn"))
+    parser.add_argument("--ucudnn", default=os.path.join(ROOT, "build", "bin", "ucudnn"),
+                        help="the ucudnn CLI to time (default build/bin/ucudnn)")
+    parser.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime")
+    parser.add_argument("--no-torch", action="store_true", help="skip PyTorch")
     parser.add_argument("--model-dir", default=os.path.join(ROOT, "build", "models"),
                         help="where the exported models live (exported here when missing)")
     parser.add_argument("--json-out", help="append one JSON line per (model, batch) to this file")
@@ -80,10 +145,16 @@ def main(argv=None):
     if not os.access(args.ucudnn, os.X_OK):
         parser.error(f"ucudnn CLI not found at {args.ucudnn} (build the ucudnn_cli target or pass --ucudnn)")
 
+    ort = None if args.no_ort else ort_version()
+    torch = None if args.no_torch else torch_version()
+    machine = f"{platform.node()} ({cpu_name()}, {os.cpu_count()} CPUs)"
     rows = []
     out = open(args.json_out, "a") if args.json_out else None
-    print(f"threads {args.threads}, {args.warmup} warm-up + {args.iterations} timed iterations, median latency")
-    header = f"{'model':<10} {'batch':>5} {'ucudnn ms':>10} {'PyTorch ms':>11} {'ratio':>7}"
+    print(f"machine {machine}")
+    print(f"threads {args.threads}, {args.warmup} warm-up + {args.iterations} timed iterations, median latency; "
+          f"ONNX Runtime {ort or 'unavailable'}, PyTorch {torch or 'unavailable'}; ucudnn {args.ucudnn}")
+    header = (f"{'model':<20} {'batch':>5} {'ucudnn ms':>10} {'ORT ms':>9} {'PyTorch ms':>11} "
+              f"{'/ORT':>6} {'/PyTorch':>8}")
     print(header)
     print("-" * len(header))
     for name in names:
@@ -91,11 +162,15 @@ def main(argv=None):
         for batch in batches:
             ucudnn_ms, report = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations, args.warmup,
                                              args.threads)
-            torch_ms = bench_torch(name, batch, args.iterations, args.warmup, args.threads)
-            ratio = ucudnn_ms / torch_ms if torch_ms > 0 else float("nan")
-            print(f"{name:<10} {batch:>5} {ucudnn_ms:>10.2f} {torch_ms:>11.2f} {ratio:>7.2f}", flush=True)
+            ort_ms = bench_ort(paths["model"], batch, args.iterations, args.warmup, args.threads) if ort else None
+            torch_ms = bench_torch(name, batch, args.iterations, args.warmup, args.threads) if torch else None
+            vs_ort, vs_torch = ratio(ucudnn_ms, ort_ms), ratio(ucudnn_ms, torch_ms)
+            print(f"{name:<20} {batch:>5} {ucudnn_ms:>10.2f} {cell(ort_ms, 9)} {cell(torch_ms, 11)} "
+                  f"{cell(vs_ort, 6)} {cell(vs_torch, 8)}", flush=True)
             row = {"model": name, "batch": batch, "threads": args.threads, "iterations": args.iterations,
-                   "warmup": args.warmup, "ucudnn_ms": ucudnn_ms, "torch_ms": torch_ms, "ratio": ratio,
+                   "warmup": args.warmup, "machine": machine, "ucudnn": args.ucudnn, "ucudnn_ms": ucudnn_ms,
+                   "ort_version": ort, "ort_ms": ort_ms, "torch_version": torch, "torch_ms": torch_ms,
+                   "ratio_vs_ort": vs_ort, "ratio_vs_torch": vs_torch,
                    "ucudnn_peak_memory_bytes": report.get("peak_memory_bytes"),
                    "ucudnn_throughput_per_s": report.get("throughput_per_s")}
             rows.append(row)

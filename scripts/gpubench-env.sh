@@ -19,6 +19,9 @@ CUDNN_DIR=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib
 if [ -d "$CUDNN_DIR" ]; then export LD_LIBRARY_PATH="$CUDNN_DIR:${LD_LIBRARY_PATH:-}"; fi
 CUBLAS_FILE=$(find /opt/torch/.venv /usr/local/cuda* -name 'libcublas.so.13*' 2>/dev/null | head -1)
 if [ -n "$CUBLAS_FILE" ]; then export LD_LIBRARY_PATH="$(dirname "$CUBLAS_FILE"):${LD_LIBRARY_PATH:-}"; fi
+NCCL_FILE=$(find /opt/torch/.venv /usr/local/cuda* -name 'libnccl.so.2*' 2>/dev/null | head -1)
+if [ -n "$NCCL_FILE" ]; then export LD_LIBRARY_PATH="$(dirname "$NCCL_FILE"):${LD_LIBRARY_PATH:-}"; fi
+export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the shared machines (device documentation)
 PYTHON=${PYTHON:-python3}
 OUT=${OUT:-/tmp/ucudnn-out}
 mkdir -p "$OUT"

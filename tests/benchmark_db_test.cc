@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "runtime/cpu/conv_algorithms.h"
 #include "optimizer/bench/benchmark_db.h"
 #include "tests/support/temp_dir.h"
 
@@ -507,7 +508,8 @@ TEST_F(BenchmarkDbTest, CpuKernelRowsHaveCpuAlgorithms) {
   cpu.math_type = "fp32";
   cpu.n = 4, cpu.c = 3, cpu.h = 8, cpu.w = 8, cpu.k = 4, cpu.r = 3, cpu.s = 3;
   KernelTimings t;
-  t.by_batch[4] = {{5, "im2col_gemm", 1.0, 0, true}};  // the CPU has algorithms 0..4
+  constexpr int kFirstMissing = cpu::kNumCpuConvAlgorithms;  // the CPU has algorithms 0 .. count - 1
+  t.by_batch[4] = {{kFirstMissing, "im2col_gemm", 1.0, 0, true}};
   {
     auto db = BenchmarkDb::open(path());
     ASSERT_TRUE(db.has_value());
@@ -515,7 +517,9 @@ TEST_F(BenchmarkDbTest, CpuKernelRowsHaveCpuAlgorithms) {
   }
   auto found = BenchmarkDb::open_read_only(path())->lookup(cpu.to_string());
   ASSERT_FALSE(found.has_value());
-  EXPECT_NE(found.status().message().find("has algorithm 5 (expected an algorithm number from 0 to 4)"),
+  EXPECT_NE(found.status().message().find("has algorithm " + std::to_string(kFirstMissing) +
+                                          " (expected an algorithm number from 0 to " +
+                                          std::to_string(kFirstMissing - 1) + ")"),
             std::string::npos)
       << found.status().message();
 }

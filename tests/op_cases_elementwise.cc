@@ -57,6 +57,10 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"add_fused_relu", OpKind::kAdd, 14, {input(image), input(image)}, {{"activation", kRelu}}},
       {"add_fused_relu_broadcast", OpKind::kAdd, 14, {input(image), weight({3, 1, 1})}, {{"activation", kRelu}}},
       {"mul_both_broadcast", OpKind::kMul, 14, {input({2, 1, 4}), input({3, 1})}},
+      // Squeeze-Excite scales (merged to [N·C, H·W] rows on the CPU), either side, and past the threads' threshold.
+      {"mul_squeeze_excite", OpKind::kMul, 14, {input({2, 6, 5, 7}), input({2, 6, 1, 1})}},
+      {"mul_squeeze_excite_left", OpKind::kMul, 14, {input({2, 6, 1, 1}), input({2, 6, 5, 7})}},
+      {"mul_squeeze_excite_threaded", OpKind::kMul, 14, {input({2, 16, 32, 33}), input({2, 16, 1, 1})}},
       {"mul_row_weight", OpKind::kMul, 14, {input(image), weight({6})}},
       {"sub_middle", OpKind::kSub, 14, {input({4, 1, 6}), input({4, 5, 1})}},
       {"sub_rank_broadcast", OpKind::kSub, 14, {input({1, 6}), input({2, 3, 5, 1})}},

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/plan_json.h"
@@ -161,8 +162,9 @@ TEST(PlanChecks, AlgorithmIdsOutOfRangeAreRefused) {
   plan.workspace_pool_bytes = plan.steps[0].workspace_bytes = 1 << 20;
   plan.steps[0].micro_batches = {{2, -2}, {2, -1}};
   expect_refused(create(conv, plan), "algorithm ids are >= 0, or -1 for the default");
-  plan.steps[0].micro_batches = {{2, 5}, {2, -1}};  // the CPU has algorithms 0..4
-  expect_refused(create(conv, plan), "no CPU algorithm 5");
+  constexpr int kFirstMissing = cpu::kNumCpuConvAlgorithms;  // the CPU has algorithms 0 .. count - 1
+  plan.steps[0].micro_batches = {{2, kFirstMissing}, {2, -1}};
+  expect_refused(create(conv, plan), "no CPU algorithm " + std::to_string(kFirstMissing));
   plan.steps[0].micro_batches = {{2, 3}, {2, 0}};
   EXPECT_TRUE(create(conv, plan).is_ok());
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <new>
 #include <stdexcept>
@@ -77,6 +78,56 @@ TEST(SessionFlags, Streams) {
       {"beyond an int", {"--streams", "4294967297"}, nullptr, "--streams must be from 1 to 2147483647, got 4294967297"},
       {"not a number", {"--streams", "many"}, nullptr, "--streams expects an integer"},
   });
+}
+
+TEST(SessionFlags, CudaGraph) {
+  auto graph_is = [](CudaGraph m) { return [m](const SessionOptions& o) { return o.cuda_graph == m; }; };
+  run_cases({
+      {"default is auto", {}, graph_is(CudaGraph::kAuto)},
+      {"auto on the CPU", {"--device", "cpu", "--cuda-graph", "auto"}, graph_is(CudaGraph::kAuto)},
+      {"on", {"--device", "cuda", "--cuda-graph", "on"}, graph_is(CudaGraph::kOn)},
+      {"off", {"--cuda-graph", "off"}, graph_is(CudaGraph::kOff)},
+      {"on needs the GPU", {"--device", "cpu", "--cuda-graph", "on"}, nullptr,
+       "--cuda-graph on needs --device cuda (CUDA graphs); this run is on the cpu"},
+      {"bad value", {"--cuda-graph", "yes"}, nullptr, "--cuda-graph must be auto, on or off, got 'yes'"},
+      {"compare is ucudnn run's", {"--device", "cuda", "--cuda-graph", "compare"}, nullptr,
+       "--cuda-graph must be auto, on or off, got 'compare'"},
+  });
+}
+
+// `ucudnn run --cuda-graph compare`: accepted where the command asks, and the session captures.
+TEST(SessionFlags, CudaGraphCompare) {
+  auto parse_compare = [](std::vector<std::string> words, SessionOptions* options, bool* compare) {
+    words.insert(words.begin(), {"run", "m.onnx"});
+    std::vector<char*> argv;
+    for (std::string& word : words) argv.push_back(word.data());
+    auto args = Args::parse(static_cast<int>(argv.size()), argv.data(), kSessionValueFlags, kSessionBoolFlags);
+    return args ? session_options_from_flags(*args, options, compare) : args.status();
+  };
+  SessionOptions options;
+  bool compare = false;
+  Status status = parse_compare({"--device", "cuda", "--cuda-graph", "compare"}, &options, &compare);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  EXPECT_TRUE(compare);
+  EXPECT_EQ(options.cuda_graph, CudaGraph::kOn);
+
+  status = parse_compare({"--device", "cuda", "--cuda-graph", "off"}, &options, &compare);
+  ASSERT_TRUE(status.is_ok()) << status.to_string();
+  EXPECT_FALSE(compare);
+  EXPECT_EQ(options.cuda_graph, CudaGraph::kOff);
+
+  status = parse_compare({"--device", "cpu", "--cuda-graph", "compare"}, &options, &compare);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
+  EXPECT_NE(status.message().find("--cuda-graph compare needs --device cuda"), std::string::npos) << status.message();
+
+  // The API's own check, for applications: on needs a CUDA session.
+  SessionOptions api;
+  api.cuda_graph = CudaGraph::kOn;
+  EXPECT_EQ(check_options(api).code(), StatusCode::kInvalidArgument);
+  api.device = Device::kCuda;
+  EXPECT_TRUE(check_options(api).is_ok());
+  api.cuda_graph = static_cast<CudaGraph>(7);
+  EXPECT_NE(check_options(api).message().find("cuda_graph holds 7"), std::string::npos);
 }
 
 // The default is the optimizer's own: policy wr within 64 MiB per convolution.
@@ -171,9 +222,44 @@ TEST(RunCatching, ExceptionsBecomeAStatus) {
 
 TEST(SessionFlags, HelpNamesTheChoices) {
   const std::string help = kSessionFlagsHelp;
-  for (const char* text : {"--math tf32|fp32", "undivided | wr | wd (default wr)", "unlimited", "XDG_CACHE_HOME"})
+  for (const char* text : {"--math tf32|fp32", "undivided | wr | wd (default wr)", "unlimited", "XDG_CACHE_HOME",
+                           "--cuda-graph auto|on|off"})
     EXPECT_NE(help.find(text), std::string::npos) << text;
   EXPECT_NE(kSessionValueFlags.count("math"), 0u);
+}
+
+// --benchmark-devices (sharded benchmarking), with UCUDNN_BENCHMARK_DEVICES as its default.
+TEST(SessionFlags, BenchmarkDevices) {
+  auto devices_are = [](const char* d) { return [d](const SessionOptions& o) { return o.benchmark_devices == d; }; };
+  unsetenv("UCUDNN_BENCHMARK_DEVICES");
+  run_cases({
+      {"default: GPU 0 alone", {"--device", "cuda"}, devices_are("")},
+      {"all", {"--device", "cuda", "--benchmark-devices", "all"}, devices_are("all")},
+      {"a list", {"--device", "cuda", "--benchmark-devices", "1,0"}, devices_are("1,0")},
+      {"not an id", {"--device", "cuda", "--benchmark-devices", "0,x"}, nullptr, "'x' is not a GPU id"},
+      {"empty", {"--device", "cuda", "--benchmark-devices", ""}, nullptr, "no GPU named"},
+      {"twice", {"--device", "cuda", "--benchmark-devices", "1,1"}, nullptr, "GPU 1 is named twice"},
+      {"cpu refuses the flag", {"--device", "cpu", "--benchmark-devices", "0"}, nullptr,
+       "--benchmark-devices 0 shards GPU benchmarking; this run is on the cpu"},
+  });
+  setenv("UCUDNN_BENCHMARK_DEVICES", "all", 1);
+  run_cases({
+      {"the variable is the default", {"--device", "cuda"}, devices_are("all")},
+      {"the flag wins", {"--device", "cuda", "--benchmark-devices", "0"}, devices_are("0")},
+      {"the cpu ignores the variable", {"--device", "cpu"}, devices_are("")},
+  });
+  setenv("UCUDNN_BENCHMARK_DEVICES", "0;1", 1);
+  run_cases({{"a malformed variable", {"--device", "cuda"}, nullptr, "UCUDNN_BENCHMARK_DEVICES: --benchmark-devices"}});
+  unsetenv("UCUDNN_BENCHMARK_DEVICES");
+
+  SessionOptions options;  // the API's own check
+  options.benchmark_devices = "0";
+  EXPECT_NE(check_options(options).message().find("benchmark_devices '0' shards benchmarking over GPUs"),
+            std::string::npos);
+  options.device = Device::kCuda;
+  EXPECT_TRUE(check_options(options).is_ok());
+  options.benchmark_devices = "0,";
+  EXPECT_EQ(check_options(options).code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -73,6 +73,17 @@ enum class Math {
 };
 const char* math_name(Math math);  // "tf32", "fp32"
 
+// CUDA graphs: whether a CUDA session captures its run once and replays it, one launch instead of
+// one per kernel (run and run_on_device; the host copies of run stay outside the graph). The first
+// run after load is eager, the second is captured; a plan that cannot be captured (a step that checks
+// values on the host) or a capture that fails runs eagerly. Bitwise the same results either way.
+enum class CudaGraph {
+  kAuto,  // on where the plan allows, silently eager otherwise (the default); the CPU runs eagerly
+  kOn,    // as kAuto, but a fallback to eager runs is said once on stderr; needs Device::kCuda
+  kOff,   // every run eager
+};
+const char* cuda_graph_name(CudaGraph mode);  // "auto", "on", "off"
+
 // A workspace limit or budget of "no bound": the optimizer then gives every
 // convolution its fastest configuration, and convolutions are timed with the
 // memory actually free on the device.
@@ -112,7 +123,11 @@ struct SessionOptions {
                                  // its block's main branch) on a second stream; 1 or 2
   std::string benchmark_db;      // "" = $XDG_CACHE_HOME/ucudnn/benchmarks.sqlite (or ~/.cache/...)
   bool rebenchmark = false;      // measure again instead of reusing stored timings
+  // CUDA: the GPUs of this host that measure what the database lacks, one thread and cuDNN
+  // handle each — "all" or ids "0,1" (all of one model); "" = GPU 0 alone. Not for the CPU.
+  std::string benchmark_devices;
   bool progress = true;          // progress bar on stderr while benchmarking (terminals only)
+  CudaGraph cuda_graph = CudaGraph::kAuto;  // sessions only: a Trainer's steps run eagerly
 };
 
 // The one check of every option (Session::load and plan() begin with it):
@@ -139,7 +154,7 @@ struct MemoryStats {
 // the copies "copy inputs in" / "copy outputs out" whose op is "copy".
 struct StepProfile {
   std::string node;
-  std::string op;  // the ONNX op_type ("Conv"), or "copy"
+  std::string op;  // the ONNX op_type ("Conv"), "FusedPointwise(SiLU)" for a fused node, or "copy"
   double ms = 0;   // CPU: wall time; CUDA: device time between events on the stream
 };
 
@@ -176,6 +191,13 @@ class Session {
   virtual Status run_on_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) = 0;
   // The same on GpuTensors, whose dtype and shape are checked against inputs() and outputs() first.
   Status run_on_device(const std::vector<GpuTensor>& inputs, std::vector<GpuTensor>& outputs);
+
+  // SessionOptions::cuda_graph for the runs from now on (to time both in one session, as `ucudnn run
+  // --cuda-graph compare` does); kOn on a CPU session is InvalidArgument.
+  virtual Status set_cuda_graph(CudaGraph mode) = 0;
+  // True when runs replay a CUDA graph (from the second run on): cuda_graph is not kOff, the plan
+  // can be captured and no capture failed.
+  virtual bool cuda_graph_in_use() const = 0;
 };
 
 // What plan() decided, in numbers (what `ucudnn plan` prints).
@@ -247,6 +269,10 @@ Status save_plan(const ModelPlan& plan, const std::string& path);
 // policy, workspace, ...), so `wd` divides one workspace budget across all three directions.
 enum class Optimizer { kSgd, kAdamW };
 
+namespace distributed {
+class Communicator;  // training/distributed/communicator.h
+}
+
 struct TrainOptions {
   SessionOptions session;  // device, policy, workspace, batch (the training batch), threads, database
   Optimizer optimizer = Optimizer::kSgd;
@@ -256,14 +282,24 @@ struct TrainOptions {
   bool nesterov = false;
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;  // torch.optim.AdamW's
   float label_smoothing = 0.0f;
-  uint64_t seed = 0;  // Dropout masks: step k draws from seed + k
+  uint64_t seed = 0;  // Dropout masks: step k draws from seed + k (+ rank · 2^32 in data-parallel training)
+  // Data-parallel training (docs/TRAINING.md, "Several GPUs"): this process's rank among the ranks
+  // that train one model together, each on its own share of every global batch
+  // (training/distributed/connect.h makes it from the launcher's environment). Null: one process.
+  // Its memory must be the device's: NCCL for Device::kCuda, host memory (MPI) for Device::kCpu.
+  std::shared_ptr<distributed::Communicator> communicator;
+  size_t bucket_bytes = size_t{25} << 20;  // gradients are averaged across ranks in buckets of about this size
 };
 
+// With several ranks, `loss` and `correct` are the global batch's (every rank's batch together).
 struct TrainStepResult {
   float loss = 0;        // mean softmax cross-entropy of the batch (before the update)
   int64_t correct = 0;   // samples whose largest logit is their label
   double upload_ms = 0;  // wall time copying the batch to the device
   double compute_ms = 0; // wall time of the step on the device: forward, backward and update
+  // Of compute_ms: waiting, after the backward pass, for the gradients' average across ranks (the
+  // buckets averaged during the backward pass overlap with it); 0 for one process.
+  double all_reduce_ms = 0;
 };
 
 // What training would update in `model_path` (imported at batch 1): the parameters, then the
@@ -317,6 +353,19 @@ class Trainer {
   virtual std::string plan_json() const = 0;
   // The planner's predicted convolution time of one step (ms; 0 when not predicted).
   virtual double predicted_conv_ms() const = 0;
+
+  // Data-parallel training (TrainOptions::communicator): this process's rank and the number of
+  // ranks; 0 and 1 for one process. Every rank plans the step with the same benchmark database
+  // (rank 0 first) and load() refuses plans that differ between ranks; it starts every rank from
+  // rank 0's weights, and each step averages the gradients across ranks before the update, so
+  // the replicas stay identical. step, profile_step, load_state and replica_difference are then
+  // collective: every rank calls them in the same order. BatchNormalization's statistics are per
+  // rank (each rank's own batch); save, weights and state give this rank's.
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  // The largest |difference| between a parameter on any rank and on rank 0 (0: identical replicas;
+  // always 0 for one process). Overwrites the gradients (free between steps).
+  virtual Expected<double> replica_difference() = 0;
 };
 
 // What `ucudnn info` shows of a model, read without resolving shapes.

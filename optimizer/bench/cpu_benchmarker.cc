@@ -50,6 +50,8 @@ class CpuBenchmarker final : public Benchmarker {
     // with another version) lack or differ in its algorithms, so they are measured anew.
     const std::string onednn = cpu::onednn::version();
     if (!onednn.empty()) key.device_name += ", " + onednn;
+    // Rows stored by a build with fewer algorithms would leave the new ones untimed: measured anew.
+    key.device_name += ", " + std::to_string(cpu::kNumCpuConvAlgorithms) + " algorithms";
     key.math_type = "fp32";
     key.layout = "nchw";
     return key;
@@ -59,7 +61,11 @@ class CpuBenchmarker final : public Benchmarker {
                                   const std::vector<int64_t>& sizes) override {
     if (kernel.nodes.empty()) return invalid_argument("CPU benchmark: a kernel without nodes");
     const ir::Node& node = graph.nodes[kernel.nodes.front()];
-    if (kernel.direction() == ConvDirection::kForward) return measure_forward(node, kernel, sizes);
+    if (kernel.direction() == ConvDirection::kForward) {
+      const bool constant = node.inputs.size() > 1 && node.inputs[1] != ir::kNoValue &&
+                            graph.value(node.inputs[1]).constant.has_value();
+      return measure_forward(node, kernel, sizes, constant);
+    }
     return measure_backward(node, kernel, sizes);
   }
 
@@ -79,9 +85,10 @@ class CpuBenchmarker final : public Benchmarker {
   }
 
   // A Conv: the bare convolution of every CPU algorithm (no bias, no fused activation: they
-  // cost the same whichever algorithm runs).
+  // cost about the same whichever algorithm runs), prepared as the backend prepares it: with
+  // `weights_constant` (W an initializer) oneDNN's weight reorder happens once, untimed.
   Expected<KernelTimings> measure_forward(const ir::Node& node, const ConvKernel& kernel,
-                                          const std::vector<int64_t>& sizes) {
+                                          const std::vector<int64_t>& sizes, bool weights_constant) {
     KernelTimings timings;
     std::mt19937 rng(1);
     for (int64_t size : sizes) {
@@ -98,13 +105,14 @@ class CpuBenchmarker final : public Benchmarker {
         m.algorithm = algorithm;
         m.name = cpu::cpu_conv_algorithm_name(algorithm);
         m.available = false;
-        if (cpu::conv_algorithm_applies(problem, algorithm)) {
+        std::unique_ptr<cpu::PreparedConv> conv = cpu::prepare_conv(problem, algorithm, {}, weights_constant);
+        if (conv != nullptr) {
+          // The plan's workspace is the query's (what a call whose weights may change needs).
           m.workspace_bytes = cpu::conv_workspace_bytes(problem, algorithm);
           auto workspace = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(m.workspace_bytes)});
           if (workspace) {  // out of memory: unavailable, not fatal
             const std::optional<double> time = median_ms([&] {
-              cpu::run_conv_algorithm(problem, algorithm, x.data<float>(), w.data<float>(), nullptr, y.data<float>(),
-                                      workspace->data<float>());
+              conv->run(x.data<float>(), w.data<float>(), nullptr, nullptr, y.data<float>(), workspace->raw());
               return true;
             });
             m.time_ms = *time;

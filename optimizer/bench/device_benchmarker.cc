@@ -1,6 +1,6 @@
 // Which benchmarker measures on a device (see device_benchmarker.h): the only
-// optimizer file with `#ifdef UCUDNN_HAVE_CUDA`, around the four things a CUDA
-// build adds — whether a GPU is here, its name, the cuDNN benchmarker and the
+// optimizer file with `#ifdef UCUDNN_HAVE_CUDA`, around what a CUDA build adds —
+// whether a GPU is here, how many and their names, the cuDNN benchmarker and the
 // workspace query of the CUDA kernels that are not convolutions.
 #include "optimizer/bench/device_benchmarker.h"
 
@@ -36,17 +36,22 @@ class OwningCudnnBenchmarker final : public Benchmarker {
   std::unique_ptr<Benchmarker> benchmarker_;
 };
 
-Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string& math_type) {
+// On `device`, made on the calling thread (which the context makes `device` current for).
+Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string& math_type, int device = 0) {
   const cuda::MathMode math = math_type == "fp32" ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32;
-  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaContext> ctx, cuda::CudaContext::create(0, math));
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaContext> ctx, cuda::CudaContext::create(device, math));
   return std::unique_ptr<Benchmarker>(new OwningCudnnBenchmarker(std::move(ctx)));
 }
+int gpu_count() { return cuda::device_count(); }
+std::string gpu_name(int device) { return cuda::gpu_name(device); }
 #else
 bool gpu_present() { return false; }  // built without the CUDA backend
 std::string gpu_name() { return ""; }
-Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string&) {
+Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string&, int = 0) {
   return internal_error("no CUDA backend in this build to measure with");
 }
+int gpu_count() { return 0; }
+std::string gpu_name(int) { return ""; }
 #endif
 
 }  // namespace
@@ -78,6 +83,21 @@ Expected<std::unique_ptr<Benchmarker>> make_device_benchmarker(const std::string
                        (device == "cuda" ? "no CUDA device in this build or machine" : "not a device ucudnn knows") +
                        ")");
   return make_gpu_benchmarker(math_type);
+}
+
+Expected<std::vector<BenchmarkWorkerSpec>> make_gpu_benchmark_workers(const std::string& spec,
+                                                                      const std::string& math_type) {
+  UCUDNN_ASSIGN_OR_RETURN(std::vector<int> ids, select_benchmark_devices(spec, gpu_count()));
+  std::vector<BenchmarkWorkerSpec> workers;
+  for (int id : ids) {
+    const std::string name = "GPU " + std::to_string(id);
+    if (gpu_name(id) != gpu_name(ids.front()))
+      return invalid_argument("--benchmark-devices " + spec + ": GPU " + std::to_string(ids.front()) + " is '" +
+                              gpu_name(ids.front()) + "', " + name + " is '" + gpu_name(id) +
+                              "'; benchmark on GPUs of one model (the database keys every timing by its device)");
+    workers.push_back({name, [math_type, id] { return make_gpu_benchmarker(math_type, id); }});
+  }
+  return workers;
 }
 
 }  // namespace ucudnn::optimizer

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "optimizer/bench/benchmarker.h"
+#include "optimizer/bench/sharded_benchmarking.h"
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
 
@@ -33,5 +34,12 @@ std::string measured_device_name(const std::string& device);
 // (CudnnBenchmarkOptions::max_workspace_bytes = 0): the stored timings serve
 // every limit, an unlimited one included.
 Expected<std::unique_ptr<Benchmarker>> make_device_benchmarker(const std::string& device, const std::string& math_type);
+
+// One worker per GPU that `spec` selects ("all", "0,1": select_benchmark_devices), each
+// making the cuDNN benchmarker of its GPU (its own CUDA context, stream and cuDNN handle)
+// on its own thread. GPUs whose names differ are refused here, before any is touched:
+// "--benchmark-devices 0,1: GPU 0 is 'NVIDIA H200', GPU 1 is '…'; benchmark on GPUs of one model".
+Expected<std::vector<BenchmarkWorkerSpec>> make_gpu_benchmark_workers(const std::string& spec,
+                                                                      const std::string& math_type);
 
 }  // namespace ucudnn::optimizer

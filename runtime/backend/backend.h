@@ -8,6 +8,7 @@
 //     device, queued on stream 0;
 //   - streams and events: `use_streams`, `record`, `wait`, `synchronize`, and
 //     `elapsed_ms` between two recorded events (profiling);
+//   - optionally capture: record the queued steps once, replay them later (CUDA graphs);
 //   - kernels, two-phase: `prepare(request)` builds what one call of a node
 //     needs for its shapes and algorithm and reports its workspace bytes (a
 //     pure query: nothing is allocated on the device); the returned Kernel's
@@ -73,6 +74,9 @@ class Kernel {
   virtual size_t workspace_bytes() const = 0;
   // Queues the call on io.stream; errors name the op and shapes.
   virtual Status run(const KernelIo& io) = 0;
+  // False when run() cannot be recorded by Backend::begin_capture: it waits for the device (a value
+  // read to the host, Note [values checked on the host]) or copies from pageable host memory.
+  virtual bool capturable() const { return true; }
 };
 
 // Memory a backend allocated; freed on destruction.
@@ -87,6 +91,13 @@ class Buffer {
 class Event {
  public:
   virtual ~Event() = default;
+};
+
+// Work recorded between Backend::begin_capture and end_capture (a CUDA graph), replayed by
+// Backend::replay with the pointers and arguments it was recorded with; released on destruction.
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
 };
 
 class Backend {
@@ -130,6 +141,26 @@ class Backend {
   virtual Status synchronize(const std::string& context) = 0;
   // Milliseconds between two recorded events, after synchronize().
   virtual Expected<double> elapsed_ms(const Event& start, const Event& end) const = 0;
+  // The device's own handle of `stream` (CUDA: its cudaStream_t), for work queued by other libraries
+  // that must be ordered after this backend's (NCCL's all-reduce, training/distributed); nullptr on
+  // a backend that runs work as it is queued (the CPU).
+  virtual void* native_stream(int /*stream*/) const { return nullptr; }
+
+  // Capture, optional (Note [captured runs], runtime/executor/captured_runs.h): between begin_capture
+  // and end_capture the work queued on stream 0 — and on stream 1 after it waits for an event recorded
+  // on stream 0 meanwhile — is recorded, not run. A backend without it (the CPU) keeps the defaults.
+  virtual bool supports_capture() const { return false; }
+  virtual Status begin_capture() { return unsupported(std::string(name()) + " backend: no capture"); }
+  // Ends the capture begun by begin_capture, also after queuing failed in between: the recorded work,
+  // ready to replay; or why recording failed (nothing recorded ran; the backend queues eagerly again).
+  virtual Expected<std::unique_ptr<CapturedWork>> end_capture() {
+    return unsupported(std::string(name()) + " backend: no capture");
+  }
+  // Queues `work` (recorded by this backend) on stream 0.
+  virtual Status replay(CapturedWork& work) {
+    (void)work;
+    return unsupported(std::string(name()) + " backend: no capture");
+  }
 };
 
 }  // namespace ucudnn::runtime

@@ -156,6 +156,13 @@ const CpuKernel& cpu_kernel_Clip() {
   return k;
 }
 
+const CpuKernel& cpu_kernel_Erf() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) {
+    return map_elements(a, [](float x) { return std::erf(x); });
+  }};
+  return k;
+}
+
 const CpuKernel& cpu_kernel_Elu() {
   static const CpuKernel k{.run = [](const KernelArgs& a) {
     const float alpha = a.node.attrs.get_float("alpha");

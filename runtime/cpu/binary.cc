@@ -1,9 +1,11 @@
 // CPU kernels of Add, Sub, Mul, Div with numpy broadcasting.
 //
 // Fast paths: equal shapes (one flat loop) and a scalar operand. Otherwise each
-// operand gets strides aligned to the output's dims (0 where it broadcasts) and
-// the output is walked row by row (a row = its last dim), rows split across
-// threads. Integer Div truncates toward zero (C++ and ONNX Runtime semantics);
+// operand gets strides aligned to the output's dims (0 where it broadcasts),
+// neighbouring dims that both operands walk alike are merged (a Squeeze-Excite
+// [N, C, H, W] · [N, C, 1, 1] becomes [N·C, H·W] · [N·C, 1]), and the output is
+// walked row by row (a row = its last merged dim), rows split across threads,
+// each row a plain loop where both operands are contiguous or fixed along it. Integer Div truncates toward zero (C++ and ONNX Runtime semantics);
 // an integer division by zero is an InvalidArgument naming the node.
 #include <algorithm>
 #include <string>
@@ -26,6 +28,44 @@ std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {
   for (size_t d = 0; d < rank; ++d)
     if (aligned[d] == 1) dense[d] = 0;
   return dense;
+}
+
+// Merges dim d into d + 1 wherever, for both operands, a step along d is out[d + 1] steps
+// along d + 1 (contiguous together, or both broadcast): fewer, longer rows.
+void merge_dims(Shape* out, std::vector<int64_t>* sa, std::vector<int64_t>* sb) {
+  Shape dims = {out->back()};
+  std::vector<int64_t> a = {sa->back()}, b = {sb->back()};
+  for (int64_t d = static_cast<int64_t>(out->size()) - 2; d >= 0; --d) {
+    const int64_t size = (*out)[static_cast<size_t>(d)];
+    const int64_t stride_a = (*sa)[static_cast<size_t>(d)], stride_b = (*sb)[static_cast<size_t>(d)];
+    if (stride_a == a.back() * dims.back() && stride_b == b.back() * dims.back()) {
+      dims.back() *= size;
+    } else {
+      dims.push_back(size);
+      a.push_back(stride_a);
+      b.push_back(stride_b);
+    }
+  }
+  out->assign(dims.rbegin(), dims.rend());
+  sa->assign(a.rbegin(), a.rend());
+  sb->assign(b.rbegin(), b.rend());
+}
+
+// One row of `inner` outputs: the operands step by ia and ib (0 or 1 in the common cases,
+// which get loops the compiler vectorises).
+template <typename T, typename F>
+void apply_row(const T* a, int64_t ia, const T* b, int64_t ib, T* c, int64_t inner, F f) {
+  if (ia == 1 && ib == 0) {
+    const T vb = *b;
+    for (int64_t i = 0; i < inner; ++i) c[i] = f(a[i], vb);
+  } else if (ia == 0 && ib == 1) {
+    const T va = *a;
+    for (int64_t i = 0; i < inner; ++i) c[i] = f(va, b[i]);
+  } else if (ia == 1 && ib == 1) {
+    for (int64_t i = 0; i < inner; ++i) c[i] = f(a[i], b[i]);
+  } else {
+    for (int64_t i = 0; i < inner; ++i) c[i] = f(a[i * ia], b[i * ib]);
+  }
 }
 
 template <typename T, typename F>
@@ -51,11 +91,12 @@ void apply(const Tensor& a, const Tensor& b, Tensor& c, F f) {
     for (int64_t i = 0; i < n; ++i) pc[i] = f(va, pb[i]);
     return;
   }
-  const Shape& out = c.shape();
+  Shape out = c.shape();  // rank >= 1 here: rank-0 shapes took a fast path
+  std::vector<int64_t> sa = broadcast_strides(a.shape(), out);
+  std::vector<int64_t> sb = broadcast_strides(b.shape(), out);
+  merge_dims(&out, &sa, &sb);
   const int64_t rank = static_cast<int64_t>(out.size());
-  const std::vector<int64_t> sa = broadcast_strides(a.shape(), out);
-  const std::vector<int64_t> sb = broadcast_strides(b.shape(), out);
-  const int64_t inner = out[rank - 1];  // rank >= 1 here: rank-0 shapes took a fast path
+  const int64_t inner = out[rank - 1];
   const int64_t rows = inner == 0 ? 0 : n / inner;
   const int64_t ia = sa[rank - 1], ib = sb[rank - 1];
 #pragma omp parallel for schedule(static) if (n > kParallelThreshold)
@@ -67,8 +108,7 @@ void apply(const Tensor& a, const Tensor& b, Tensor& c, F f) {
       oa += i * sa[d];
       ob += i * sb[d];
     }
-    T* pr = pc + row * inner;
-    for (int64_t i = 0; i < inner; ++i) pr[i] = f(pa[oa + i * ia], pb[ob + i * ib]);
+    apply_row(pa + oa, ia, pb + ob, ib, pc + row * inner, inner, f);
   }
 }
 

@@ -175,6 +175,34 @@ void run_direct(const ConvProblem& p, const float* x, const float* w, const floa
   }
 }
 
+onednn::Kind onednn_kind(int algorithm) {
+  switch (static_cast<CpuConvAlgorithm>(algorithm)) {
+    case CpuConvAlgorithm::kOnednnWinograd: return onednn::Kind::kWinograd;
+    case CpuConvAlgorithm::kOnednnAuto: return onednn::Kind::kAuto;
+    case CpuConvAlgorithm::kOnednnNchw: return onednn::Kind::kDirectNchw;
+    default: return onednn::Kind::kDirect;
+  }
+}
+
+// The Eigen and loop algorithms: nothing to make once; the bias joins in the algorithm's own
+// pass, z and Relu in one pass after.
+class EigenConv final : public PreparedConv {
+ public:
+  EigenConv(const ConvProblem& p, int algorithm, const ConvEpilogue& epilogue)
+      : p_(p), algorithm_(algorithm), epilogue_(epilogue) {}
+  size_t workspace_bytes() const override { return conv_workspace_bytes(p_, algorithm_); }
+  void run(const float* x, const float* w, const float* bias, const float* z, float* y, void* workspace) override {
+    if (p_.batch == 0) return;
+    run_conv_algorithm(p_, algorithm_, x, w, epilogue_.bias ? bias : nullptr, y, static_cast<float*>(workspace));
+    apply_conv_epilogue(p_, nullptr, epilogue_.residual ? z : nullptr, epilogue_.relu, y);
+  }
+
+ private:
+  ConvProblem p_;
+  int algorithm_;
+  ConvEpilogue epilogue_;
+};
+
 }  // namespace
 
 void im2col(const ConvProblem& p, const float* x, int64_t samples, float* col) {
@@ -204,13 +232,18 @@ void col2im(const ConvProblem& p, const float* col, int64_t samples, float* x) {
 }
 
 const char* cpu_conv_algorithm_name(int algorithm) {
-  static const char* const kNames[kNumCpuConvAlgorithms] = {"im2col_gemm", "direct", "gemm_1x1",
-                                                            "im2col_gemm_per_sample", "onednn_direct"};
+  static const char* const kNames[kNumCpuConvAlgorithms] = {
+      "im2col_gemm",   "direct",          "gemm_1x1",    "im2col_gemm_per_sample",
+      "onednn_direct", "onednn_winograd", "onednn_auto", "onednn_nchw"};
   return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms ? kNames[algorithm] : "?";
 }
 
+bool is_onednn_algorithm(int algorithm) {
+  return algorithm >= static_cast<int>(CpuConvAlgorithm::kOnednnDirect) && algorithm < kNumCpuConvAlgorithms;
+}
+
 bool cpu_conv_algorithm_available(int algorithm) {
-  if (algorithm == static_cast<int>(CpuConvAlgorithm::kOnednnDirect)) return onednn::built_in();
+  if (is_onednn_algorithm(algorithm)) return onednn::built_in();
   return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms;
 }
 
@@ -257,7 +290,10 @@ bool conv_algorithm_applies(const ConvProblem& p, int algorithm) {
       return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
              p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
     case static_cast<int>(CpuConvAlgorithm::kOnednnDirect):
-      return onednn::applies(p, onednn::Kind::kDirect);
+    case static_cast<int>(CpuConvAlgorithm::kOnednnWinograd):
+    case static_cast<int>(CpuConvAlgorithm::kOnednnAuto):
+    case static_cast<int>(CpuConvAlgorithm::kOnednnNchw):
+      return onednn::applies(p, onednn_kind(algorithm));
     default:
       return false;
   }
@@ -282,8 +318,7 @@ int conv_default_algorithm(const ConvProblem& p) {
 size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
   if (algorithm == kDefaultCpuConvAlgorithm) algorithm = conv_default_algorithm(p);
   if (!conv_algorithm_applies(p, algorithm)) return std::numeric_limits<size_t>::max();
-  if (algorithm == static_cast<int>(CpuConvAlgorithm::kOnednnDirect))
-    return onednn::workspace_bytes(p, onednn::Kind::kDirect);
+  if (is_onednn_algorithm(algorithm)) return onednn::workspace_bytes(p, onednn_kind(algorithm));
   // X, W and Y each fit (check_value_sizes), but the column matrix multiplies dims of X and W:
   // saturating, so a size past size_t is SIZE_MAX, which no workspace holds. Beyond
   // kMaxTensorBytes the kernels' int64 indexing into it would overflow: also SIZE_MAX.
@@ -302,7 +337,12 @@ size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
       break;
     case CpuConvAlgorithm::kDirect:
     case CpuConvAlgorithm::kGemm1x1:
+      floats = 0;
+      break;
     case CpuConvAlgorithm::kOnednnDirect:  // answered above
+    case CpuConvAlgorithm::kOnednnWinograd:
+    case CpuConvAlgorithm::kOnednnAuto:
+    case CpuConvAlgorithm::kOnednnNchw:
       floats = 0;
       break;
   }
@@ -318,8 +358,36 @@ void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, con
     case CpuConvAlgorithm::kDirect: run_direct(p, x, w, bias, y); break;
     case CpuConvAlgorithm::kGemm1x1: run_gemm_1x1(p, x, w, bias, y); break;
     case CpuConvAlgorithm::kIm2colGemmPerSample: run_im2col_per_sample(p, x, w, bias, y, workspace); break;
-    case CpuConvAlgorithm::kOnednnDirect: onednn::run(p, onednn::Kind::kDirect, x, w, bias, y, workspace); break;
+    case CpuConvAlgorithm::kOnednnDirect:
+    case CpuConvAlgorithm::kOnednnWinograd:
+    case CpuConvAlgorithm::kOnednnAuto:
+    case CpuConvAlgorithm::kOnednnNchw:
+      onednn::prepare(p, onednn_kind(algorithm), ConvEpilogue{.bias = bias != nullptr}, /*weights_constant=*/false)
+          ->run(x, w, bias, nullptr, y, workspace);
+      break;
   }
+}
+
+void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z, bool relu, float* y) {
+  if (bias == nullptr && z == nullptr && !relu) return;
+  const int64_t planes = p.batch * p.out_channels, size = p.out_plane();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < planes; ++i) {
+    const float b = bias ? bias[i % p.out_channels] : 0.0f;
+    float* d = y + i * size;
+    const float* add = z ? z + i * size : nullptr;
+    for (int64_t j = 0; j < size; ++j) {
+      const float v = d[j] + b + (add ? add[j] : 0.0f);
+      d[j] = relu ? std::max(v, 0.0f) : v;
+    }
+  }
+}
+
+std::unique_ptr<PreparedConv> prepare_conv(const ConvProblem& p, int algorithm, const ConvEpilogue& epilogue,
+                                           bool weights_constant) {
+  if (!conv_algorithm_applies(p, algorithm)) return nullptr;
+  if (is_onednn_algorithm(algorithm)) return onednn::prepare(p, onednn_kind(algorithm), epilogue, weights_constant);
+  return std::make_unique<EigenConv>(p, algorithm, epilogue);
 }
 
 }  // namespace ucudnn::cpu

@@ -20,10 +20,17 @@
 //                         Workspace: 4·C·R·S·P bytes, independent of N.
 //   kOnednnDirect         oneDNN's direct convolution (onednn_conv.h), JIT-compiled
 //                         for the CPU's ISA, in its preferred blocked layouts.
-//                         Workspace: oneDNN's scratchpad + the blocked copies of X,
-//                         W and Y + a zero bias. Applies only in a build with oneDNN
-//                         (UCUDNN_ONEDNN) and where oneDNN has an implementation.
+//                         Workspace: oneDNN's scratchpad + the blocked copies of X
+//                         and Y (+ of W where W is not constant). Applies only in a
+//                         build with oneDNN (UCUDNN_ONEDNN) where oneDNN has an
+//                         implementation; so do the three below.
+//   kOnednnWinograd       oneDNN's Winograd convolution (3x3, stride 1; AVX-512 only).
+//   kOnednnAuto           oneDNN's own choice of direct or Winograd (only where
+//                         Winograd exists; elsewhere it would be kOnednnDirect).
+//   kOnednnNchw           oneDNN's direct convolution on NCHW X and Y: no reorders.
 //
+// The oneDNN algorithms fuse the Conv node's epilogue (bias, residual z, Relu: Note
+// [fused nodes]) into the primitive as post-ops; the others add it after the GEMMs.
 // An algorithm that does not apply (kGemm1x1 on a 3x3) makes workspace_bytes
 // return SIZE_MAX and run return Unsupported. Algorithm -1 is the default, in
 // order: kDirect for depthwise (C/group == 1); kIm2colGemm when N > 1, the output
@@ -37,6 +44,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
@@ -49,20 +57,26 @@ enum class CpuConvAlgorithm : int {
   kGemm1x1 = 2,
   kIm2colGemmPerSample = 3,
   kOnednnDirect = 4,
+  kOnednnWinograd = 5,
+  kOnednnAuto = 6,
+  kOnednnNchw = 7,
 };
 // The same in every build (ids stay stable in the benchmark database); an algorithm
 // this build lacks never applies (cpu_conv_algorithm_available).
-inline constexpr int kNumCpuConvAlgorithms = 5;
+inline constexpr int kNumCpuConvAlgorithms = 8;
 inline constexpr int kDefaultCpuConvAlgorithm = -1;
 // Largest workspace the default (-1) picks kIm2colGemm for.
 inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;
 // Output planes (OH·OW) up to this size make the default prefer kIm2colGemm.
 inline constexpr int64_t kSmallOutputPlane = 256;
 
-// "im2col_gemm", "direct", "gemm_1x1", "im2col_gemm_per_sample", "onednn_direct"; "?" when out of range.
+// "im2col_gemm", "direct", "gemm_1x1", "im2col_gemm_per_sample", "onednn_direct", "onednn_winograd",
+// "onednn_auto", "onednn_nchw"; "?" when out of range.
 const char* cpu_conv_algorithm_name(int algorithm);
 // Whether this build has `algorithm` (false for the oneDNN ones without UCUDNN_ONEDNN).
 bool cpu_conv_algorithm_available(int algorithm);
+// Whether `algorithm` is one of oneDNN's.
+bool is_onednn_algorithm(int algorithm);
 
 // A Conv reduced to 2-D (a 1-D conv has in_h = kernel_h = out_h = 1).
 struct ConvProblem {
@@ -101,5 +115,35 @@ void col2im(const ConvProblem& problem, const float* col, int64_t samples, float
 // `workspace` hold conv_workspace_bytes(problem, algorithm) bytes.
 void run_conv_algorithm(const ConvProblem& problem, int algorithm, const float* x, const float* w, const float* bias,
                         float* y, float* workspace);
+
+// What a Conv node computes after the convolution (Note [fused nodes]): Y = relu?(conv + B + z).
+struct ConvEpilogue {
+  bool bias = false;
+  bool residual = false;
+  bool relu = false;
+};
+
+// y = relu?(y + bias + z) in one pass (bias and z may be null), threads over output planes.
+void apply_conv_epilogue(const ConvProblem& problem, const float* bias, const float* z, bool relu, float* y);
+
+// One convolution made ready for one problem, algorithm and epilogue: what the algorithm
+// builds once (oneDNN's primitive; the weights in its layout when they are constant) lives
+// here, so run() only computes. One object is not to be run from two threads at once.
+class PreparedConv {
+ public:
+  virtual ~PreparedConv() = default;
+  // Scratch bytes run() needs: at most conv_workspace_bytes(problem, algorithm).
+  virtual size_t workspace_bytes() const = 0;
+  // Y = epilogue(conv(X, W)); bias and z are read only when the epilogue has them.
+  virtual void run(const float* x, const float* w, const float* bias, const float* z, float* y,
+                   void* workspace) = 0;
+};
+
+// The prepared convolution; nullptr when `algorithm` (not -1) does not apply. weights_constant:
+// every run passes the same W values (an inference session's initializer); then an algorithm
+// may keep W converted between runs, converting again only when run with another W pointer.
+// Otherwise (training: W changes every step) it converts W on every run.
+std::unique_ptr<PreparedConv> prepare_conv(const ConvProblem& problem, int algorithm, const ConvEpilogue& epilogue,
+                                           bool weights_constant);
 
 }  // namespace ucudnn::cpu

@@ -30,6 +30,7 @@ class CpuCall final : public runtime::Kernel {
   size_t workspace_bytes() const override { return workspace_; }
 
   Status run(const KernelIo& io) override {
+    use_session_threads();
     update_views(io.src, &src_, &src_ptrs_);
     update_views(io.dst, &dst_, &dst_ptrs_);
     return kernel_.run(
@@ -110,6 +111,7 @@ class CpuBackend final : public runtime::Backend {
       return invalid_argument(request.node.describe() + ": no CPU algorithm " + std::to_string(request.algorithm) +
                               (count > 0 ? " (this op has 0 to " + std::to_string(count - 1) + ", -1 is the default)"
                                          : " (only -1, the default, for this op)"));
+    if (kernel.prepare != nullptr) return kernel.prepare(request);
     const size_t workspace = kernel.workspace_bytes == nullptr
                                  ? 0
                                  : kernel.workspace_bytes(request.node, request.src_shapes, request.algorithm);

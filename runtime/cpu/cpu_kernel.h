@@ -13,8 +13,10 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
+#include "runtime/backend/backend.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
 #include "runtime/ir/graph.h"
@@ -35,6 +37,10 @@ struct CpuKernel {
   // Scratch bytes `run` needs for these input shapes and algorithm; nullptr → 0.
   size_t (*workspace_bytes)(const ir::Node& node, const std::vector<Shape>& src_shapes, int algorithm) = nullptr;
   Status (*run)(const KernelArgs& args) = nullptr;
+  // Optional: the backend's prepared call, for a kernel with state made once per call (Conv: oneDNN's
+  // primitive and reordered constant weights). Its workspace is at most `workspace_bytes`'s. nullptr →
+  // the backend calls `run`.
+  Expected<std::unique_ptr<runtime::Kernel>> (*prepare)(const runtime::KernelRequest& request) = nullptr;
 };
 
 const CpuKernel& cpu_kernel(OpKind kind);
@@ -52,8 +58,11 @@ Status apply_fused_activation(const ir::Node& node, Tensor& dst);
 // runtime/ir/layout.h): that layout is the CUDA backend's; the CPU runs NCHW.
 Status channels_last_unsupported(const ir::Node& node);
 
-// Number of threads kernels use (OpenMP); set_num_threads(0) means all cores.
+// Number of threads kernels use (OpenMP, Eigen, oneDNN); set_num_threads(0) means all cores.
 void set_num_threads(int n);
 int num_threads();
+// Applies set_num_threads' count on the calling thread (OpenMP keeps it per thread); the
+// backend's calls run this first, so any thread that runs a session uses the session's count.
+void use_session_threads();
 
 }  // namespace ucudnn::cpu

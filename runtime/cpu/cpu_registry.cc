@@ -1,5 +1,8 @@
-// The CPU kernel table, generated from op_list.h, and thread control.
+// The CPU kernel table, generated from op_list.h, and thread control: one count for the
+// session — OpenMP (our loops and oneDNN, which Debian builds on libgomp), Eigen's GEMMs.
 #include <omp.h>
+
+#include <atomic>
 
 #include <Eigen/Core>
 
@@ -32,10 +35,22 @@ int cpu_algorithm_count(OpKind op) {
   }
 }
 
+namespace {
+std::atomic<int> session_threads{0};  // 0: never set
+}  // namespace
+
 void set_num_threads(int n) {
   if (n <= 0) n = omp_get_num_procs();
+  session_threads.store(n);
   omp_set_num_threads(n);
   Eigen::setNbThreads(n);
+}
+
+// OpenMP's thread count is per calling thread: a thread other than the one that loaded the
+// session starts with the default (all cores) until told.
+void use_session_threads() {
+  const int n = session_threads.load();
+  if (n > 0 && omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
 int num_threads() { return omp_get_max_threads(); }

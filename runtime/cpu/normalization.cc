@@ -14,6 +14,9 @@ namespace ucudnn::cpu {
 
 namespace {
 
+// Elements below which waking the threads costs more than it saves.
+constexpr int64_t kParallelThreshold = 16384;
+
 Status check_same_shape(const KernelArgs& args) {
   const Tensor& x = *args.src[0];
   if (x.rank() < 2) return invalid_argument(args.node.describe() + ": X " + x.describe() + " must have rank >= 2");
@@ -44,7 +47,7 @@ Status run_batch_norm(const KernelArgs& args) {
   const int64_t size = planes == 0 ? 0 : x.numel() / planes;
   const float* src = x.data<float>();
   float* dst = args.dst[0]->data<float>();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x.numel() > kParallelThreshold)
   for (int64_t i = 0; i < planes; ++i) {
     const float ai = a[i % channels], bi = b[i % channels];
     const float* s = src + i * size;

@@ -1,17 +1,26 @@
-// oneDNN forward convolutions (see onednn_conv.h). One primitive per problem, created
-// on first use and cached, so workspace_bytes is a query and run does not re-create it.
-// The primitives take their scratchpad from the caller (scratchpad_mode::user), which
-// also makes one primitive safe to run from several threads at once.
+// oneDNN forward convolutions (see onednn_conv.h). One primitive per (kind, epilogue,
+// problem), created on first use and cached (entries are never removed), so
+// workspace_bytes is a query and neither prepare nor run re-creates it. The primitives
+// take their scratchpad from the caller (scratchpad_mode::user).
+//
+// Note [oneDNN weights]: the primitive wants W in its own blocked layout. A prepared
+// convolution whose weights are constant owns that copy (allocated at prepare, filled at
+// the first run, filled again only when a run passes another W pointer); one whose weights
+// may change (training) reorders W into its workspace on every run. The workspace query
+// (workspace_bytes) is the latter's, so a plan made without knowing fits either.
+//
+// Note [oneDNN epilogue]: bias is the primitive's bias; a residual z is a sum post-op
+// (Y's buffer holds z before the convolution: copied in, or reordered into the blocked
+// Y); Relu an eltwise post-op after it: Y = relu(conv + B + z), Note [fused nodes]'s order.
 #include "runtime/cpu/onednn_conv.h"
 
 #include <limits>
 
 #ifdef UCUDNN_HAVE_ONEDNN
-#include <algorithm>
 #include <cstring>
 #include <map>
-#include <memory>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -19,6 +28,7 @@
 #include <dnnl.hpp>
 
 #include "runtime/core/bytes.h"
+#include "runtime/cpu/cpu_kernel.h"
 #endif
 
 namespace ucudnn::cpu::onednn {
@@ -30,7 +40,7 @@ std::string version() { return ""; }
 std::string isa_name() { return ""; }
 bool applies(const ConvProblem&, Kind) { return false; }
 size_t workspace_bytes(const ConvProblem&, Kind) { return std::numeric_limits<size_t>::max(); }
-void run(const ConvProblem&, Kind, const float*, const float*, const float*, float*, void*) {}
+std::unique_ptr<PreparedConv> prepare(const ConvProblem&, Kind, const ConvEpilogue&, bool) { return nullptr; }
 
 #else
 
@@ -46,23 +56,26 @@ dnnl::engine& engine() {
   return e;
 }
 
-// A cached primitive with its reorders and the workspace layout: offsets of the
-// scratchpad, the blocked copies of X, W and Y (only where the primitive wants a
-// layout other than the user's), and a zero bias for calls without one.
+// A cached primitive with its reorders and the workspace layout:
+// [scratchpad | X blocked | Y blocked | W blocked], each part only where the primitive wants
+// a layout other than the user's; W last, so a call with constant weights needs the prefix.
 struct Entry {
   bool ok = false;
   dnnl::convolution_forward conv;
   dnnl::memory::desc user_src, user_wei, user_dst, src, wei, dst, bias, scratchpad_desc;
-  std::unique_ptr<dnnl::reorder> src_in, wei_in, dst_out;
-  size_t scratchpad = 0, src_off = 0, wei_off = 0, dst_off = 0, bias_off = 0, total = 0;
+  std::optional<dnnl::reorder> src_in, wei_in, dst_in, dst_out;  // dst_in: z into a blocked Y
+  size_t scratchpad = 0, src_off = 0, dst_off = 0, wei_off = 0, total = 0;
 };
 
-using Key = std::tuple<int, std::vector<int64_t>>;
+// (kind, epilogue, threads, problem): oneDNN splits the work for the thread count it was made with.
+using Key = std::tuple<int, int, int, std::vector<int64_t>>;
 
 std::vector<int64_t> problem_fields(const ConvProblem& p) {
   return {p.batch,     p.in_channels, p.in_h,       p.in_w,       p.out_channels, p.group,   p.kernel_h, p.kernel_w,
           p.stride_h,  p.stride_w,    p.dilation_h, p.dilation_w, p.pad_top,      p.pad_left, p.out_h,    p.out_w};
 }
+
+int epilogue_bits(const ConvEpilogue& e) { return (e.bias ? 1 : 0) | (e.residual ? 2 : 0) | (e.relu ? 4 : 0); }
 
 // Right/bottom padding that makes oneDNN's output size equal ONNX's (floor) one.
 int64_t pad_end(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin) {
@@ -81,11 +94,22 @@ bool fits(const ConvProblem& p) {
          bytes({p.batch, p.out_channels, p.out_h, p.out_w}) <= kMaxTensorBytes;
 }
 
-void make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to, std::unique_ptr<dnnl::reorder>* r) {
-  if (from != to) *r = std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
+std::optional<dnnl::reorder> make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  if (from == to) return std::nullopt;
+  return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
 }
 
-Entry create(const ConvProblem& p, Kind kind) {
+dnnl::algorithm conv_algorithm(Kind kind) {
+  switch (kind) {
+    case Kind::kWinograd: return dnnl::algorithm::convolution_winograd;
+    case Kind::kAuto: return dnnl::algorithm::convolution_auto;
+    case Kind::kDirect:
+    case Kind::kDirectNchw: break;
+  }
+  return dnnl::algorithm::convolution_direct;
+}
+
+Entry create(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue) {
   Entry e;
   if (!fits(p)) return e;
   const dnnl::memory::dims src_dims = {p.batch, p.in_channels, p.in_h, p.in_w};
@@ -97,41 +121,42 @@ Entry create(const ConvProblem& p, Kind kind) {
   e.user_src = dnnl::memory::desc(src_dims, dt::f32, tag::nchw);
   e.user_dst = dnnl::memory::desc(dst_dims, dt::f32, tag::nchw);
   e.user_wei = dnnl::memory::desc(wei_dims, dt::f32, grouped ? tag::goihw : tag::oihw);
-  e.bias = dnnl::memory::desc({p.out_channels}, dt::f32, tag::x);
+  e.bias = epilogue.bias ? dnnl::memory::desc({p.out_channels}, dt::f32, tag::x) : dnnl::memory::desc();
   const dnnl::memory::dims strides = {p.stride_h, p.stride_w};
   const dnnl::memory::dims dilates = {p.dilation_h - 1, p.dilation_w - 1};  // oneDNN counts from 0
   const dnnl::memory::dims pad_l = {p.pad_top, p.pad_left};
   const dnnl::memory::dims pad_r = {pad_end(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top),
                                     pad_end(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left)};
+  const tag activations = kind == Kind::kDirectNchw ? tag::nchw : tag::any;
   try {
-    const auto algorithm =
-        kind == Kind::kWinograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
     dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, algorithm, dnnl::memory::desc(src_dims, dt::f32, tag::any),
-        dnnl::memory::desc(wei_dims, dt::f32, tag::any), e.bias, dnnl::memory::desc(dst_dims, dt::f32, tag::any),
+        dnnl::prop_kind::forward_inference, conv_algorithm(kind), dnnl::memory::desc(src_dims, dt::f32, activations),
+        dnnl::memory::desc(wei_dims, dt::f32, tag::any), e.bias, dnnl::memory::desc(dst_dims, dt::f32, activations),
         strides, dilates, pad_l, pad_r);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::post_ops ops;  // Note [oneDNN epilogue]
+    if (epilogue.residual) ops.append_sum(1.0f);
+    if (epilogue.relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
     dnnl::convolution_forward::primitive_desc pd(desc, attr, engine());
     e.src = pd.src_desc();
     e.wei = pd.weights_desc();
     e.dst = pd.dst_desc();
     e.conv = dnnl::convolution_forward(pd);
-    make_reorder(e.user_src, e.src, &e.src_in);
-    make_reorder(e.user_wei, e.wei, &e.wei_in);
-    make_reorder(e.dst, e.user_dst, &e.dst_out);
-    // Layout: [scratchpad | X blocked | W blocked | Y blocked | zero bias], each aligned.
-    size_t at = align_up(pd.scratchpad_desc().get_size(), kAlign);
-    e.src_off = at;
-    if (e.src_in) at += align_up(e.src.get_size(), kAlign);
-    e.wei_off = at;
-    if (e.wei_in) at += align_up(e.wei.get_size(), kAlign);
-    e.dst_off = at;
-    if (e.dst_out) at += align_up(e.dst.get_size(), kAlign);
-    e.bias_off = at;
-    at += align_up(e.bias.get_size(), kAlign);
+    e.src_in = make_reorder(e.user_src, e.src);
+    e.wei_in = make_reorder(e.user_wei, e.wei);
+    e.dst_out = make_reorder(e.dst, e.user_dst);
+    if (e.dst_out && epilogue.residual) e.dst_in = make_reorder(e.user_dst, e.dst);
     e.scratchpad_desc = pd.scratchpad_desc();
     e.scratchpad = e.scratchpad_desc.get_size();
+    size_t at = align_up(e.scratchpad, kAlign);
+    e.src_off = at;
+    if (e.src_in) at += align_up(e.src.get_size(), kAlign);
+    e.dst_off = at;
+    if (e.dst_out) at += align_up(e.dst.get_size(), kAlign);
+    e.wei_off = at;
+    if (e.wei_in) at += align_up(e.wei.get_size(), kAlign);
     e.total = at;
     e.ok = e.total <= kMaxTensorBytes;
   } catch (const dnnl::error&) {
@@ -141,15 +166,97 @@ Entry create(const ConvProblem& p, Kind kind) {
 }
 
 // The cached entry; entries are never removed, so the reference stays valid.
-const Entry& entry(const ConvProblem& p, Kind kind) {
+const Entry& entry(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue = {}) {
   static std::mutex mutex;
   static std::map<Key, std::unique_ptr<Entry>> cache;
-  Key key{static_cast<int>(kind), problem_fields(p)};
+  Key key{static_cast<int>(kind), epilogue_bits(epilogue), num_threads(), problem_fields(p)};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(std::move(key), std::make_unique<Entry>(create(p, kind))).first;
+  if (it == cache.end()) it = cache.emplace(std::move(key), std::make_unique<Entry>(create(p, kind, epilogue))).first;
   return *it->second;
 }
+
+// Winograd and auto are refused where the direct primitive is what oneDNN would run anyway.
+bool entry_applies(const ConvProblem& p, Kind kind) {
+  if (kind == Kind::kAuto && !entry(p, Kind::kWinograd).ok) return false;
+  return entry(p, kind).ok;
+}
+
+// A memory object without a buffer yet: run() points it at this call's buffer (set_data_handle).
+dnnl::memory unbound(const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), DNNL_MEMORY_NONE); }
+
+// Points `m` at caller memory (X, W, B and z are only read: oneDNN takes non-const handles).
+void bind(const dnnl::memory& m, const void* ptr) { m.set_data_handle(const_cast<void*>(ptr)); }
+
+// Made at prepare: the memory objects and the argument map, so a run only points them at its
+// buffers (no allocation), reorders where the layouts differ, and runs the primitive.
+class OnednnConv final : public PreparedConv {
+ public:
+  // `e` has the epilogue fused when `fused`; otherwise it is the bare convolution and run()
+  // adds the epilogue after (apply_conv_epilogue).
+  OnednnConv(const ConvProblem& p, const Entry& e, const ConvEpilogue& epilogue, bool fused, bool weights_constant)
+      : p_(p), e_(e), epilogue_(epilogue), fused_(fused), stream_(engine()), user_src_(unbound(e.user_src)),
+        user_wei_(unbound(e.user_wei)), user_dst_(unbound(e.user_dst)),
+        src_(e.src_in ? unbound(e.src) : user_src_), dst_(e.dst_out ? unbound(e.dst) : user_dst_),
+        wei_(!e.wei_in ? user_wei_ : weights_constant ? dnnl::memory(e.wei, engine()) : unbound(e.wei)),
+        cached_weights_(weights_constant && e.wei_in) {  // Note [oneDNN weights]: owned when constant
+    args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};
+    if (fused_ && epilogue_.bias) args_.emplace(DNNL_ARG_BIAS, bias_ = unbound(e.bias));
+    if (fused_ && epilogue_.residual && e.dst_in) z_ = unbound(e.user_dst);
+    if (e.scratchpad > 0) args_.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_ = unbound(e.scratchpad_desc));
+  }
+
+  size_t workspace_bytes() const override { return cached_weights_ ? e_.wei_off : e_.total; }
+
+  void run(const float* x, const float* w, const float* bias, const float* z, float* y, void* workspace) override {
+    if (p_.batch == 0) return;
+    char* ws = static_cast<char*>(workspace);
+    bind(user_src_, x);
+    bind(user_dst_, y);
+    if (e_.src_in) {
+      bind(src_, ws + e_.src_off);
+      e_.src_in->execute(stream_, user_src_, src_);
+    }
+    if (e_.dst_out) bind(dst_, ws + e_.dst_off);
+    bind(user_wei_, w);
+    if (e_.wei_in) {
+      if (!cached_weights_) {
+        bind(wei_, ws + e_.wei_off);
+        e_.wei_in->execute(stream_, user_wei_, wei_);
+      } else if (weights_from_ != w) {  // Note [oneDNN weights]
+        e_.wei_in->execute(stream_, user_wei_, wei_);
+        weights_from_ = w;
+      }
+    }
+    if (fused_ && epilogue_.bias) bind(bias_, bias);
+    if (fused_ && epilogue_.residual) {  // Note [oneDNN epilogue]: Y's buffer holds z first
+      if (e_.dst_in) {
+        bind(z_, z);
+        e_.dst_in->execute(stream_, z_, dst_);
+      } else if (z != y) {
+        std::memcpy(y, z, static_cast<size_t>(p_.batch * p_.out_channels * p_.out_plane()) * sizeof(float));
+      }
+    }
+    if (e_.scratchpad > 0) bind(scratchpad_, ws);
+    e_.conv.execute(stream_, args_);
+    if (e_.dst_out) e_.dst_out->execute(stream_, dst_, user_dst_);
+    stream_.wait();
+    if (!fused_)
+      apply_conv_epilogue(p_, epilogue_.bias ? bias : nullptr, epilogue_.residual ? z : nullptr, epilogue_.relu, y);
+  }
+
+ private:
+  ConvProblem p_;
+  const Entry& e_;
+  ConvEpilogue epilogue_;
+  bool fused_;
+  dnnl::stream stream_;
+  // Memory objects share their buffer pointer with the copies args_ holds.
+  dnnl::memory user_src_, user_wei_, user_dst_, src_, dst_, wei_, bias_, z_, scratchpad_;
+  bool cached_weights_;                  // wei_ owns W reordered (W constant)
+  const float* weights_from_ = nullptr;  // the W pointer wei_ was reordered from
+  std::unordered_map<int, dnnl::memory> args_;
+};
 
 }  // namespace
 
@@ -181,47 +288,27 @@ bool applies(const ConvProblem& p, Kind kind) {
   if (p.batch == 0) {
     ConvProblem one = p;
     one.batch = 1;
-    return entry(one, kind).ok;
+    return entry_applies(one, kind);
   }
-  return entry(p, kind).ok;
+  return entry_applies(p, kind);
 }
 
 size_t workspace_bytes(const ConvProblem& p, Kind kind) {
-  if (p.batch == 0) return applies(p, kind) ? 0 : std::numeric_limits<size_t>::max();
-  const Entry& e = entry(p, kind);
-  return e.ok ? e.total : std::numeric_limits<size_t>::max();
+  if (!applies(p, kind)) return std::numeric_limits<size_t>::max();
+  return p.batch == 0 ? 0 : entry(p, kind).total;
 }
 
-void run(const ConvProblem& p, Kind kind, const float* x, const float* w, const float* bias, float* y,
-         void* workspace) {
-  if (p.batch == 0) return;
-  const Entry& e = entry(p, kind);
-  if (!e.ok) return;
-  char* ws = static_cast<char*>(workspace);
-  // oneDNN's memory objects take non-const handles; X, W and B are only read.
-  auto mem = [](const dnnl::memory::desc& d, const void* ptr) {
-    return dnnl::memory(d, engine(), const_cast<void*>(ptr));
-  };
-  dnnl::stream stream(engine());
-  dnnl::memory user_src = mem(e.user_src, x), user_wei = mem(e.user_wei, w), user_dst = mem(e.user_dst, y);
-  dnnl::memory src = e.src_in ? mem(e.src, ws + e.src_off) : user_src;
-  dnnl::memory wei = e.wei_in ? mem(e.wei, ws + e.wei_off) : user_wei;
-  dnnl::memory dst = e.dst_out ? mem(e.dst, ws + e.dst_off) : user_dst;
-  if (bias == nullptr) {
-    float* zero = reinterpret_cast<float*>(ws + e.bias_off);
-    std::fill(zero, zero + p.out_channels, 0.0f);
-    bias = zero;
-  }
-  if (e.src_in) e.src_in->execute(stream, user_src, src);
-  if (e.wei_in) e.wei_in->execute(stream, user_wei, wei);
-  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src},
-                                                {DNNL_ARG_WEIGHTS, wei},
-                                                {DNNL_ARG_BIAS, mem(e.bias, bias)},
-                                                {DNNL_ARG_DST, dst}};
-  if (e.scratchpad > 0) args.emplace(DNNL_ARG_SCRATCHPAD, mem(e.scratchpad_desc, ws));
-  e.conv.execute(stream, args);
-  if (e.dst_out) e.dst_out->execute(stream, dst, user_dst);
-  stream.wait();
+// The epilogue is fused where oneDNN takes it and the fused primitive needs no more
+// workspace than the query promised; else the bare primitive runs and the epilogue follows.
+std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue,
+                                      bool weights_constant) {
+  if (!applies(p, kind)) return nullptr;
+  ConvProblem one = p;
+  if (one.batch == 0) one.batch = 1;  // never run (run returns at once); any entry will do
+  const Entry& bare = entry(one, kind);
+  const Entry& fused = entry(one, kind, epilogue);
+  const bool use_fused = fused.ok && fused.total <= bare.total;
+  return std::make_unique<OnednnConv>(p, use_fused ? fused : bare, epilogue, use_fused, weights_constant);
 }
 
 #endif  // UCUDNN_HAVE_ONEDNN

@@ -1,19 +1,27 @@
 // oneDNN forward convolutions as CPU convolution algorithms (conv_algorithms.h's
-// kOnednnDirect): fp32, NCHW user tensors, oneDNN's scratchpad in user mode plus the
-// reorder buffers to and from the primitive's preferred (blocked) layouts as the
-// workspace. A build without oneDNN (UCUDNN_ONEDNN=OFF) keeps these functions: they
-// say the algorithm does not apply.
+// kOnednn*): fp32, NCHW user tensors. Each primitive is created once per problem (and
+// epilogue) and cached; a prepared convolution (PreparedConv) also keeps the weights
+// reordered into the primitive's layout when they are constant, so a run only reorders
+// X in and Y out where the primitive's layouts differ from NCHW (Note [oneDNN weights]).
+// The workspace is oneDNN's scratchpad (scratchpad_mode::user, so one primitive may run
+// on several threads at once) plus those reorder buffers. A build without oneDNN
+// (UCUDNN_ONEDNN=OFF) keeps these functions: they say the algorithms do not apply.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "runtime/cpu/conv_algorithms.h"
 
 namespace ucudnn::cpu::onednn {
 
-// oneDNN's convolution algorithm (dnnl::algorithm::convolution_*).
-enum class Kind { kDirect, kWinograd };
+// kDirect: dnnl::algorithm::convolution_direct in oneDNN's preferred (blocked) layouts;
+// kWinograd: convolution_winograd (oneDNN has it for AVX-512 CPUs only); kAuto:
+// convolution_auto, oneDNN's own choice, offered only where Winograd exists (elsewhere it
+// is kDirect); kDirectNchw: convolution_direct on X and Y in NCHW itself (no reorders; on
+// most shapes oneDNN's GEMM-based implementation).
+enum class Kind { kDirect, kWinograd, kAuto, kDirectNchw };
 
 // Whether this build has oneDNN.
 bool built_in();
@@ -25,10 +33,11 @@ std::string version();
 std::string isa_name();
 // Whether oneDNN has a primitive of `kind` for the problem (creates and caches it once).
 bool applies(const ConvProblem& problem, Kind kind);
-// Workspace bytes: scratchpad + reorder buffers + a zero bias; SIZE_MAX when it does not apply.
+// Workspace bytes of a call whose weights are not known constant (the most any prepared call
+// needs): scratchpad + reorder buffers; SIZE_MAX when it does not apply.
 size_t workspace_bytes(const ConvProblem& problem, Kind kind);
-// Y = conv(X, W) + B (bias may be null); `workspace` holds workspace_bytes(problem, kind) bytes.
-void run(const ConvProblem& problem, Kind kind, const float* x, const float* w, const float* bias,
-         float* y, void* workspace);
+// The prepared convolution (see conv_algorithms.h's prepare_conv); nullptr when it does not apply.
+std::unique_ptr<PreparedConv> prepare(const ConvProblem& problem, Kind kind, const ConvEpilogue& epilogue,
+                                      bool weights_constant);
 
 }  // namespace ucudnn::cpu::onednn

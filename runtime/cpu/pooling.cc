@@ -17,6 +17,9 @@ namespace ucudnn::cpu {
 
 namespace {
 
+// Elements below which waking the threads costs more than it saves.
+constexpr int64_t kParallelThreshold = 16384;
+
 // max(best, v) that keeps a NaN (std::max(best, NaN) is best: the comparison is false).
 inline float max_propagating_nan(float best, float v) { return v > best || std::isnan(v) ? v : best; }
 
@@ -69,7 +72,7 @@ Expected<PoolProblem> pool_problem(const KernelArgs& args) {
 template <typename Reduce>
 void for_each_window(const PoolProblem& p, const float* src, float* dst, Reduce reduce) {
   const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (p.planes * in_plane > kParallelThreshold)
   for (int64_t i = 0; i < p.planes; ++i) {
     const float* s = src + i * in_plane;
     float* d = dst + i * out_plane;
@@ -141,7 +144,7 @@ Status run_global_pool(const KernelArgs& args) {
     return invalid_argument(args.node.describe() + ": Y is " + args.dst[0]->describe() + " for X " + x.describe());
   const float* src = x.data<float>();
   float* dst = args.dst[0]->data<float>();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (x.numel() > kParallelThreshold)
   for (int64_t i = 0; i < planes; ++i) {
     const float* s = src + i * size;
     if constexpr (kMax) {

@@ -24,6 +24,7 @@ class CudaCall final : public runtime::Kernel {
     Status status = state_->run(RunArgs{*contexts_[io.stream], io.src, io.dst, io.workspace, io.workspace_bytes});
     return status.is_ok() ? status : status.with_context(state_->context);
   }
+  bool capturable() const override { return state_->capturable(); }
 
  private:
   const std::vector<std::unique_ptr<CudaContext>>& contexts_;
@@ -48,9 +49,23 @@ class CudaEvent final : public runtime::Event {
   cudaEvent_t event = nullptr;
 };
 
+// A captured run: the graph recorded from stream 0 and its instantiation.
+class CapturedGraph final : public runtime::CapturedWork {
+ public:
+  ~CapturedGraph() override {  // errors at teardown have nowhere to go
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
 class CudaBackend final : public runtime::Backend {
  public:
   explicit CudaBackend(std::unique_ptr<CudaContext> main) { contexts_.push_back(std::move(main)); }
+  ~CudaBackend() override {
+    for (cudaEvent_t event : join_events_) cudaEventDestroy(event);
+  }
 
   const char* name() const override { return "cuda"; }
   std::string device_name() const override { return gpu_name(main().device()); }
@@ -126,7 +141,7 @@ class CudaBackend final : public runtime::Backend {
       UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<CudaContext> ctx, CudaContext::create(main().device(), main().math()));
       contexts_.push_back(std::move(ctx));
     }
-    return Status::ok();
+    return give_cublas_workspaces();
   }
   Expected<std::unique_ptr<runtime::Event>> create_event() override {
     auto event = std::make_unique<CudaEvent>();
@@ -151,6 +166,7 @@ class CudaBackend final : public runtime::Backend {
     }
     return status;
   }
+  void* native_stream(int stream) const override { return contexts_[stream]->stream(); }
   Expected<double> elapsed_ms(const runtime::Event& start, const runtime::Event& end) const override {
     float ms = 0;
     UCUDNN_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<const CudaEvent&>(start).event,
@@ -159,11 +175,94 @@ class CudaBackend final : public runtime::Backend {
     return static_cast<double>(ms);
   }
 
+  // Note [capture on the CUDA backend]: thread-local capture mode, so work other threads queue (other
+  // sessions) is not disturbed while cuDNN and cuBLAS calls on this thread that may not be captured
+  // (an allocation, a sync) fail the capture instead of being recorded wrongly. The side stream joins
+  // through the executor's events. cuBLAS works in the workspace each context is given (Note [cuBLAS
+  // workspace]), so a captured GEMM neither allocates nor differs from an eager one; AutoFreeOnLaunch
+  // would still let a graph holding a library's own allocation launch again. The first run is eager
+  // (runtime/executor/captured_runs.h): lazy initialisation (cuDNN's execution plans, module loading)
+  // happens outside any capture.
+  bool supports_capture() const override { return CUBLAS_VERSION >= 120200; }
+  Status begin_capture() override {
+    while (join_events_.size() + 1 < contexts_.size()) {
+      cudaEvent_t event = nullptr;
+      UCUDNN_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "creating a CUDA event");
+      join_events_.push_back(event);
+    }
+    UCUDNN_CUDA_CHECK(cudaStreamBeginCapture(main().stream(), cudaStreamCaptureModeThreadLocal),
+                      "starting to capture a run into a CUDA graph");
+    return Status::ok();
+  }
+  Expected<std::unique_ptr<runtime::CapturedWork>> end_capture() override {
+    Status joined = join_side_streams();
+    auto work = std::make_unique<CapturedGraph>();
+    const cudaError_t ended = cudaStreamEndCapture(main().stream(), &work->graph);
+    if (ended != cudaSuccess || work->graph == nullptr) {
+      cudaGetLastError();  // the capture's error is not the next call's
+      if (!joined.is_ok()) return joined;
+      return cuda_error(ended == cudaSuccess ? cudaErrorStreamCaptureInvalidated : ended, "cudaStreamEndCapture",
+                        "capturing a run into a CUDA graph");
+    }
+    UCUDNN_RETURN_IF_ERROR(joined);
+    const cudaError_t made = cudaGraphInstantiate(&work->exec, work->graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
+    if (made != cudaSuccess) {
+      cudaGetLastError();
+      work->exec = nullptr;
+      return cuda_error(made, "cudaGraphInstantiate", "instantiating a captured run");
+    }
+    return std::unique_ptr<runtime::CapturedWork>(std::move(work));
+  }
+  Status replay(runtime::CapturedWork& work) override {
+    UCUDNN_CUDA_CHECK(cudaGraphLaunch(static_cast<CapturedGraph&>(work).exec, main().stream()),
+                      "launching a captured run (CUDA graph)");
+    return Status::ok();
+  }
+
  private:
+  // Note [cuBLAS workspace]: a handle without a workspace of ours uses cuBLAS's default pool, and while
+  // a stream is captured, memory it takes with cudaMallocAsync inside the graph. Each context gets its
+  // own buffer of the size cuBLAS recommends (32 MiB from Hopper on, else 4 MiB), at load, so eager and
+  // captured GEMMs run alike. (cublasSetStream would reset it: contexts bind their stream once, at creation.)
+  Status give_cublas_workspaces() {
+    while (cublas_workspaces_.size() < contexts_.size()) {
+      const CudaContext& ctx = *contexts_[cublas_workspaces_.size()];
+      int major = 0;
+      UCUDNN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx.device()),
+                        "reading the GPU's compute capability");
+      const size_t bytes = size_t{major >= 9 ? 32u : 4u} << 20;
+      UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(bytes, "cuBLAS workspace"));
+      UCUDNN_CUBLAS_CHECK(cublasSetWorkspace(ctx.cublas(), buffer.data(), bytes), "giving cuBLAS its workspace");
+      cublas_workspaces_.push_back(std::move(buffer));
+    }
+    return Status::ok();
+  }
+
+  // Before a capture ends: a side stream still in it (queuing failed between its fork and its join)
+  // joins stream 0, as the capture cannot end with a stream left outside.
+  Status join_side_streams() {
+    Status status = Status::ok();
+    for (size_t k = 1; k < contexts_.size(); ++k) {
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(contexts_[k]->stream(), &capture) != cudaSuccess ||
+          capture != cudaStreamCaptureStatusActive)
+        continue;
+      const cudaError_t recorded = cudaEventRecord(join_events_[k - 1], contexts_[k]->stream());
+      const cudaError_t waited = recorded != cudaSuccess
+                                     ? recorded
+                                     : cudaStreamWaitEvent(main().stream(), join_events_[k - 1], 0);
+      if (waited != cudaSuccess && status.is_ok())
+        status = cuda_error(waited, "cudaStreamWaitEvent", "joining stream " + std::to_string(k) + " to the capture");
+    }
+    return status;
+  }
+
   const CudaContext& main() const { return *contexts_.front(); }
   CudaContext& main() { return *contexts_.front(); }
 
+  std::vector<DeviceBuffer> cublas_workspaces_;          // per context (Note [cuBLAS workspace]); freed last
   std::vector<std::unique_ptr<CudaContext>> contexts_;  // per stream; [0] main
+  std::vector<cudaEvent_t> join_events_;                // per side stream: its join at the end of a capture
 };
 
 }  // namespace
@@ -179,7 +278,9 @@ std::string gpu_name(int device) {
 
 Expected<std::unique_ptr<runtime::Backend>> make_cuda_backend(int device, MathMode math) {
   UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<CudaContext> ctx, CudaContext::create(device, math));
-  return std::unique_ptr<runtime::Backend>(new CudaBackend(std::move(ctx)));
+  std::unique_ptr<runtime::Backend> backend(new CudaBackend(std::move(ctx)));
+  UCUDNN_RETURN_IF_ERROR(backend->use_streams(1));  // the main context's cuBLAS workspace
+  return backend;
 }
 
 }  // namespace ucudnn::cuda

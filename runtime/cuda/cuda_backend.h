@@ -4,7 +4,8 @@
 // context (its own stream, cuDNN and cuBLAS handles) for side-stream steps
 // (Note [side stream], runtime/executor/side_stream.h). Kernels are prepared
 // on the main context (descriptors, algorithm, workspace size: no device
-// allocation) and run on the context of the stream they are given.
+// allocation) and run on the context of the stream they are given. Runs can
+// be captured into CUDA graphs and replayed (Note [capture on the CUDA backend]).
 #pragma once
 
 #include <memory>

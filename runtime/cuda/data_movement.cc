@@ -59,6 +59,7 @@ class HostValueState final : public KernelState {
                         "");
     return Status::ok();
   }
+  bool capturable() const override { return value.nbytes() == 0; }  // a copy from pageable host memory
 };
 
 StateOr prepare_constant(const PrepareArgs& a) {
@@ -274,6 +275,7 @@ class GatherState final : public KernelState {
   bool indices32 = false;
   int64_t axis = 0;
   bool check_indices = false;  // indices computed at run time: Note [values checked on the host] (elementwise.cc)
+  bool capturable() const override { return !check_indices; }  // it reads the indices to the host
   Status run(const RunArgs& a) override {
     if (check_indices) {
       UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> values, read_ints_to_host(a.src[1], a.ctx));

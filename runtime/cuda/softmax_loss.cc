@@ -66,6 +66,7 @@ class LossState final : public KernelState {
   bool gradient = false;
   size_t labels_input = 1;
   bool check_at_run = false;  // labels computed at run time
+  bool capturable() const override { return !check_at_run; }  // it reads the labels to the host
   int64_t rows = 0, classes = 0;
   float smoothing = 0.0f;
   Status run(const RunArgs& a) override {

@@ -67,9 +67,10 @@ Status check_fits(const Backend& backend, const std::string& who, size_t needed,
 
 }  // namespace
 
-Expected<std::unique_ptr<Executor>> Executor::create(Backend& backend, const ir::Graph& graph, Plan plan) {
+Expected<std::unique_ptr<Executor>> Executor::create(Backend& backend, const ir::Graph& graph, Plan plan,
+                                                     CaptureMode capture) {
   return catching_bad_alloc("loading model '" + graph.name + "'", [&]() -> Expected<std::unique_ptr<Executor>> {
-    std::unique_ptr<Executor> executor(new Executor(backend, graph, std::move(plan)));
+    std::unique_ptr<Executor> executor(new Executor(backend, graph, std::move(plan), capture));
     UCUDNN_RETURN_IF_ERROR(executor->build());
     return executor;
   });
@@ -92,7 +93,19 @@ Status Executor::build() {
   UCUDNN_RETURN_IF_ERROR(place_values(weights));
   UCUDNN_RETURN_IF_ERROR(prepare_steps());
   record_value_refs();
-  return prepare_side_stream();
+  UCUDNN_RETURN_IF_ERROR(prepare_side_stream());
+  captured_ = std::make_unique<CapturedRuns>(backend_, capture_mode_, why_not_capturable());
+  return Status::ok();
+}
+
+std::string Executor::why_not_capturable() const {
+  if (!backend_.supports_capture()) return std::string("the ") + backend_.name() + " backend does not capture runs";
+  for (const Step& step : steps_)
+    for (const Call& call : step.calls)
+      if (!call.kernel->capturable())
+        return step.node->describe() + " cannot be captured: its kernel waits for the device while it runs "
+                                       "(a value checked on the host) or copies from host memory";
+  return "";
 }
 
 Status Executor::check_plan() const {
@@ -383,8 +396,8 @@ Status Executor::run_step(const Step& step, int stream) {
   return Status::ok();
 }
 
-Status Executor::run_steps() {
-  Status status = queue_steps();
+Status Executor::run_steps(bool bound, const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  Status status = captured_->run(bound, inputs, outputs, [this] { return queue_steps(); });
   // After a failure stream 0 never waited for stream 1: let it finish before the caller
   // reuses the buffers its steps may still be reading (best effort, the error is already set).
   if (!status.is_ok()) (void)backend_.synchronize("stopping after an error");
@@ -399,6 +412,7 @@ Status Executor::queue_steps() {
     const Step& step = steps_[s];
     if (step.stream == kMainStream) {
       UCUDNN_RETURN_IF_ERROR(run_step(step, kMainStream));
+      if (step_callback_ && captured_->mode() == CaptureMode::kOff) UCUDNN_RETURN_IF_ERROR(step_callback_(s));
       continue;
     }
     UCUDNN_RETURN_IF_ERROR(backend_.wait(kSideStream, *step.forked));
@@ -450,7 +464,7 @@ Expected<std::vector<Tensor>> Executor::run_once(const std::vector<Tensor>& inpu
   UCUDNN_RETURN_IF_ERROR(check_not_io_bound("run"));
   point_values_at({}, {});  // a run_bound before may have left calls pointing at its caller's buffers
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
-  UCUDNN_RETURN_IF_ERROR(run_steps());
+  UCUDNN_RETURN_IF_ERROR(run_steps(false, {}, {}));
   UCUDNN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, copy_outputs_out());
   UCUDNN_RETURN_IF_ERROR(backend_.synchronize("running model '" + graph_.name + "'"));
   return outputs;
@@ -485,7 +499,7 @@ Status Executor::run_bound(const std::vector<const void*>& inputs, const std::ve
 Status Executor::run_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
   UCUDNN_RETURN_IF_ERROR(check_bound_buffers(inputs, outputs));
   point_values_at(inputs, outputs);
-  UCUDNN_RETURN_IF_ERROR(run_steps());
+  UCUDNN_RETURN_IF_ERROR(run_steps(true, inputs, outputs));
   UCUDNN_RETURN_IF_ERROR(copy_unbound_outputs(inputs, outputs));
   return backend_.synchronize("running model '" + graph_.name + "' on device buffers");
 }

@@ -31,6 +31,10 @@
 // first points those references at this run's memory — the caller's buffers,
 // or for `run` and `profile` the arena again.
 //
+// With a CaptureMode other than kOff, `run` and `run_bound` queue their steps
+// through CapturedRuns: captured once on a backend that can, then replayed
+// (Note [captured runs], runtime/executor/captured_runs.h); `profile` never is.
+//
 // An allocation failure anywhere (a backend's, or std::bad_alloc from the host)
 // is a kOutOfMemory Status, never an abort.
 #pragma once
@@ -42,6 +46,7 @@
 #include "runtime/backend/backend.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
+#include "runtime/executor/captured_runs.h"
 #include "runtime/executor/plan.h"
 #include "runtime/executor/profile.h"
 #include "runtime/ir/graph.h"
@@ -59,7 +64,8 @@ Status check_model_fits_memory(const Backend& backend, const ir::Graph& graph);
 class Executor {
  public:
   // `backend` and `graph` must outlive the executor.
-  static Expected<std::unique_ptr<Executor>> create(Backend& backend, const ir::Graph& graph, Plan plan);
+  static Expected<std::unique_ptr<Executor>> create(Backend& backend, const ir::Graph& graph, Plan plan,
+                                                    CaptureMode capture = CaptureMode::kOff);
 
   // Host inputs in the order of graph.inputs, exactly their dtype and shape; host outputs.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
@@ -82,6 +88,15 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   const Plan& plan() const { return plan_; }
+  // Captured runs from the next run on (Note [captured runs]); whether runs replay (from the second
+  // on); why they are eager although the mode is not kOff ("" when they replay).
+  void set_capture_mode(CaptureMode mode) { captured_->set_mode(mode); }
+  bool replays_runs() const { return captured_->replaying(); }
+  const std::string& capture_fallback() const { return captured_->fallback(); }
+  // Called in eager runs (`run`, `run_bound` with CaptureMode::kOff) right after step `step` of
+  // plan().steps has been queued on stream 0 — to start work that needs its results (data-parallel
+  // training's all-reduce); its error stops the run. Not called for side-stream steps or by profile.
+  void set_step_callback(std::function<Status(size_t step)> callback) { step_callback_ = std::move(callback); }
   // Bytes of the graph's constants it reads (uploaded, or in place on the host).
   size_t weight_bytes() const { return weight_bytes_; }
   // Bytes this executor allocated: weights (when uploaded) + arena + workspace pool.
@@ -116,8 +131,8 @@ class Executor {
     size_t bytes = 0;             // Σ the constants' own bytes
   };
 
-  Executor(Backend& backend, const ir::Graph& graph, Plan plan)
-      : backend_(backend), graph_(graph), plan_(std::move(plan)) {}
+  Executor(Backend& backend, const ir::Graph& graph, Plan plan, CaptureMode capture)
+      : backend_(backend), graph_(graph), plan_(std::move(plan)), capture_mode_(capture) {}
   Status build();
   // InvalidArgument for `run` and `profile` of an io_bound plan (Plan::io_bound).
   Status check_not_io_bound(const char* what) const;
@@ -131,6 +146,8 @@ class Executor {
   Status prepare_steps();
   Status prepare_call(const ir::Node& node, int64_t micro_batch, int algorithm, bool accumulate, Call* call);
   Status prepare_side_stream();
+  // "" when every call may be captured on backend_, else why not (CapturedRuns' fallback).
+  std::string why_not_capturable() const;
   // run, run_bound and profile inside catching_bad_alloc.
   Expected<std::vector<Tensor>> run_once(const std::vector<Tensor>& inputs);
   Status run_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
@@ -144,8 +161,9 @@ class Executor {
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
   Status run_step(const Step& step, int stream);
   Expected<std::vector<Tensor>> copy_outputs_out();
-  // Every step, side steps on stream 1 with their events; `run` and `run_bound` use it.
-  Status run_steps();
+  // Every step, side steps on stream 1 with their events, through captured_ (`bound`, `inputs`,
+  // `outputs`: CapturedRuns::run's); `run` and `run_bound` use it.
+  Status run_steps(bool bound, const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   Status queue_steps();  // run_steps without its clean-up after a failure
   // Records refs_ for graph inputs and for the outputs in output_bound_ (after steps_ is built).
   void record_value_refs();
@@ -160,6 +178,7 @@ class Executor {
   Backend& backend_;
   const ir::Graph& graph_;
   Plan plan_;
+  CaptureMode capture_mode_;
   std::unique_ptr<Buffer> weights_, arena_, workspace_;
   size_t weight_bytes_ = 0;
   std::vector<TensorRef> values_;  // per graph value: where it lives
@@ -169,6 +188,9 @@ class Executor {
   std::vector<std::unique_ptr<Event>> profile_events_;  // steps + 3 boundaries, made on the first profile()
   std::vector<std::vector<size_t>> forks_before_;  // per position 0..steps: side steps whose fork to record
   std::vector<std::vector<size_t>> joins_before_;  // per position 0..steps: side steps stream 0 waits for
+  std::function<Status(size_t step)> step_callback_;  // set_step_callback's; empty: none
+  // Made at the end of build(); last, so its captures (which use every buffer above) go first.
+  std::unique_ptr<CapturedRuns> captured_;
 };
 
 }  // namespace ucudnn::runtime

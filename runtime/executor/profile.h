@@ -11,6 +11,7 @@
 
 #include "runtime/ir/graph.h"
 #include "runtime/ir/op_list.h"
+#include "runtime/ir/pointwise_program.h"
 
 namespace ucudnn::runtime {
 
@@ -28,6 +29,15 @@ inline constexpr const char* kCopyOutputsName = "copy outputs out";
 // The op's ONNX name, or "copy" for the copy entries.
 inline const char* step_op_name(const StepTiming& timing) {
   return timing.node < 0 ? "copy" : op_name(timing.op);
+}
+
+// step_op_name, with a fused node's pattern: "FusedPointwise(SiLU)" (Note [pointwise programs]),
+// so a profile says which fusions the time went to.
+inline std::string step_op_label(const StepTiming& timing, const ir::Graph& graph) {
+  if (timing.node < 0 || timing.op != OpKind::kFusedPointwise) return step_op_name(timing);
+  const ir::Node& node = graph.nodes[static_cast<size_t>(timing.node)];
+  if (!node.attrs.has(ir::kPointwisePatternAttr)) return step_op_name(timing);
+  return std::string(step_op_name(timing)) + "(" + node.attrs.get_string(ir::kPointwisePatternAttr) + ")";
 }
 
 }  // namespace ucudnn::runtime

@@ -5,19 +5,20 @@
 # max abs error <= 1e-4 x max |output|).
 #
 #   run_models.sh --ucudnn PATH --source SRC_DIR --work DIR [--models a,b,...] [--threads N]
-#                 [--device cpu|cuda|auto]   (default cpu)
+#                 [--device cpu|cuda|auto]   (default cpu)  [--layout auto|nchw|nhwc] (GPU)
 #
 # Exit status: 0 all match, 1 a mismatch or a failed run, 77 when the system
 # python lacks torch/torchvision/onnx (CTest's SKIP_RETURN_CODE).
 set -u
 
-PYTHON=/usr/bin/python3
+PYTHON=${PYTHON:-/usr/bin/python3}
 UCUDNN=""
 SOURCE=""
 WORK=""
 MODELS="alexnet,resnet18,resnet50,vgg16"
 THREADS=2
 DEVICE=cpu
+EXTRA=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --ucudnn) UCUDNN=$2; shift 2 ;;
@@ -26,6 +27,7 @@ while [ $# -gt 0 ]; do
     --models) MODELS=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
     --device) DEVICE=$2; shift 2 ;;
+    --layout) EXTRA+=(--layout "$2"); shift 2 ;;
     *) echo "run_models.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -56,7 +58,11 @@ for model in ${MODELS//,/ }; do
   rm -rf "$out"
   mkdir -p "$out"
   echo "== $model"
-  if ! "$UCUDNN" run "$WORK/$model.onnx" --input "input=$WORK/$model.input.pb" --batch 2 --iterations 1 --warmup 0 \
+  # On a GPU: strict FP32 (TF32 is not within the tolerance), and enough runs that the output comes
+  # from a replayed CUDA graph.
+  runs=(--iterations 1 --warmup 0)
+  [ "$DEVICE" = cuda ] && runs=(--iterations 2 --warmup 1 --math fp32)
+  if ! "$UCUDNN" run "$WORK/$model.onnx" --input "input=$WORK/$model.input.pb" --batch 2 "${runs[@]}" "${EXTRA[@]}" \
        --device "$DEVICE" --threads "$THREADS" --output-dir "$out"; then
     echo "$model: FAIL: ucudnn run exited with an error" >&2
     status=1

@@ -3,7 +3,9 @@
 // --json) and optionally write every output as DIR/<name>.pb. With --profile,
 // one more run timed per step: totals by op type and the slowest nodes. With
 // --device-io the inputs are uploaded once and the timed runs use
-// Session::run_on_device, so they exclude the host copies.
+// Session::run_on_device, so they exclude the host copies. With --cuda-graph
+// compare the runs are timed twice in one session, eagerly and then replaying
+// a CUDA graph, and both medians are printed.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -28,7 +30,8 @@ namespace {
 
 constexpr const char* kRunUsage =
     "usage: ucudnn run MODEL [--input NAME=FILE]... [--output-dir DIR] [--iterations N] [--warmup N]\n"
-    "                  [--seed N] [--json] [--profile] [--device-io] [session flags]\n"
+    "                  [--seed N] [--json] [--profile] [--device-io] [--cuda-graph compare]\n"
+    "                  [session flags]\n"
     "  --input NAME=FILE        an ONNX TensorProto (.pb) or NumPy (.npy) file for input NAME (once per\n"
     "                           input); its dtype and static dims must be the model's, its symbolic\n"
     "                           dims set the batch (and must equal --batch when given). int64 files\n"
@@ -41,7 +44,9 @@ constexpr const char* kRunUsage =
     "  --profile                after the timed runs, one run timed per step: time by op type\n"
     "                           (count, total ms, % of the run) and the 10 slowest nodes\n"
     "  --device-io              inputs and outputs stay in GPU memory (Session::run_on_device):\n"
-    "                           the timed runs exclude host copies (needs --device cuda)\n";
+    "                           the timed runs exclude host copies (needs --device cuda)\n"
+    "  --cuda-graph compare     GPU: time the runs eagerly, then replaying a CUDA graph (--warmup and\n"
+    "                           --iterations each), and print both medians; the summary is the graph's\n";
 
 // Reads the --input files, checks them against the model, and gives them to
 // `options`; without --batch the batch is the one the files set.
@@ -167,7 +172,8 @@ int cmd_run(int argc, char** argv) {
   const std::string model_path = args.positional()[0];
 
   SessionOptions options;
-  if (Status s = session_options_from_flags(args, &options); !s.is_ok()) return report_error(s, true);
+  bool compare_graph = false;
+  if (Status s = session_options_from_flags(args, &options, &compare_graph); !s.is_ok()) return report_error(s, true);
   auto iterations = args.get_int("iterations", 10, 1);
   auto warmup = args.get_int("warmup", 2, 0);
   auto seed = args.get_int("seed", 0, 0, UINT32_MAX);  // std::mt19937 takes 32 bits
@@ -201,11 +207,26 @@ int cmd_run(int argc, char** argv) {
     inputs.push_back(std::move(*t));
   }
 
+  auto time = [&](std::vector<double>* times_ms) -> Expected<std::vector<Tensor>> {
+    auto timed = device_io ? time_on_device(**session, inputs, *warmup, *iterations, times_ms)
+                           : time_on_host(**session, inputs, *warmup, *iterations, times_ms);
+    if (!timed && device_io) return timed.status().with_context("--device-io");
+    return timed;
+  };
+  // --cuda-graph compare: the eager runs first, in the same session (its memory, clocks warmed alike).
+  std::vector<double> eager_ms;
+  if (compare_graph) {
+    Status s = (*session)->set_cuda_graph(CudaGraph::kOff);
+    if (s.is_ok()) s = time(&eager_ms).status();
+    if (s.is_ok()) s = (*session)->set_cuda_graph(CudaGraph::kOn);
+    if (!s.is_ok()) return report_error(s.with_context("--cuda-graph compare"));
+  }
   std::vector<double> times_ms;
-  auto timed = device_io ? time_on_device(**session, inputs, *warmup, *iterations, &times_ms)
-                         : time_on_host(**session, inputs, *warmup, *iterations, &times_ms);
-  if (!timed) return report_error(device_io ? timed.status().with_context("--device-io") : timed.status());
+  auto timed = time(&times_ms);
+  if (!timed) return report_error(timed.status());
   const std::vector<Tensor> outputs = std::move(*timed);
+  const bool graph_in_use = (*session)->cuda_graph_in_use();
+  const double eager_median = compare_graph ? percentile_median(eager_ms) : 0.0;
 
   std::vector<StepProfile> profile;
   double profile_total_ms = 0;
@@ -250,6 +271,11 @@ int cmd_run(int argc, char** argv) {
     j["warmup"] = *warmup;
     j["latency_ms"] = {{"median", median}, {"min", min}, {"max", max}};
     j["throughput_per_s"] = throughput;
+    j["cuda_graph"] = graph_in_use;
+    if (compare_graph)
+      j["cuda_graph_compare"] = {{"graph_median_ms", median},
+                                 {"eager_median_ms", eager_median},
+                                 {"speedup", median > 0 ? eager_median / median : 0.0}};
     j["peak_memory_bytes"] = peak_rss;
     j["memory"] = {{"arena_bytes", memory.arena_bytes},
                    {"unplanned_activation_bytes", memory.unplanned_bytes},
@@ -273,8 +299,9 @@ int cmd_run(int argc, char** argv) {
   }
 
   std::printf("model:    %s\n", model_path.c_str());
-  std::printf("device:   %s, batch %lld, layout %s%s\n", device_name(options.device),
+  std::printf("device:   %s, batch %lld, layout %s%s%s\n", device_name(options.device),
               static_cast<long long>(options.batch), layout_name((*session)->layout()),
+              options.device == Device::kCuda ? (graph_in_use ? ", CUDA graph" : ", eager (no CUDA graph)") : "",
               device_io ? ", inputs and outputs in GPU memory (timed runs without host copies)" : "");
   for (size_t i = 0; i < outputs.size(); ++i) {
     const OutputStats s = output_stats(outputs[i]);
@@ -285,6 +312,11 @@ int cmd_run(int argc, char** argv) {
   std::printf("latency:  median %.3f ms  (min %.3f, max %.3f; %lld iterations after %lld warm-up)\n", median, min,
               max, static_cast<long long>(*iterations), static_cast<long long>(*warmup));
   std::printf("throughput: %.1f samples/s\n", throughput);
+  if (compare_graph && graph_in_use)
+    std::printf("cuda graph: median %.3f ms vs eager %.3f ms (%.2fx)\n", median, eager_median,
+                median > 0 ? eager_median / median : 0.0);
+  else if (compare_graph)
+    std::printf("cuda graph: not in use (see the warning above); eager median %.3f ms\n", eager_median);
   std::printf("memory:   activations %s planned (%s without reuse), weights %s, workspace %s: %s on the %s; "
               "peak RSS %s\n",
               format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.unplanned_bytes).c_str(),

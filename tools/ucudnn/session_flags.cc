@@ -4,13 +4,17 @@
 #include "tools/ucudnn/session_flags.h"
 
 #include <climits>
+#include <cstdlib>
 #include <vector>
+
+#include "optimizer/bench/sharded_benchmarking.h"
 
 namespace ucudnn::cli {
 
 const std::set<std::string> kSessionValueFlags = {"device",    "math",        "batch", "threads", "plan",
                                                   "policy",    "workspace",   "batch-sizes", "db",
-                                                  "layout",    "streams"};
+                                                  "layout",    "streams",     "cuda-graph",
+                                                  "benchmark-devices"};
 const std::set<std::string> kSessionBoolFlags = {"rebenchmark", "quiet", "share-workspace"};
 
 const char* const kSessionFlagsHelp =
@@ -31,9 +35,16 @@ const char* const kSessionFlagsHelp =
     "  --share-workspace        wd: convolutions that never run at the same time share workspace bytes\n"
     "  --streams 1|2            GPU: 2 runs independent convolutions (a ResNet downsample beside its\n"
     "                           block's main branch) on a second stream (default 1)\n"
+    "  --cuda-graph auto|on|off GPU: capture the run once into a CUDA graph and replay it (one launch\n"
+    "                           instead of one per kernel). auto (default): where the plan allows; on:\n"
+    "                           also say on stderr when it cannot; off: every run eager\n"
     "  --db PATH                benchmark database (default $XDG_CACHE_HOME/ucudnn/benchmarks.sqlite,\n"
     "                           else ~/.cache/ucudnn/benchmarks.sqlite)\n"
     "  --rebenchmark            measure again instead of reusing stored timings\n"
+    "  --benchmark-devices all|0,1,...\n"
+    "                           GPU: measure what the database lacks on these GPUs of this host\n"
+    "                           at once, one thread each (all of one model; default\n"
+    "                           $UCUDNN_BENCHMARK_DEVICES, else GPU 0 alone)\n"
     "  --quiet                  no progress bar\n";
 
 namespace {
@@ -66,7 +77,7 @@ Expected<Device> parse_device(const Args& args) {
 
 }  // namespace
 
-Status session_options_from_flags(const Args& args, SessionOptions* options) {
+Status session_options_from_flags(const Args& args, SessionOptions* options, bool* compare) {
   UCUDNN_ASSIGN_OR_RETURN(options->device, parse_device(args));
   // On the CPU both --math values are accepted: its kernels always compute in strict FP32.
   UCUDNN_ASSIGN_OR_RETURN(options->math, parse_choice(args, "math", Math::kTf32, {Math::kTf32, Math::kFp32}, math_name));
@@ -90,8 +101,33 @@ Status session_options_from_flags(const Args& args, SessionOptions* options) {
                                        batch_sizes_name));
   options->share_workspace = args.has("share-workspace");
   UCUDNN_ASSIGN_OR_RETURN(options->streams, get_small_int(args, "streams", 1, 1));
+  if (compare != nullptr) *compare = args.get("cuda-graph") == "compare";
+  if (compare != nullptr && *compare) {
+    options->cuda_graph = CudaGraph::kOn;
+  } else {
+    UCUDNN_ASSIGN_OR_RETURN(options->cuda_graph,
+                            parse_choice(args, "cuda-graph", CudaGraph::kAuto,
+                                         {CudaGraph::kAuto, CudaGraph::kOn, CudaGraph::kOff}, cuda_graph_name));
+  }
+  if (options->cuda_graph == CudaGraph::kOn && options->device != Device::kCuda)
+    return invalid_argument("--cuda-graph " + args.get("cuda-graph") + " needs --device cuda (CUDA graphs); this "
+                            "run is on the " + device_name(options->device));
   options->benchmark_db = args.get("db");
   options->rebenchmark = args.has("rebenchmark");
+  // μ-cuDNN's UCUDNN_BENCHMARK_DEVICES is the default; the CPU ignores it, not the flag.
+  const char* env_devices = std::getenv("UCUDNN_BENCHMARK_DEVICES");
+  options->benchmark_devices = args.get("benchmark-devices", env_devices != nullptr ? env_devices : "");
+  if (args.has("benchmark-devices") || !options->benchmark_devices.empty()) {
+    const Status parsed = optimizer::parse_benchmark_devices(options->benchmark_devices).status();
+    if (!parsed.is_ok())
+      return args.has("benchmark-devices") ? parsed : parsed.with_context("UCUDNN_BENCHMARK_DEVICES");
+  }
+  if (options->device != Device::kCuda && !options->benchmark_devices.empty()) {
+    if (args.has("benchmark-devices"))
+      return invalid_argument("--benchmark-devices " + options->benchmark_devices + " shards GPU benchmarking; " +
+                              "this run is on the " + device_name(options->device) + " (use --device cuda)");
+    options->benchmark_devices.clear();
+  }
   options->progress = !args.has("quiet");
   return check_options(*options);
 }

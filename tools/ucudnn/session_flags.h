@@ -11,6 +11,7 @@
 namespace ucudnn::cli {
 
 // --device --math --layout --batch --threads --plan --policy --workspace --batch-sizes --streams --db
+// --cuda-graph --benchmark-devices
 extern const std::set<std::string> kSessionValueFlags;
 // --rebenchmark --quiet --share-workspace
 extern const std::set<std::string> kSessionBoolFlags;
@@ -19,7 +20,9 @@ extern const char* const kSessionFlagsHelp;
 
 // Fills `options` from the flags and checks them (ucudnn::check_options):
 // InvalidArgument, a usage error, for malformed or contradictory values.
-Status session_options_from_flags(const Args& args, SessionOptions* options);
+// `--cuda-graph compare` (time with and without, `ucudnn run`) is accepted only where `compare`
+// is given: it then says whether it was asked for, and the session gets cuda_graph on.
+Status session_options_from_flags(const Args& args, SessionOptions* options, bool* compare = nullptr);
 
 // `a` ∪ `b` (to build one command's flag set from shared parts).
 std::set<std::string> flag_union(std::set<std::string> a, const std::set<std::string>& b);

@@ -26,6 +26,14 @@ Expected<std::unique_ptr<DataLoader>> DataLoader::create(std::shared_ptr<const D
     return invalid_argument("with drop_last, a batch of " + std::to_string(options.batch_size) +
                             " leaves no batch of the " + std::to_string(dataset->size()) + " samples of " +
                             dataset->describe());
+  if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size)
+    return invalid_argument("DataLoader: rank " + std::to_string(options.rank) + " is outside the " +
+                            std::to_string(options.world_size) + " ranks");
+  if (options.world_size > 1 && (!options.drop_last || dataset->size() < options.batch_size * options.world_size))
+    return invalid_argument("data-parallel loading needs drop_last (every rank takes as many batches) and at least one "
+                            "global batch of " + std::to_string(options.world_size) + " x " +
+                            std::to_string(options.batch_size) + " samples; " + dataset->describe() + " has " +
+                            std::to_string(dataset->size()));
   std::unique_ptr<DataLoader> loader(new DataLoader(std::move(dataset), options));
   Shape images_shape = {options.batch_size};
   const Shape& sample = loader->dataset_->image_shape();
@@ -43,7 +51,9 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, const LoaderOptio
     : dataset_(std::move(dataset)), options_(options) {
   sample_numel_ = shape_numel(dataset_->image_shape());
   const int64_t size = dataset_->size();
-  batches_per_epoch_ = options.drop_last ? size / options.batch_size
+  const int64_t global_batch = options.batch_size * options.world_size;
+  epoch_samples_ = options.world_size > 1 ? size / global_batch * options.batch_size : size;
+  batches_per_epoch_ = options.drop_last ? epoch_samples_ / options.batch_size
                                          : (size + options.batch_size - 1) / options.batch_size;
   const int64_t pieces = 2 * std::max(options.num_threads, 1);
   chunk_ = std::max<int64_t>(1, (options.batch_size + pieces - 1) / pieces);
@@ -59,7 +69,7 @@ DataLoader::~DataLoader() {
 }
 
 int64_t DataLoader::batch_length(int64_t batch) const {
-  return std::min(options_.batch_size, dataset_->size() - batch * options_.batch_size);
+  return std::min(options_.batch_size, epoch_samples_ - batch * options_.batch_size);
 }
 
 void DataLoader::start_epoch(int64_t epoch) {
@@ -67,7 +77,8 @@ void DataLoader::start_epoch(int64_t epoch) {
   started_ = false;  // no new task until the new order is in place
   work_done_.wait(lock, [&] { return in_flight_ == 0; });
   epoch_ = epoch;
-  order_ = epoch_order(dataset_->size(), options_.shuffle, options_.seed, epoch);
+  order_ = shard_order(epoch_order(dataset_->size(), options_.shuffle, options_.seed, epoch), options_.batch_size,
+                       options_.rank, options_.world_size);
   next_batch_ = next_position_ = consumed_ = 0;
   for (Slot& slot : slots_) slot.filling = -1;
   started_ = true;

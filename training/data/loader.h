@@ -5,7 +5,9 @@
 // Epoch e visits the samples in epoch_order(size, shuffle, seed, e) (random.h: std::mt19937_64
 // seeded with seed + e, Fisher–Yates); batch b holds positions [b·B, (b+1)·B) of that order; the
 // last, shorter batch is dropped when drop_last is set. Sample i of epoch e is loaded with seed
-// sample_seed(seed, e, i). Each sample is written to its own place in the batch, so the batches
+// sample_seed(seed, e, i). In data-parallel training (world_size > 1) each rank's loader visits
+// only its share of the order (shard_order, random.h): rank r's batch b is the r-th slice of
+// global batch b. Each sample is written to its own place in the batch, so the batches
 // are the same bytes whatever the number of threads and however they are scheduled.
 //
 // Memory: prefetch + 1 batch buffers, allocated once when the loader is created; the batch
@@ -32,6 +34,7 @@ struct LoaderOptions {
   uint64_t seed = 0;
   int num_threads = 4;     // 0: load in the calling thread, inside next()
   int prefetch = 2;        // batches read ahead of the one the caller holds (>= 1)
+  int rank = 0, world_size = 1;  // data-parallel training: this rank's share (needs drop_last)
 };
 
 struct Batch {
@@ -43,8 +46,9 @@ struct Batch {
 
 class DataLoader {
  public:
-  // InvalidArgument for batch_size < 1, prefetch < 1, num_threads < 0, or drop_last with fewer
-  // samples than one batch; OutOfMemory when the batch buffers cannot be allocated.
+  // InvalidArgument for batch_size < 1, prefetch < 1, num_threads < 0, drop_last with fewer
+  // samples than one batch, a rank outside [0, world_size), and several ranks without drop_last
+  // or with fewer samples than one global batch; OutOfMemory when the batch buffers cannot be allocated.
   static Expected<std::unique_ptr<DataLoader>> create(std::shared_ptr<const Dataset> dataset,
                                                       const LoaderOptions& options);
   ~DataLoader();
@@ -84,6 +88,7 @@ class DataLoader {
   LoaderOptions options_;
   int64_t sample_numel_ = 0;
   int64_t batches_per_epoch_ = 0;
+  int64_t epoch_samples_ = 0;  // positions of order_: the data set's, or this rank's share
   int64_t chunk_ = 1;  // samples per task
 
   std::mutex mutex_;

@@ -43,4 +43,16 @@ int64_t SampleRng::integer(int64_t low, int64_t high) {
   return low + static_cast<int64_t>(draw_below(engine_, static_cast<uint64_t>(high - low) + 1));
 }
 
+std::vector<int64_t> shard_order(const std::vector<int64_t>& order, int64_t batch_size, int rank, int world_size) {
+  if (world_size <= 1) return order;
+  const size_t slice = static_cast<size_t>(batch_size), global = slice * static_cast<size_t>(world_size);
+  std::vector<int64_t> shard;
+  shard.reserve(order.size() / global * slice);
+  for (size_t start = 0; start + global <= order.size(); start += global) {
+    const auto first = order.begin() + static_cast<std::ptrdiff_t>(start + static_cast<size_t>(rank) * slice);
+    shard.insert(shard.end(), first, first + static_cast<std::ptrdiff_t>(slice));
+  }
+  return shard;
+}
+
 }  // namespace ucudnn::data

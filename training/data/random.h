@@ -34,6 +34,13 @@ uint64_t draw_below(std::mt19937_64& engine, uint64_t n);
 // `shuffle` is false, else that list shuffled as described above.
 std::vector<int64_t> epoch_order(int64_t size, bool shuffle, uint64_t seed, int64_t epoch);
 
+// Rank `rank`'s share of an epoch's `order` in data-parallel training of `world_size` ranks with
+// `batch_size` samples each: for every whole global batch g (world_size · batch_size positions) the
+// positions [g·W·B + r·B, g·W·B + (r+1)·B); a last, partial global batch is dropped. Rank r's batch
+// b is then the r-th slice of global batch b, and the ranks' shares are disjoint. World size 1:
+// `order` unchanged. Needs batch_size >= 1 and 0 <= rank < world_size.
+std::vector<int64_t> shard_order(const std::vector<int64_t>& order, int64_t batch_size, int rank, int world_size);
+
 // The random draws of one sample's transforms.
 class SampleRng {
  public:

@@ -1,0 +1,104 @@
+// The CPU's prepared convolutions (runtime/cpu/conv.cc, Note [oneDNN weights] in
+// runtime/cpu/onednn_conv.cc): a Conv the backend prepared once and runs again with other
+// weights gives the new result, for every CPU algorithm that applies, with its epilogue
+// (bias, residual z, Relu) — W a runtime input of the graph (training: new values at the same
+// address every step) and W a constant (an inference session: only another address brings
+// new values). Also: the prepared workspace never exceeds the planner's query.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "runtime/backend/backend.h"
+#include "runtime/cpu/conv_algorithms.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/ir/fusion.h"
+#include "tests/reference/conv_reference.h"
+#include "tests/support/one_node_graph.h"
+#include "tests/support/tensor_checks.h"
+
+namespace {
+
+using ucudnn::DType;
+using ucudnn::Shape;
+using ucudnn::Tensor;
+using ucudnn::runtime::TensorRef;
+using IntList = std::vector<int64_t>;
+
+const Shape kX = {2, 8, 9, 9}, kW = {16, 8, 3, 3}, kY = {2, 16, 9, 9};
+
+TensorRef ref(Tensor& t) { return TensorRef{t.dtype(), t.shape(), t.raw()}; }
+
+// Prepares the graph's Conv once per algorithm, runs it with W = a then W = b (in place in
+// one buffer when W is a runtime input, from another buffer when it is a constant) and
+// compares each result with the reference for those weights.
+void expect_new_weights_seen(bool w_constant) {
+  const ucudnn_test::AttrList attrs = {{"pads", IntList{1, 1, 1, 1}},
+                                       {ucudnn::ir::kFusedActivationAttr, std::string("Relu")}};
+  const ucudnn_test::InputSpec w_spec = w_constant ? ucudnn_test::weight(kW) : ucudnn_test::input(kW);
+  auto built = ucudnn_test::make_one_node_graph(
+      "conv", ucudnn::OpKind::kConv, 18,
+      {ucudnn_test::input(kX), w_spec, ucudnn_test::weight({kW[0]}), ucudnn_test::input(kY)}, attrs, 1, 7);
+  ASSERT_TRUE(built.has_value()) << built.status().to_string();
+  const ucudnn::ir::Node& node = built->node();
+  std::vector<const Tensor*> inputs = built->node_inputs();
+  std::mt19937 random(11);
+  Tensor x = inputs[0]->clone().value(), bias = inputs[2]->clone().value(), z = inputs[3]->clone().value();
+  const Tensor w_a = ucudnn_test::make_random_tensor(DType::kFloat32, kW, random);
+  const Tensor w_b = ucudnn_test::make_random_tensor(DType::kFloat32, kW, random);
+  auto expected = [&](const Tensor& w) { return ucudnn::reference::reference_conv(node, {&x, &w, &bias, &z}); };
+  const Tensor want_a = expected(w_a), want_b = expected(w_b);
+
+  auto backend = ucudnn::cpu::make_cpu_backend();
+  auto problem = ucudnn::cpu::conv_problem(node, kX, kW);
+  ASSERT_TRUE(problem.has_value());
+  int ran = 0;
+  for (int a = 0; a < ucudnn::cpu::kNumCpuConvAlgorithms; ++a) {
+    if (!ucudnn::cpu::conv_algorithm_applies(*problem, a)) continue;
+    const std::string what = std::string(ucudnn::cpu::cpu_conv_algorithm_name(a)) +
+                             (w_constant ? " (W constant)" : " (W a runtime input)");
+    auto kernel = backend->prepare(ucudnn::runtime::kernel_request(built->graph, node, 0, a));
+    ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().to_string();
+    const size_t bytes = (*kernel)->workspace_bytes();
+    EXPECT_LE(bytes, ucudnn::cpu::conv_workspace_bytes(*problem, a)) << what;
+    std::vector<std::byte> workspace(bytes);
+    Tensor w_first = w_a.clone().value(), w_second = w_b.clone().value();
+    Tensor y = Tensor::allocate(DType::kFloat32, kY).value();
+    std::vector<TensorRef> src = {ref(x), ref(w_first), ref(bias), ref(z)};
+    const std::vector<TensorRef> dst = {ref(y)};
+    const ucudnn::runtime::KernelIo io{src, dst, workspace.data(), bytes};
+    ASSERT_TRUE((*kernel)->run(io).is_ok()) << what;
+    ucudnn_test::expect_close(y, want_a, {1e-4, 1e-4}, what + ", first weights");
+    if (w_constant) {
+      src[1] = ref(w_second);  // another initializer at another address
+    } else {
+      std::memcpy(w_first.raw(), w_b.raw(), w_b.nbytes());  // the optimizer's update, in place
+    }
+    ASSERT_TRUE((*kernel)->run(io).is_ok()) << what;
+    ucudnn_test::expect_close(y, want_b, {1e-4, 1e-4}, what + ", second weights");
+    ++ran;
+  }
+  EXPECT_GE(ran, 3);  // the Eigen algorithms at least; oneDNN's too where built in
+}
+
+TEST(CpuPreparedConv, RuntimeWeightsChangedInPlaceAreSeen) { expect_new_weights_seen(/*w_constant=*/false); }
+
+TEST(CpuPreparedConv, ConstantWeightsAtAnotherAddressAreSeen) { expect_new_weights_seen(/*w_constant=*/true); }
+
+// A constant W lets oneDNN keep its reordered copy outside the workspace: the prepared call
+// needs less than the query (which must fit a call whose W may change).
+TEST(CpuPreparedConv, ConstantWeightsLeaveTheWorkspace) {
+  const int direct = static_cast<int>(ucudnn::cpu::CpuConvAlgorithm::kOnednnDirect);
+  if (!ucudnn::cpu::cpu_conv_algorithm_available(direct)) GTEST_SKIP() << "built without oneDNN (UCUDNN_ONEDNN=OFF)";
+  const ucudnn::ir::Node node = ucudnn_test::make_node("conv", ucudnn::OpKind::kConv, {}, 2);
+  auto problem = ucudnn::cpu::conv_problem(node, {1, 64, 14, 14}, {64, 64, 3, 3});
+  ASSERT_TRUE(problem.has_value());
+  auto constant = ucudnn::cpu::prepare_conv(*problem, direct, {}, /*weights_constant=*/true);
+  auto changing = ucudnn::cpu::prepare_conv(*problem, direct, {}, /*weights_constant=*/false);
+  ASSERT_NE(constant, nullptr);
+  ASSERT_NE(changing, nullptr);
+  EXPECT_EQ(changing->workspace_bytes(), ucudnn::cpu::conv_workspace_bytes(*problem, direct));
+  EXPECT_LE(constant->workspace_bytes(), changing->workspace_bytes());
+}
+
+}  // namespace
