@@ -21,7 +21,9 @@
 #include "api/loading.h"
 #include "optimizer/bench/benchmark_db.h"
 #include "optimizer/bench/stored_benchmarker.h"
+#include "optimizer/kernel_key.h"
 #include "optimizer/plan_model.h"
+#include "runtime/ir/fusion.h"
 #include "tests/support/temp_dir.h"
 #include "tests/test_paths.h"
 
@@ -392,6 +394,53 @@ TEST(StoredTimings, MissingDatabaseForCudaWithoutGpuCreatesNothing) {
   EXPECT_EQ(result.status().code(), StatusCode::kNotFound);
   EXPECT_NE(result.status().message().find(path), std::string::npos) << result.status().message();
   EXPECT_FALSE(fs::exists(dir.path() / "nested"));
+}
+
+// Note [graph engines and epilogues] (optimizer/plan_model.cc): a graph-API engine timed faster than
+// every legacy algorithm is chosen for a bare convolution, never for one with a bias, residual or
+// fused Relu (whose epilogue would run as extra passes the bare timing does not see).
+TEST(StoredBenchmarker, GraphEnginesOnlyForConvolutionsWithoutAnEpilogue) {
+  if (cuda_available()) GTEST_SKIP() << "a GPU is present: planning for cuda measures on it instead";
+  const ucudnn_test::TempDir dir("ucudnn_stored_test");
+  const std::string path = dir.file("engines.sqlite");
+  ir::Graph graph = tiny_cnn(8);
+  ir::Node* bare = nullptr;  // the first Conv, stripped of its bias and fused activation
+  for (ir::Node& node : graph.nodes)
+    if (node.op == OpKind::kConv) {
+      bare = &node;
+      break;
+    }
+  ASSERT_NE(bare, nullptr);
+  if (bare->inputs.size() > 2) bare->inputs.resize(2);
+  bare->attrs.erase(ir::kFusedActivationAttr);
+  {
+    auto db = BenchmarkDb::open(path);
+    ASSERT_TRUE(db.has_value()) << db.status().to_string();
+    auto kernels = optimizer::collect_conv_kernels(graph, gpu_key("Recorded GPU", "tf32"));
+    ASSERT_TRUE(kernels.has_value()) << kernels.status().to_string();
+    for (const optimizer::ConvKernel& kernel : *kernels) {
+      const auto sizes = optimizer::micro_batch_sizes(optimizer::BatchSizePolicy::kPowerOfTwo, kernel.batch());
+      KernelTimings t = synthetic(sizes);
+      for (auto& [b, row] : t.by_batch)
+        row.push_back({optimizer::kGraphEngineBase, "ENGINE_0", 0.001 * static_cast<double>(b), 0, true});
+      ASSERT_TRUE(db->store(kernel.key.to_string(), t).is_ok());
+    }
+  }
+  auto result = plan_for_cuda(graph, wr(size_t{1} << 30, path));
+  ASSERT_TRUE(result.has_value()) << result.status().to_string();
+  int with_epilogue = 0, without = 0;
+  for (const runtime::PlanStep& step : result->plan.steps) {
+    const ir::Node& node = graph.nodes[step.node];
+    if (node.op != OpKind::kConv) continue;
+    const bool epilogue = (node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue) ||
+                          node.inputs.size() > ir::kConvResidualInput || !ir::fused_activation(node).empty();
+    ++(epilogue ? with_epilogue : without);
+    ASSERT_FALSE(step.micro_batches.empty()) << node.describe();
+    for (const runtime::MicroBatch& m : step.micro_batches)
+      EXPECT_EQ(m.algorithm == optimizer::kGraphEngineBase, !epilogue) << node.describe();
+  }
+  EXPECT_GE(with_epilogue, 1);
+  EXPECT_EQ(without, 1);
 }
 
 }  // namespace
