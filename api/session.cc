@@ -9,6 +9,7 @@
 
 #include "api/device.h"
 #include "api/loading.h"
+#include "optimizer/bench/benchmarker.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/executor.h"
@@ -37,6 +38,15 @@ Expected<runtime::Plan> load_saved_plan(const SessionOptions& options, const run
   if (plan.device != backend.name())
     return invalid_argument(path + ": the plan was made for device '" + plan.device + "', this session runs on '" +
                             backend.name() + "'; make it again with `ucudnn plan --device " + backend.name() + "`");
+  if (backend.name() == std::string("cpu")) {
+    // The CPU's workspaces depend on the processor, the thread count (oneDNN sizes scratchpads per
+    // thread) and the oneDNN build, all in the benchmark's device name the plan records.
+    const std::string here = optimizer::make_cpu_benchmarker()->device_key().device_name;
+    if (!plan.device_name.empty() && plan.device_name != here)
+      return invalid_argument(path + ": the plan was made for '" + plan.device_name + "', this session runs on '" +
+                              here + "'; run it with the threads it was made for (--threads), or make it again "
+                              "with `ucudnn plan --device cpu`");
+  }
   const Layout layout = plan_layout(plan);
   if (options.layout != Layout::kAuto && options.layout != layout)
     return invalid_argument("the plan '" + path + "' runs layout " + plan.layout + ", not " +

@@ -209,6 +209,14 @@ TEST(SavedPlan, RunsAsSavedAndIsCheckedAgainstTheModel) {
   EXPECT_NE(other_batch.status().message().find(path), std::string::npos) << other_batch.status().to_string();
   EXPECT_NE(other_batch.status().message().find("another model or input shape"), std::string::npos);
 
+  run_options.batch = 4;
+  run_options.threads = 2;  // the plan was made for one thread: its oneDNN workspaces may not fit
+  auto other_threads = Session::load(tiny("tiny_cnn"), run_options);
+  ASSERT_FALSE(other_threads.has_value());
+  EXPECT_NE(other_threads.status().message().find("x1 threads"), std::string::npos)
+      << other_threads.status().to_string();
+  EXPECT_NE(other_threads.status().message().find("--threads"), std::string::npos);
+
   auto refused = plan(tiny("tiny_cnn"), run_options);
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.status().message().find("plan_path"), std::string::npos) << refused.status().to_string();
