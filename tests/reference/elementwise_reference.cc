@@ -10,18 +10,18 @@
 
 namespace ucudnn::reference {
 
-namespace {
-
-using Index = std::vector<int64_t>;
-
-Index unravel(int64_t flat, const Shape& shape) {
-  Index index(shape.size());
+std::vector<int64_t> unravel(int64_t flat, const Shape& shape) {
+  std::vector<int64_t> index(shape.size());
   for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
     index[d] = flat % shape[d];
     flat /= shape[d];
   }
   return index;
 }
+
+namespace {
+
+using Index = std::vector<int64_t>;
 
 int64_t ravel(const Index& index, const Shape& shape) {
   int64_t flat = 0;

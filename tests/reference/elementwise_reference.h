@@ -23,6 +23,9 @@ namespace ucudnn::reference {
 // Concat..Constant, ReduceMean, Softmax, LogSoftmax; other ops return Unsupported.
 Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& inputs);
 
+// The multi-dimensional index of row-major element `flat` of `shape`.
+std::vector<int64_t> unravel(int64_t flat, const Shape& shape);
+
 // Element i of `t` (any dtype a Tensor holds) as a double; NaN for other dtypes.
 double element_as_double(const Tensor& t, int64_t i);
 

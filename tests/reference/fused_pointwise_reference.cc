@@ -1,5 +1,6 @@
 // Naive reference of FusedPointwise (see fused_pointwise_reference.h).
 #include "tests/reference/fused_pointwise_reference.h"
+#include "tests/reference/elementwise_reference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,15 +13,6 @@ namespace {
 using Index = std::vector<int64_t>;
 
 Tensor make(const Shape& shape) { return std::move(Tensor::allocate(DType::kFloat32, shape)).value(); }
-
-Index unravel(int64_t flat, const Shape& shape) {
-  Index index(shape.size());
-  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return index;
-}
 
 // The element of `t` at output index `index`, t broadcast along its dims of size 1.
 double at(const Tensor& t, const Index& index) {
