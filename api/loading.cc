@@ -3,6 +3,7 @@
 
 #include "onnx_import/onnx_import.h"
 #include "optimizer/passes/passes.h"
+#include "runtime/cpu/conv_algorithms.h"
 
 namespace ucudnn {
 
@@ -29,7 +30,8 @@ optimizer::BatchSizePolicy optimizer_batch_sizes(BatchSizes sizes) {
 std::vector<optimizer::GraphLayout> layouts_to_try(const SessionOptions& options) {
   using optimizer::GraphLayout;
   if (options.layout == Layout::kNhwc) return {GraphLayout::kNhwc};
-  if (options.layout == Layout::kAuto && options.device == Device::kCuda)
+  // Auto plans both where the device runs both: the GPU, and a CPU build with oneDNN.
+  if (options.layout == Layout::kAuto && (options.device == Device::kCuda || cpu::cpu_runs_channels_last()))
     return {GraphLayout::kNchw, GraphLayout::kNhwc};
   return {GraphLayout::kNchw};
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "optimizer/bench/sharded_benchmarking.h"
+#include "runtime/cpu/conv_algorithms.h"
 #include "ucudnn/ucudnn.h"
 
 namespace ucudnn {
@@ -83,8 +84,9 @@ Status check_options(const SessionOptions& options) {
     return invalid_argument("threads must be 0 (all cores) or positive, got " + std::to_string(options.threads));
   if (options.streams != 1 && options.streams != 2)
     return invalid_argument("streams must be 1 or 2, got " + std::to_string(options.streams));
-  if (options.device == Device::kCpu && options.layout == Layout::kNhwc)
-    return invalid_argument("layout nhwc is a GPU layout; the CPU backend runs NCHW (use layout nchw or auto)");
+  if (options.device == Device::kCpu && options.layout == Layout::kNhwc && !cpu::cpu_runs_channels_last())
+    return invalid_argument("layout nhwc on the CPU runs its convolutions through oneDNN, which this build lacks "
+                            "(install libdnnl-dev and rebuild, or use layout nchw or auto)");
   if (options.cuda_graph == CudaGraph::kOn && options.device != Device::kCuda)
     return invalid_argument("cuda_graph on needs device cuda (CUDA graphs); this session runs on the CPU "
                             "(use cuda_graph auto or off)");

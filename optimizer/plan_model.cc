@@ -13,6 +13,7 @@
 #include "optimizer/bench/device_benchmarker.h"
 #include "optimizer/bench/stored_benchmarker.h"
 #include "optimizer/passes/passes.h"
+#include "runtime/cpu/conv_algorithms.h"
 #include "runtime/ir/fusion.h"
 
 namespace ucudnn::optimizer {
@@ -270,8 +271,10 @@ Status check_request(const PlanRequest& request) {
   if (request.math_type != "tf32" && request.math_type != "fp32")
     return invalid_argument("math type must be tf32 or fp32, got '" + request.math_type + "'");
   if (request.layouts.empty()) return invalid_argument("plan_model: no layout to plan");
-  if (request.device == "cpu" && request.layouts != std::vector<GraphLayout>{GraphLayout::kNchw})
-    return invalid_argument("layout nhwc is a GPU layout; the CPU backend runs NCHW (use layout nchw or auto)");
+  if (request.device == "cpu" && request.layouts != std::vector<GraphLayout>{GraphLayout::kNchw} &&
+      !cpu::cpu_runs_channels_last())
+    return invalid_argument("layout nhwc on the CPU runs its convolutions through oneDNN, which this build lacks "
+                            "(install libdnnl-dev and rebuild, or use layout nchw)");
   if (request.planner.streams != 1 && request.planner.streams != 2)
     return invalid_argument("streams must be 1 or 2, got " + std::to_string(request.planner.streams));
   if (!request.benchmark_devices.empty()) {

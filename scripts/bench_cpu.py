@@ -10,11 +10,13 @@ cannot be imported is reported as unavailable (its columns say "n/a"). Models
 with the same seeded weights come from models/export_torchvision.py (exported
 when missing). Prints a table with the ratios ucudnn/ORT and ucudnn/PyTorch (below
 1 is ucudnn faster) and the machine; with --json-out also writes one JSON object
-per (model, batch).
+per (model, batch). --layouts times ucudnn once per layout named (`--layout`;
+default auto, what a user runs), e.g. nchw,auto for the channels-last gain in the
+same command; the ratios use the last one.
 
   python3 scripts/bench_cpu.py [--models resnet18,resnet50] [--batches 1,16]
       [--iterations 20] [--warmup 3] [--threads N] [--ucudnn build/bin/ucudnn]
-      [--model-dir build/models] [--json-out results.jsonl] [--no-ort] [--no-torch]
+      [--layouts auto] [--model-dir build/models] [--json-out results.jsonl] [--no-ort] [--no-torch]
 """
 import argparse
 import json
@@ -30,10 +32,11 @@ sys.path.insert(0, os.path.join(ROOT, "models"))
 import export_torchvision  # noqa: E402  (after the path tweak)
 
 
-def bench_ucudnn(binary, model_path, batch, iterations, warmup, threads):
+def bench_ucudnn(binary, model_path, batch, iterations, warmup, threads, layout="auto"):
     """Median latency in ms reported by `ucudnn run --json`, plus the whole JSON."""
     command = [binary, "run", model_path, "--device", "cpu", "--batch", str(batch), "--json",
-               "--iterations", str(iterations), "--warmup", str(warmup), "--threads", str(threads)]
+               "--iterations", str(iterations), "--warmup", str(warmup), "--threads", str(threads),
+               "--layout", layout]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr.strip()}")
@@ -125,6 +128,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--ucudnn", default=os.path.join(ROOT, "build", "bin", "ucudnn"),
                         help="the ucudnn CLI to time (default build/bin/ucudnn)")
+    parser.add_argument("--layouts", default="auto",
+                        help="ucudnn's --layout values to time, comma-separated (the ratios use the last)")
     parser.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch")
     parser.add_argument("--model-dir", default=os.path.join(ROOT, "build", "models"),
@@ -133,6 +138,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     names = [n for n in args.models.split(",") if n]
+    layouts = [l for l in args.layouts.split(",") if l]
+    if not layouts or any(l not in ("auto", "nchw", "nhwc") for l in layouts):
+        parser.error(f"--layouts must name auto, nchw or nhwc, got '{args.layouts}'")
     unknown = [n for n in names if n not in export_torchvision.MODELS]
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(export_torchvision.MODELS)}")
@@ -153,22 +161,28 @@ def main(argv=None):
     print(f"machine {machine}")
     print(f"threads {args.threads}, {args.warmup} warm-up + {args.iterations} timed iterations, median latency; "
           f"ONNX Runtime {ort or 'unavailable'}, PyTorch {torch or 'unavailable'}; ucudnn {args.ucudnn}")
-    header = (f"{'model':<20} {'batch':>5} {'ucudnn ms':>10} {'ORT ms':>9} {'PyTorch ms':>11} "
-              f"{'/ORT':>6} {'/PyTorch':>8}")
+    header = f"{'model':<20} {'batch':>5} " + " ".join(f"{'ucudnn ' + l:>12}" for l in layouts)
+    header += f" {'(ran)':>6} {'ORT ms':>9} {'PyTorch ms':>11} {'/ORT':>6} {'/PyTorch':>8}"
     print(header)
     print("-" * len(header))
     for name in names:
         paths = export_torchvision.export_model(name, args.model_dir, log=lambda m: print(m, file=sys.stderr))
         for batch in batches:
-            ucudnn_ms, report = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations, args.warmup,
-                                             args.threads)
+            per_layout = {}
+            for layout in layouts:
+                per_layout[layout] = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations, args.warmup,
+                                                  args.threads, layout)
+            ucudnn_ms, report = per_layout[layouts[-1]]
+            ran = report.get("layout", "?")
             ort_ms = bench_ort(paths["model"], batch, args.iterations, args.warmup, args.threads) if ort else None
             torch_ms = bench_torch(name, batch, args.iterations, args.warmup, args.threads) if torch else None
             vs_ort, vs_torch = ratio(ucudnn_ms, ort_ms), ratio(ucudnn_ms, torch_ms)
-            print(f"{name:<20} {batch:>5} {ucudnn_ms:>10.2f} {cell(ort_ms, 9)} {cell(torch_ms, 11)} "
+            cells = " ".join(f"{per_layout[l][0]:>12.2f}" for l in layouts)
+            print(f"{name:<20} {batch:>5} {cells} {ran:>6} {cell(ort_ms, 9)} {cell(torch_ms, 11)} "
                   f"{cell(vs_ort, 6)} {cell(vs_torch, 8)}", flush=True)
             row = {"model": name, "batch": batch, "threads": args.threads, "iterations": args.iterations,
                    "warmup": args.warmup, "machine": machine, "ucudnn": args.ucudnn, "ucudnn_ms": ucudnn_ms,
+                   "ucudnn_layout": ran, "ucudnn_ms_by_layout": {l: per_layout[l][0] for l in layouts},
                    "ort_version": ort, "ort_ms": ort_ms, "torch_version": torch, "torch_ms": torch_ms,
                    "ratio_vs_ort": vs_ort, "ratio_vs_torch": vs_torch,
                    "ucudnn_peak_memory_bytes": report.get("peak_memory_bytes"),

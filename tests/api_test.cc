@@ -74,7 +74,6 @@ TEST(CheckOptions, NamesTheOptionAndItsValue) {
       {"batch", [](SessionOptions& o) { o.batch = 0; }, "batch must be at least 1, got 0"},
       {"threads", [](SessionOptions& o) { o.threads = -2; }, "threads must be 0 (all cores) or positive, got -2"},
       {"streams", [](SessionOptions& o) { o.streams = 3; }, "streams must be 1 or 2, got 3"},
-      {"nhwc on the CPU", [](SessionOptions& o) { o.layout = Layout::kNhwc; }, "layout nhwc is a GPU layout"},
       {"sharing without wd", [](SessionOptions& o) { o.share_workspace = true; },
        "share_workspace applies to policy wd (one budget divided among the convolutions), not to policy wr"},
       {"policy out of range", [](SessionOptions& o) { o.policy = static_cast<Policy>(7); },

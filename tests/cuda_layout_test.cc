@@ -1,8 +1,8 @@
 // The GPU's channels-last layout (Note [channels-last], runtime/ir/layout.h):
 // every tiny model gives the same outputs in NCHW and NHWC sessions (strict
 // FP32, so the two differ only by summation order), --layout auto picks one of
-// them and runs, divided convolutions (with a residual input) match in both
-// layouts, and NHWC on the CPU is refused.
+// them and runs, and divided convolutions (with a residual input) match in both
+// layouts. The CPU's own NHWC is cpu_layout_test's.
 // GPU cases skip without a GPU (CI); they run on the device machine.
 #include <gtest/gtest.h>
 
@@ -213,15 +213,6 @@ TEST(CudaLayout, StreamCountMustBeOneOrTwo) {
   EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(session.status().message().find("streams must be 1 or 2, got 3"), std::string::npos)
       << session.status().message();
-}
-
-TEST(CudaLayout, CpuRefusesNhwc) {
-  SessionOptions options;
-  options.device = Device::kCpu;
-  options.layout = Layout::kNhwc;
-  auto session = Session::load(model_path("tiny_cnn"), options);
-  ASSERT_FALSE(session.has_value());
-  EXPECT_NE(session.status().message().find("nhwc"), std::string::npos) << session.status().to_string();
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <ostream>
 #include <string>
@@ -24,6 +25,7 @@
 #include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/ir/fusion.h"
+#include "runtime/ir/layout.h"
 #include "tests/op_cases.h"
 #include "tests/reference/op_reference.h"
 #include "tests/support/backend_runner.h"
@@ -56,7 +58,7 @@ struct OpRun {
   size_t op_case = 0;   // into op_cases()
   int algorithm = -1;   // Conv: a CpuConvAlgorithm, or on the GPU kCudaDepthwiseAlgorithm; -1 = the default
   std::string name;     // "<backend>_<case>[_nhwc][_<algorithm>]"
-  bool channels_last = false;  // a depthwise Conv case run channels-last (GPU)
+  bool channels_last = false;  // run channels-last: a depthwise Conv case (GPU); a Conv or pool case (CPU with oneDNN)
 };
 
 void PrintTo(const OpRun& run, std::ostream* os) { *os << run.name; }
@@ -91,6 +93,30 @@ bool is_depthwise(const OpCase& c) {
   return c.inputs[1].shape[1] == 1 && node.attrs.get_int("group") == c.inputs[0].shape[1];
 }
 
+// A case the CPU also runs channels-last (a build with oneDNN): what the channels-last pass rewrites,
+// a 2-D Conv, a 2-D MaxPool without Indices, an AveragePool, a global pool of 4-D X.
+bool cpu_runs_channels_last(const OpCase& c) {
+  if (!cpu::cpu_runs_channels_last() || c.inputs.empty() || c.inputs[0].shape.size() != 4) return false;
+  switch (c.op) {
+    case OpKind::kConv: return c.inputs.size() > 1 && c.inputs[1].shape.size() == 4;
+    case OpKind::kMaxPool: return c.outputs == 1;
+    case OpKind::kAveragePool: case OpKind::kGlobalAveragePool: case OpKind::kGlobalMaxPool: return true;
+    default: return false;
+  }
+}
+
+// The CPU algorithms that apply to a Conv case run channels-last (oneDNN's only).
+std::vector<int> cpu_nhwc_algorithms_for(const OpCase& c) {
+  std::vector<int> algorithms;
+  ir::Node node = make_node(c.name, c.op, c.attrs, c.inputs.size(), c.outputs, c.opset);
+  node.attrs.set(ir::kChannelsLastAttr, int64_t{1});
+  auto problem = cpu::conv_problem(node, ir::nchw_to_nhwc(c.inputs[0].shape), ir::nchw_to_nhwc(c.inputs[1].shape));
+  if (!problem) return algorithms;
+  for (int a = 0; a < cpu::kNumCpuConvAlgorithms; ++a)
+    if (cpu::conv_algorithm_applies(*problem, a)) algorithms.push_back(a);
+  return algorithms;
+}
+
 const std::vector<OpRun>& op_runs() {
   static const std::vector<OpRun> runs = [] {
     std::vector<OpRun> all;
@@ -100,7 +126,13 @@ const std::vector<OpRun>& op_runs() {
         const OpCase& c = op_cases()[i];
         const std::string name = config.name + "_" + c.name;
         all.push_back({b, i, -1, name});
-        if (config.kind == BackendConfig::Kind::kCuda && is_depthwise(c)) {  // the CPU runs NCHW only
+        if (config.kind == BackendConfig::Kind::kCpu && cpu_runs_channels_last(c)) {
+          all.push_back({b, i, -1, name + "_nhwc", true});
+          if (c.op == OpKind::kConv)
+            for (int a : cpu_nhwc_algorithms_for(c))
+              all.push_back({b, i, a, name + "_nhwc_" + cpu::cpu_conv_algorithm_name(a), true});
+        }
+        if (config.kind == BackendConfig::Kind::kCuda && is_depthwise(c)) {
           all.push_back({b, i, -1, name + "_nhwc", true});
           all.push_back({b, i, kCudaDepthwiseAlgorithm, name + "_UCUDNN_DEPTHWISE"});
           all.push_back({b, i, kCudaDepthwiseAlgorithm, name + "_nhwc_UCUDNN_DEPTHWISE", true});
@@ -221,6 +253,31 @@ TEST(OpTableCoverage, EveryCpuConvAlgorithmRunsSeveralCases) {
       EXPECT_GE(runs_per_algorithm[static_cast<size_t>(a)], 3) << cpu::cpu_conv_algorithm_name(a);
     }
   EXPECT_GE(micro_batched, cpu::kNumCpuConvAlgorithms) << "micro-batched cases with an explicit algorithm";
+}
+
+// With oneDNN the CPU runs Convs (among them depthwise, grouped, fused and micro-batched ones, with
+// each oneDNN algorithm) and every pool channels-last.
+TEST(OpTableCoverage, CpuRunsConvolutionsAndPoolsChannelsLast) {
+  if (!cpu::cpu_runs_channels_last()) GTEST_SKIP() << "this build has no oneDNN: the CPU runs NCHW only";
+  std::map<OpKind, int> runs;
+  int depthwise = 0, micro_batched = 0, plain = 0, blocked = 0;
+  for (const OpRun& run : op_runs()) {
+    if (!run.channels_last || backend_configs()[run.backend].kind != BackendConfig::Kind::kCpu) continue;
+    const OpCase& c = op_cases()[run.op_case];
+    ++runs[c.op];
+    if (c.op != OpKind::kConv) continue;
+    depthwise += is_depthwise(c);
+    micro_batched += !c.micro_batches.empty();
+    plain += run.algorithm == static_cast<int>(cpu::CpuConvAlgorithm::kOnednnPlain);
+    blocked += run.algorithm == static_cast<int>(cpu::CpuConvAlgorithm::kOnednnDirect);
+  }
+  EXPECT_GE(runs[OpKind::kConv], 20);
+  for (OpKind op : {OpKind::kMaxPool, OpKind::kAveragePool, OpKind::kGlobalAveragePool, OpKind::kGlobalMaxPool})
+    EXPECT_GE(runs[op], 1) << ucudnn::op_name(op);
+  EXPECT_GE(depthwise, 2);
+  EXPECT_GE(micro_batched, 2);
+  EXPECT_GE(plain, 5);
+  EXPECT_GE(blocked, 5);
 }
 
 // On the GPU, UCUDNN_DEPTHWISE runs depthwise cases in both layouts, among them ones with a bias,

@@ -57,12 +57,13 @@ enum class BatchSizes {
 };
 const char* batch_sizes_name(BatchSizes sizes);  // "powerOfTwo", "all", "undivided"
 
-// How 4-D activations are stored on the GPU. The model's inputs and outputs
-// keep their ONNX (NCHW) shapes in every layout; transposes happen inside.
+// How 4-D activations are stored. The model's inputs and outputs keep their ONNX
+// (NCHW) shapes in every layout; transposes happen inside.
 enum class Layout {
-  kAuto,  // CUDA: plan both and run the one whose convolutions are predicted faster; CPU: NCHW
-  kNchw,  // ONNX's own layout (the only one the CPU backend runs)
-  kNhwc,  // channels-last (CUDA only): TF32 tensor-core convolutions without workspace
+  kAuto,  // plan both and run the one whose convolutions are predicted faster (CPU: NCHW without oneDNN)
+  kNchw,  // ONNX's own layout
+  kNhwc,  // channels-last: on CUDA TF32 tensor-core convolutions without workspace; on the CPU oneDNN's
+          // convolutions on the tensors as they lie, without reorders (a build with oneDNN only)
 };
 const char* layout_name(Layout layout);  // "auto", "nchw", "nhwc"
 
@@ -206,7 +207,7 @@ struct PlanSummary {
   std::string device_name;        // the processor it was planned for ("NVIDIA H200"; the CPU's model)
   Policy policy = Policy::kWr;
   Layout layout = Layout::kNchw;  // kNchw or kNhwc
-  std::string layout_note;        // Layout::kAuto on the GPU: each layout's predicted convolution time
+  std::string layout_note;        // Layout::kAuto: each layout's predicted convolution time
   int convolution_kernels = 0;    // distinct convolutions (nodes of equal shapes count once)
   int kernels_benchmarked = 0;    // measured by this plan() call
   int kernels_reused = 0;         // timings taken from the database

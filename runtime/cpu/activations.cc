@@ -86,8 +86,8 @@ Status run_clip(const KernelArgs& args) {
 }  // namespace
 
 Status channels_last_unsupported(const ir::Node& node) {
-  return unsupported(node.describe() + ": channels-last (NHWC) data is a CUDA layout (--layout nhwc); the CPU backend "
-                     "runs NCHW");
+  return unsupported(node.describe() + ": the CPU backend runs channels-last (NHWC) data through Conv (with oneDNN) "
+                     "and the pools only; plan this graph with --layout nchw");
 }
 
 Status apply_fused_activation(const ir::Node& node, Tensor& dst) {

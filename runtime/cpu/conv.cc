@@ -24,7 +24,6 @@ struct ConvSetup {
 // `src` holds X, W, B, z ({} where absent; `present` says which are there), `y` Y's shape.
 Expected<ConvSetup> conv_setup(const ir::Node& node, const std::vector<Shape>& src, const std::vector<bool>& present,
                                const Shape& y, int algorithm) {
-  if (ir::is_channels_last(node)) return channels_last_unsupported(node);
   if (src.size() < 2 || !present[0] || !present[1])
     return internal_error(node.describe() + ": Conv kernel called without X or W");
   ConvSetup s;
@@ -33,6 +32,7 @@ Expected<ConvSetup> conv_setup(const ir::Node& node, const std::vector<Shape>& s
   Shape expected = {p.batch, p.out_channels};
   if (src[0].size() == 4) expected.push_back(p.out_h);
   expected.push_back(p.out_w);
+  if (p.channels_last) expected = ir::nchw_to_nhwc(expected);
   if (y != expected)
     return invalid_argument(node.describe() + ": Y is " + shape_to_string(y) + " but X " + shape_to_string(src[0]) +
                             " and W " + shape_to_string(src[1]) + " give " + shape_to_string(expected));
@@ -49,6 +49,9 @@ Expected<ConvSetup> conv_setup(const ir::Node& node, const std::vector<Shape>& s
     return unsupported(node.describe() + ": fused activation '" + activation + "' has no CPU kernel");
   s.epilogue.relu = activation == "Relu";
   s.algorithm = algorithm == kDefaultCpuConvAlgorithm ? conv_default_algorithm(p) : algorithm;
+  if (p.channels_last && !cpu_runs_channels_last())
+    return unsupported(node.describe() + ": a channels-last (NHWC) convolution runs on the CPU through oneDNN, " +
+                       "which this build lacks (install libdnnl-dev and rebuild, or plan with --layout nchw)");
   if (!conv_algorithm_applies(p, s.algorithm))
     return unsupported(node.describe() + ": CPU convolution algorithm " + std::to_string(algorithm) + " (" +
                        cpu_conv_algorithm_name(algorithm) + ") does not apply to X " + shape_to_string(src[0]) +

@@ -17,6 +17,7 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/onednn_conv.h"
+#include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
 namespace ucudnn::cpu {
@@ -179,7 +180,7 @@ onednn::Kind onednn_kind(int algorithm) {
   switch (static_cast<CpuConvAlgorithm>(algorithm)) {
     case CpuConvAlgorithm::kOnednnWinograd: return onednn::Kind::kWinograd;
     case CpuConvAlgorithm::kOnednnAuto: return onednn::Kind::kAuto;
-    case CpuConvAlgorithm::kOnednnNchw: return onednn::Kind::kDirectNchw;
+    case CpuConvAlgorithm::kOnednnPlain: return onednn::Kind::kDirectPlain;
     default: return onednn::Kind::kDirect;
   }
 }
@@ -234,7 +235,7 @@ void col2im(const ConvProblem& p, const float* col, int64_t samples, float* x) {
 const char* cpu_conv_algorithm_name(int algorithm) {
   static const char* const kNames[kNumCpuConvAlgorithms] = {
       "im2col_gemm",   "direct",          "gemm_1x1",    "im2col_gemm_per_sample",
-      "onednn_direct", "onednn_winograd", "onednn_auto", "onednn_nchw"};
+      "onednn_direct", "onednn_winograd", "onednn_auto", "onednn_plain"};
   return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms ? kNames[algorithm] : "?";
 }
 
@@ -253,8 +254,19 @@ bool cpu_conv_algorithm_available(int algorithm) {
   return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms;
 }
 
+bool cpu_runs_channels_last() { return cpu_conv_algorithm_available(static_cast<int>(CpuConvAlgorithm::kOnednnPlain)); }
+
 Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const Shape& w) {
   const std::string where = node.describe() + " with X " + shape_to_string(x) + ", W " + shape_to_string(w) + ": ";
+  if (ir::is_channels_last(node)) {  // the same problem, read from NHWC shapes
+    if (x.size() != 4 || w.size() != 4)
+      return unsupported(where + "a channels-last CPU convolution is 2-D, with X [N, H, W, C] and W [M, R, S, C/group]");
+    ir::Node nchw_node = node;
+    nchw_node.attrs.set(ir::kChannelsLastAttr, int64_t{0});
+    UCUDNN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(nchw_node, ir::nhwc_to_nchw(x), ir::nhwc_to_nchw(w)));
+    p.channels_last = true;
+    return p;
+  }
   if (x.size() != w.size() || (x.size() != 3 && x.size() != 4))
     return unsupported(where + "the CPU convolution handles 1-D and 2-D convolutions with X and W of equal rank");
   ConvProblem p;
@@ -287,6 +299,7 @@ Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const S
 }
 
 bool conv_algorithm_applies(const ConvProblem& p, int algorithm) {
+  if (p.channels_last && !is_onednn_algorithm(algorithm)) return false;  // the Eigen algorithms are NCHW
   switch (algorithm) {
     case static_cast<int>(CpuConvAlgorithm::kIm2colGemm):
     case static_cast<int>(CpuConvAlgorithm::kDirect):
@@ -298,7 +311,7 @@ bool conv_algorithm_applies(const ConvProblem& p, int algorithm) {
     case static_cast<int>(CpuConvAlgorithm::kOnednnDirect):
     case static_cast<int>(CpuConvAlgorithm::kOnednnWinograd):
     case static_cast<int>(CpuConvAlgorithm::kOnednnAuto):
-    case static_cast<int>(CpuConvAlgorithm::kOnednnNchw):
+    case static_cast<int>(CpuConvAlgorithm::kOnednnPlain):
       return cpu_conv_algorithm_available(algorithm) && onednn::applies(p, onednn_kind(algorithm));
     default:
       return false;
@@ -309,6 +322,7 @@ bool conv_algorithm_applies(const ConvProblem& p, int algorithm) {
 // output plane is small (per-sample GEMMs are thin), loses to the im2col/scatter
 // traffic when it is large.
 int conv_default_algorithm(const ConvProblem& p) {
+  if (p.channels_last) return static_cast<int>(CpuConvAlgorithm::kOnednnPlain);  // the only ones there (header)
   if (p.channels_per_group() == 1) return static_cast<int>(CpuConvAlgorithm::kDirect);
   if (p.batch > 1 && p.out_plane() <= kSmallOutputPlane &&
       conv_workspace_bytes(p, static_cast<int>(CpuConvAlgorithm::kIm2colGemm)) <= kDefaultWorkspaceLimit)
@@ -348,7 +362,7 @@ size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
     case CpuConvAlgorithm::kOnednnDirect:  // answered above
     case CpuConvAlgorithm::kOnednnWinograd:
     case CpuConvAlgorithm::kOnednnAuto:
-    case CpuConvAlgorithm::kOnednnNchw:
+    case CpuConvAlgorithm::kOnednnPlain:
       floats = 0;
       break;
   }
@@ -367,7 +381,7 @@ void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, con
     case CpuConvAlgorithm::kOnednnDirect:
     case CpuConvAlgorithm::kOnednnWinograd:
     case CpuConvAlgorithm::kOnednnAuto:
-    case CpuConvAlgorithm::kOnednnNchw:
+    case CpuConvAlgorithm::kOnednnPlain:
       onednn::prepare(p, onednn_kind(algorithm), ConvEpilogue{.bias = bias != nullptr}, /*weights_constant=*/false)
           ->run(x, w, bias, nullptr, y, workspace);
       break;
@@ -376,6 +390,19 @@ void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, con
 
 void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z, bool relu, float* y) {
   if (bias == nullptr && z == nullptr && !relu) return;
+  if (p.channels_last) {  // rows of M channels
+    const int64_t rows = p.batch * p.out_plane(), m = p.out_channels;
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* d = y + r * m;
+      const float* add = z ? z + r * m : nullptr;
+      for (int64_t j = 0; j < m; ++j) {
+        const float v = d[j] + (bias ? bias[j] : 0.0f) + (add ? add[j] : 0.0f);
+        d[j] = relu ? std::max(v, 0.0f) : v;
+      }
+    }
+    return;
+  }
   const int64_t planes = p.batch * p.out_channels, size = p.out_plane();
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < planes; ++i) {

@@ -27,7 +27,13 @@
 //   kOnednnWinograd       oneDNN's Winograd convolution (3x3, stride 1; AVX-512 only).
 //   kOnednnAuto           oneDNN's own choice of direct or Winograd (only where
 //                         Winograd exists; elsewhere it would be kOnednnDirect).
-//   kOnednnNchw           oneDNN's direct convolution on NCHW X and Y: no reorders.
+//   kOnednnPlain          oneDNN's direct convolution on X and Y as they lie (NCHW,
+//                         or NHWC in a channels-last graph): no reorders.
+//
+// Channels-last (NHWC) Convs (Note [channels-last]: X [N, H, W, C], W [M, R, S, C/group],
+// Y [N, OH, OW, M]) run through oneDNN only: kOnednnPlain on the tensors as they lie, or
+// kOnednnDirect with its blocked copies; the Eigen algorithms are NCHW and do not apply.
+// A build without oneDNN therefore has no channels-last CPU convolution.
 //
 // The oneDNN algorithms fuse the Conv node's epilogue (bias, residual z, Relu: Note
 // [fused nodes]) into the primitive as post-ops; the others add it after the GEMMs.
@@ -59,7 +65,7 @@ enum class CpuConvAlgorithm : int {
   kOnednnDirect = 4,
   kOnednnWinograd = 5,
   kOnednnAuto = 6,
-  kOnednnNchw = 7,
+  kOnednnPlain = 7,
 };
 // The same in every build (ids stay stable in the benchmark database); an algorithm
 // this build lacks never applies (cpu_conv_algorithm_available).
@@ -71,12 +77,14 @@ inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;
 inline constexpr int64_t kSmallOutputPlane = 256;
 
 // "im2col_gemm", "direct", "gemm_1x1", "im2col_gemm_per_sample", "onednn_direct", "onednn_winograd",
-// "onednn_auto", "onednn_nchw"; "?" when out of range.
+// "onednn_auto", "onednn_plain"; "?" when out of range.
 const char* cpu_conv_algorithm_name(int algorithm);
 // Whether this build has `algorithm` (false for the oneDNN ones without UCUDNN_ONEDNN).
 bool cpu_conv_algorithm_available(int algorithm);
 // Whether `algorithm` is one of oneDNN's.
 bool is_onednn_algorithm(int algorithm);
+// Whether this build runs channels-last (NHWC) graphs on the CPU: it needs oneDNN (see above).
+bool cpu_runs_channels_last();
 
 // A Conv reduced to 2-D (a 1-D conv has in_h = kernel_h = out_h = 1).
 struct ConvProblem {
@@ -85,6 +93,7 @@ struct ConvProblem {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t pad_top = 0, pad_left = 0;
   int64_t out_h = 1, out_w = 1;
+  bool channels_last = false;  // X, Y NHWC and W [M, R, S, C/group] (2-D only)
 
   int64_t channels_per_group() const { return in_channels / group; }
   int64_t filters_per_group() const { return out_channels / group; }
@@ -92,8 +101,8 @@ struct ConvProblem {
   int64_t out_plane() const { return out_h * out_w; }                                 // P
 };
 
-// The problem for `node` with input shape x and weight shape w (1-D or 2-D);
-// errors name the node.
+// The problem for `node` with input shape x and weight shape w (1-D or 2-D; NHWC shapes
+// when the node is channels-last); errors name the node.
 Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const Shape& w);
 
 // Whether `algorithm` can run this problem.
@@ -123,7 +132,7 @@ struct ConvEpilogue {
   bool relu = false;
 };
 
-// y = relu?(y + bias + z) in one pass (bias and z may be null), threads over output planes.
+// y = relu?(y + bias + z) in one pass (bias and z may be null), in Y's layout (NCHW or NHWC).
 void apply_conv_epilogue(const ConvProblem& problem, const float* bias, const float* z, bool relu, float* y);
 
 // One convolution made ready for one problem, algorithm and epilogue: what the algorithm

@@ -148,6 +148,29 @@ void run_instruction(float* __restrict dst, const float* __restrict a, const flo
     y = x.tanh();
   } else if constexpr (op == PointwiseOp::kElu) {
     y = (x >= 0.f).select(x, p0 * (x.exp() - 1.f));
+  } else if constexpr (op == PointwiseOp::kSqrt) {
+    y = x.sqrt();  // sqrtf sets errno: GCC keeps it a call per element
+  } else if constexpr (op == PointwiseOp::kHardSigmoid || op == PointwiseOp::kHardSwish ||
+                       op == PointwiseOp::kClip || op == PointwiseOp::kMax || op == PointwiseOp::kMin) {
+    // fmaxf/fminf stay calls per element (x86 has no vector instruction with their NaN rule), so
+    // these are written as comparisons that vectorise and give eval_pointwise's results, NaN
+    // included: `v > c ? v : c` is fmaxf(v, c) for a c that is not NaN, and so on.
+    for (int64_t j = 0; j < n; ++j) {
+      const float v = a[j];
+      if constexpr (op == PointwiseOp::kHardSigmoid || op == PointwiseOp::kHardSwish) {
+        float t = op == PointwiseOp::kHardSigmoid ? p0 * v + p1 : v * (1.f / 6.f) + 0.5f;
+        t = t < 1.f ? t : 1.f;  // fminf(1, t): NaN → 1
+        t = t > 0.f ? t : 0.f;  // fmaxf(0, t)
+        dst[j] = op == PointwiseOp::kHardSwish ? v * t : t;
+      } else if constexpr (op == PointwiseOp::kClip) {
+        const float t = v > p0 ? v : p0;  // fmaxf(v, p0): NaN → p0
+        dst[j] = t < p1 ? t : p1;         // fminf(t, p1)
+      } else if constexpr (op == PointwiseOp::kMax) {
+        dst[j] = v > b[j] || b[j] != b[j] ? v : b[j];  // fmaxf: the other operand where one is NaN
+      } else {
+        dst[j] = v < b[j] || b[j] != b[j] ? v : b[j];  // fminf
+      }
+    }
   } else {
     for (int64_t j = 0; j < n; ++j) dst[j] = ir::eval_pointwise(op, a[j], b[j], p0, p1);
   }

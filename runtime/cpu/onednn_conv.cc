@@ -51,8 +51,17 @@ using dt = dnnl::memory::data_type;
 
 constexpr size_t kAlign = 64;  // oneDNN's own alignment for its buffers
 
+// Note [oneDNN primitive cache]: oneDNN's own cache is turned off. It treats memory descriptors
+// that differ only in the strides of dims of size 1 as equal (NCHW and NHWC of [N, C, 1, 1]), so a
+// primitive created for one layout was handed back for the other: which implementation ran, and so
+// the scratchpad a workspace query answered, depended on what the process had created before, and a
+// plan measured in one process needed more workspace in the next. Our Entry cache keeps every
+// primitive we use, keyed by the whole problem, so nothing is created twice.
 dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine e = [] {
+    dnnl::set_primitive_cache_capacity(0);
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return e;
 }
 
@@ -71,8 +80,9 @@ struct Entry {
 using Key = std::tuple<int, int, int, std::vector<int64_t>>;
 
 std::vector<int64_t> problem_fields(const ConvProblem& p) {
-  return {p.batch,     p.in_channels, p.in_h,       p.in_w,       p.out_channels, p.group,   p.kernel_h, p.kernel_w,
-          p.stride_h,  p.stride_w,    p.dilation_h, p.dilation_w, p.pad_top,      p.pad_left, p.out_h,    p.out_w};
+  return {p.batch,    p.in_channels, p.in_h,       p.in_w,       p.out_channels, p.group,    p.kernel_h,
+          p.kernel_w, p.stride_h,    p.stride_w,   p.dilation_h, p.dilation_w,   p.pad_top,  p.pad_left,
+          p.out_h,    p.out_w,       p.channels_last};
 }
 
 int epilogue_bits(const ConvEpilogue& e) { return (e.bias ? 1 : 0) | (e.residual ? 2 : 0) | (e.relu ? 4 : 0); }
@@ -104,7 +114,7 @@ dnnl::algorithm conv_algorithm(Kind kind) {
     case Kind::kWinograd: return dnnl::algorithm::convolution_winograd;
     case Kind::kAuto: return dnnl::algorithm::convolution_auto;
     case Kind::kDirect:
-    case Kind::kDirectNchw: break;
+    case Kind::kDirectPlain: break;
   }
   return dnnl::algorithm::convolution_direct;
 }
@@ -118,16 +128,18 @@ Entry create(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue) {
   const dnnl::memory::dims wei_dims =
       grouped ? dnnl::memory::dims{p.group, p.filters_per_group(), p.channels_per_group(), p.kernel_h, p.kernel_w}
               : dnnl::memory::dims{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w};
-  e.user_src = dnnl::memory::desc(src_dims, dt::f32, tag::nchw);
-  e.user_dst = dnnl::memory::desc(dst_dims, dt::f32, tag::nchw);
-  e.user_wei = dnnl::memory::desc(wei_dims, dt::f32, grouped ? tag::goihw : tag::oihw);
+  const tag user_activations = p.channels_last ? tag::nhwc : tag::nchw;  // dims stay N, C, H, W
+  const tag user_weights = p.channels_last ? (grouped ? tag::gohwi : tag::ohwi) : (grouped ? tag::goihw : tag::oihw);
+  e.user_src = dnnl::memory::desc(src_dims, dt::f32, user_activations);
+  e.user_dst = dnnl::memory::desc(dst_dims, dt::f32, user_activations);
+  e.user_wei = dnnl::memory::desc(wei_dims, dt::f32, user_weights);
   e.bias = epilogue.bias ? dnnl::memory::desc({p.out_channels}, dt::f32, tag::x) : dnnl::memory::desc();
   const dnnl::memory::dims strides = {p.stride_h, p.stride_w};
   const dnnl::memory::dims dilates = {p.dilation_h - 1, p.dilation_w - 1};  // oneDNN counts from 0
   const dnnl::memory::dims pad_l = {p.pad_top, p.pad_left};
   const dnnl::memory::dims pad_r = {pad_end(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top),
                                     pad_end(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left)};
-  const tag activations = kind == Kind::kDirectNchw ? tag::nchw : tag::any;
+  const tag activations = kind == Kind::kDirectPlain ? user_activations : tag::any;
   try {
     dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, conv_algorithm(kind), dnnl::memory::desc(src_dims, dt::f32, activations),

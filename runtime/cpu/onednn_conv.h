@@ -1,8 +1,9 @@
 // oneDNN forward convolutions as CPU convolution algorithms (conv_algorithms.h's
-// kOnednn*): fp32, NCHW user tensors. Each primitive is created once per problem (and
+// kOnednn*): fp32, user tensors in NCHW or, for a channels-last problem, X and Y NHWC and
+// W [M, R, S, C/group]. Each primitive is created once per problem (and
 // epilogue) and cached; a prepared convolution (PreparedConv) also keeps the weights
 // reordered into the primitive's layout when they are constant, so a run only reorders
-// X in and Y out where the primitive's layouts differ from NCHW (Note [oneDNN weights]).
+// X in and Y out where the primitive's layouts differ from the user's (Note [oneDNN weights]).
 // The workspace is oneDNN's scratchpad (scratchpad_mode::user, so one primitive may run
 // on several threads at once) plus those reorder buffers. A build without oneDNN
 // (UCUDNN_ONEDNN=OFF) keeps these functions: they say the algorithms do not apply.
@@ -19,9 +20,9 @@ namespace ucudnn::cpu::onednn {
 // kDirect: dnnl::algorithm::convolution_direct in oneDNN's preferred (blocked) layouts;
 // kWinograd: convolution_winograd (oneDNN has it for AVX-512 CPUs only); kAuto:
 // convolution_auto, oneDNN's own choice, offered only where Winograd exists (elsewhere it
-// is kDirect); kDirectNchw: convolution_direct on X and Y in NCHW itself (no reorders; on
-// most shapes oneDNN's GEMM-based implementation).
-enum class Kind { kDirect, kWinograd, kAuto, kDirectNchw };
+// is kDirect); kDirectPlain: convolution_direct on X and Y in the user's layout itself (no
+// reorders; in NCHW mostly oneDNN's GEMM-based implementation, in NHWC its JIT kernels).
+enum class Kind { kDirect, kWinograd, kAuto, kDirectPlain };
 
 // Whether this build has oneDNN.
 bool built_in();

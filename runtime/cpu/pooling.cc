@@ -1,5 +1,7 @@
 // CPU kernels of MaxPool, AveragePool (1-D/2-D windows, reduced to 2-D) and
-// GlobalAveragePool, GlobalMaxPool. Plain loops, threads over (n, c) planes.
+// GlobalAveragePool, GlobalMaxPool. Plain loops, threads over (n, c) planes; a
+// channels-last node (Note [channels-last]: X [N, H, W, C]) threads over output rows and
+// runs each tap over the C contiguous channels.
 // AveragePool's divisor: the taps inside the input (count_include_pad = 0) or
 // inside the padded input [-pad_begin, in + pad_end) (count_include_pad = 1), as
 // PyTorch counts them. A MaxPool window with no tap inside the input gives -inf.
@@ -25,6 +27,8 @@ inline float max_propagating_nan(float best, float v) { return v > best || std::
 
 // A window pool reduced to 2-D (a 1-D pool has in_h = kernel_h = out_h = 1).
 struct PoolProblem {
+  bool channels_last = false;  // X [N, H, W, C]: planes = N, and each element is a row of `channels`
+  int64_t channels = 1;
   int64_t planes = 0, in_h = 1, in_w = 1, kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
   int64_t dilation_h = 1, dilation_w = 1, pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t out_h = 1, out_w = 1;
@@ -32,8 +36,10 @@ struct PoolProblem {
 
 Expected<PoolProblem> pool_problem(const KernelArgs& args) {
   const ir::Node& node = args.node;
-  const Shape& x = args.src[0]->shape();
-  if (ir::is_channels_last(node)) return channels_last_unsupported(node);
+  const bool channels_last = ir::is_channels_last(node);
+  if (channels_last && args.src[0]->rank() != 4)
+    return unsupported(node.describe() + ": a channels-last CPU pool is 2-D, got X " + args.src[0]->describe());
+  const Shape x = channels_last ? ir::nhwc_to_nchw(args.src[0]->shape()) : args.src[0]->shape();
   if (x.size() != 3 && x.size() != 4)
     return unsupported(node.describe() + ": CPU pooling handles 1-D and 2-D windows, got X " + shape_to_string(x));
   const bool ceil_mode = node.attrs.has("ceil_mode") && node.attrs.get_int("ceil_mode") != 0;
@@ -42,11 +48,14 @@ Expected<PoolProblem> pool_problem(const KernelArgs& args) {
   if (!g) return Status(g.status().code(), node.describe() + " with X " + shape_to_string(x) + ": " + g.status().message());
   Shape expected = {x[0], x[1]};
   expected.insert(expected.end(), g->output.begin(), g->output.end());
+  if (channels_last) expected = ir::nchw_to_nhwc(expected);
   if (args.dst[0]->shape() != expected)
     return invalid_argument(node.describe() + ": Y is " + shape_to_string(args.dst[0]->shape()) + ", expected " +
                             shape_to_string(expected));
   PoolProblem p;
-  p.planes = x[0] * x[1];
+  p.channels_last = channels_last;
+  p.channels = channels_last ? x[1] : 1;
+  p.planes = channels_last ? x[0] : x[0] * x[1];
   const size_t w = g->rank() - 1;
   p.in_w = x.back();
   p.kernel_w = g->kernel[w];
@@ -67,18 +76,49 @@ Expected<PoolProblem> pool_problem(const KernelArgs& args) {
   return p;
 }
 
-// Runs `reduce(plane_src, out_index, h0, w0)` for every output element; h0/w0 are
-// the window's first input coordinates (may be negative).
+// Runs `reduce(plane_src, h0, w0, out)` for every output element; h0/w0 are the window's
+// first input coordinates (may be negative). `out` is one float (NCHW) or the C channels of
+// one output pixel (NHWC), and plane_src the sample's [H, W, C] then; tap (ih, iw) is at
+// plane_src + (ih·W + iw)·channels.
 template <typename Reduce>
 void for_each_window(const PoolProblem& p, const float* src, float* dst, Reduce reduce) {
-  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
-#pragma omp parallel for schedule(static) if (p.planes * in_plane > kParallelThreshold)
-  for (int64_t i = 0; i < p.planes; ++i) {
-    const float* s = src + i * in_plane;
-    float* d = dst + i * out_plane;
-    for (int64_t oh = 0; oh < p.out_h; ++oh)
+  const int64_t in_plane = p.in_h * p.in_w * p.channels, out_plane = p.out_h * p.out_w * p.channels;
+#pragma omp parallel for collapse(2) schedule(static) if (p.planes * in_plane > kParallelThreshold)
+  for (int64_t i = 0; i < p.planes; ++i)
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      const float* s = src + i * in_plane;
+      float* d = dst + i * out_plane + oh * p.out_w * p.channels;
       for (int64_t ow = 0; ow < p.out_w; ++ow)
-        d[oh * p.out_w + ow] = reduce(s, oh * p.stride_h - p.pad_top, ow * p.stride_w - p.pad_left);
+        reduce(s, oh * p.stride_h - p.pad_top, ow * p.stride_w - p.pad_left, d + ow * p.channels);
+    }
+}
+
+// The taps of the window at (h0, w0) AveragePool divides by (see the top of the file).
+int64_t average_divisor(const PoolProblem& p, int64_t h0, int64_t w0, bool include_pad) {
+  int64_t rows_in = 0, rows_padded = 0, cols_in = 0, cols_padded = 0;
+  for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+    const int64_t iw = w0 + kw * p.dilation_w;
+    cols_in += iw >= 0 && iw < p.in_w;
+    cols_padded += iw < p.in_w + p.pad_right;
+  }
+  for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+    const int64_t ih = h0 + kh * p.dilation_h;
+    rows_padded += ih < p.in_h + p.pad_bottom;
+    rows_in += ih >= 0 && ih < p.in_h;
+  }
+  return include_pad ? rows_padded * cols_padded : rows_in * cols_in;
+}
+
+// Calls tap(offset) for each tap of the window at (h0, w0) inside the input, offset = (ih·W + iw)·channels.
+template <typename Tap>
+inline void for_each_tap(const PoolProblem& p, int64_t h0, int64_t w0, Tap tap) {
+  for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+    const int64_t ih = h0 + kh * p.dilation_h;
+    if (ih < 0 || ih >= p.in_h) continue;
+    for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+      const int64_t iw = w0 + kw * p.dilation_w;
+      if (iw >= 0 && iw < p.in_w) tap((ih * p.in_w + iw) * p.channels);
+    }
   }
 }
 
@@ -86,18 +126,13 @@ Status run_max_pool(const KernelArgs& args) {
   if (args.dst.size() > 1 && args.dst[1] != nullptr)
     return unsupported(args.node.describe() + ": the Indices output of MaxPool is not supported");
   UCUDNN_ASSIGN_OR_RETURN(PoolProblem p, pool_problem(args));
+  const int64_t c = p.channels;
   for_each_window(p, args.src[0]->data<float>(), args.dst[0]->data<float>(),
-                  [&p](const float* s, int64_t h0, int64_t w0) {
-                    float best = -std::numeric_limits<float>::infinity();
-                    for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-                      const int64_t ih = h0 + kh * p.dilation_h;
-                      if (ih < 0 || ih >= p.in_h) continue;
-                      for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-                        const int64_t iw = w0 + kw * p.dilation_w;
-                        if (iw >= 0 && iw < p.in_w) best = max_propagating_nan(best, s[ih * p.in_w + iw]);
-                      }
-                    }
-                    return best;
+                  [&p, c](const float* s, int64_t h0, int64_t w0, float* d) {
+                    std::fill(d, d + c, -std::numeric_limits<float>::infinity());
+                    for_each_tap(p, h0, w0, [&](int64_t at) {
+                      for (int64_t k = 0; k < c; ++k) d[k] = max_propagating_nan(d[k], s[at + k]);
+                    });
                   });
   return Status::ok();
 }
@@ -106,35 +141,61 @@ Status run_average_pool(const KernelArgs& args) {
   UCUDNN_ASSIGN_OR_RETURN(PoolProblem p, pool_problem(args));
   const bool include_pad =
       args.node.attrs.has("count_include_pad") && args.node.attrs.get_int("count_include_pad") != 0;
+  const int64_t c = p.channels;
   for_each_window(p, args.src[0]->data<float>(), args.dst[0]->data<float>(),
-                  [&p, include_pad](const float* s, int64_t h0, int64_t w0) {
-                    float sum = 0.0f;
-                    int64_t rows_in = 0, rows_padded = 0, cols_in = 0, cols_padded = 0;
-                    for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-                      const int64_t iw = w0 + kw * p.dilation_w;
-                      cols_in += iw >= 0 && iw < p.in_w;
-                      cols_padded += iw < p.in_w + p.pad_right;
-                    }
-                    for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-                      const int64_t ih = h0 + kh * p.dilation_h;
-                      rows_padded += ih < p.in_h + p.pad_bottom;
-                      if (ih < 0 || ih >= p.in_h) continue;
-                      ++rows_in;
-                      for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-                        const int64_t iw = w0 + kw * p.dilation_w;
-                        if (iw >= 0 && iw < p.in_w) sum += s[ih * p.in_w + iw];
-                      }
-                    }
-                    const int64_t count = include_pad ? rows_padded * cols_padded : rows_in * cols_in;
-                    return count > 0 ? sum / static_cast<float>(count) : 0.0f;
+                  [&p, c, include_pad](const float* s, int64_t h0, int64_t w0, float* d) {
+                    std::fill(d, d + c, 0.0f);
+                    for_each_tap(p, h0, w0, [&](int64_t at) {
+                      for (int64_t k = 0; k < c; ++k) d[k] += s[at + k];
+                    });
+                    const int64_t count = average_divisor(p, h0, w0, include_pad);
+                    for (int64_t k = 0; k < c; ++k) d[k] = count > 0 ? d[k] / static_cast<float>(count) : 0.0f;
                   });
+  return Status::ok();
+}
+
+// X [N, H, W, C] → Y [N, 1, 1, C]; threads over (n, a cache line of channels), each summing its
+// channels down the H·W rows.
+template <bool kMax>
+Status run_global_pool_nhwc(const KernelArgs& args) {
+  const Tensor& x = *args.src[0];
+  if (x.rank() != 4) return unsupported(args.node.describe() + ": a channels-last global pool reads 4-D X, got " +
+                                        x.describe());
+  const int64_t n = x.dim(0), rows = x.dim(1) * x.dim(2), c = x.dim(3);
+  if (n * c > 0 && rows == 0)
+    return invalid_argument(args.node.describe() + ": cannot pool X " + x.describe() + " over an empty spatial axis");
+  if (args.dst[0]->shape() != Shape{n, 1, 1, c})
+    return invalid_argument(args.node.describe() + ": Y is " + args.dst[0]->describe() + " for X " + x.describe());
+  constexpr int64_t kBlock = 16;  // channels per task: one cache line
+  const int64_t blocks = (c + kBlock - 1) / kBlock;
+  const float* src = x.data<float>();
+  float* dst = args.dst[0]->data<float>();
+#pragma omp parallel for collapse(2) schedule(static) if (x.numel() > kParallelThreshold)
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t c0 = b * kBlock, width = std::min(kBlock, c - c0);
+      const float* s = src + i * rows * c + c0;
+      float* d = dst + i * c + c0;
+      if constexpr (kMax) {
+        float best[kBlock];
+        std::fill(best, best + width, -std::numeric_limits<float>::infinity());
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t k = 0; k < width; ++k) best[k] = max_propagating_nan(best[k], s[r * c + k]);
+        std::copy(best, best + width, d);
+      } else {
+        double sum[kBlock] = {};
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t k = 0; k < width; ++k) sum[k] += s[r * c + k];
+        for (int64_t k = 0; k < width; ++k) d[k] = static_cast<float>(sum[k] / static_cast<double>(rows));
+      }
+    }
   return Status::ok();
 }
 
 template <bool kMax>
 Status run_global_pool(const KernelArgs& args) {
   const Tensor& x = *args.src[0];
-  if (ir::is_channels_last(args.node)) return channels_last_unsupported(args.node);
+  if (ir::is_channels_last(args.node)) return run_global_pool_nhwc<kMax>(args);
   if (x.rank() < 3) return invalid_argument(args.node.describe() + ": X " + x.describe() + " must have rank >= 3");
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t size = planes == 0 ? 0 : x.numel() / planes;

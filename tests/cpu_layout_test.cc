@@ -1,0 +1,118 @@
+// Channels-last sessions on the CPU (Note [channels-last], runtime/ir/layout.h): in a build with
+// oneDNN every tiny model gives the NCHW session's outputs in NHWC (oneDNN's convolutions on the
+// tensors as they lie, the pools' NHWC loops; the two differ only by summation order), --layout
+// auto plans both and runs one, and the plan's convolutions are oneDNN's. Without oneDNN NHWC is
+// refused with what to do. The op table (op_table_test) checks each Conv and pool case in NHWC.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/cpu/conv_algorithms.h"
+#include "tests/support/tensor_checks.h"
+#include "tests/test_paths.h"
+#include "ucudnn/ucudnn.h"
+
+namespace ucudnn {
+namespace {
+
+std::string model_path(const std::string& name) {
+  return ucudnn_test::source_dir() + "/models/tiny/" + name + "/model.onnx";
+}
+
+SessionOptions cpu_options(Layout layout) {
+  SessionOptions options;
+  options.device = Device::kCpu;
+  options.batch = 3;
+  options.layout = layout;
+  options.progress = false;
+  return options;
+}
+
+// The session's outputs on `inputs` (random ones, stored there, when empty).
+std::vector<Tensor> run(Session& session, std::vector<Tensor>& inputs) {
+  if (inputs.empty()) {
+    std::mt19937 rng(5);
+    for (const TensorInfo& info : session.inputs())
+      inputs.push_back(ucudnn_test::make_random_tensor(info.dtype, info.shape, rng));
+  }
+  auto outputs = session.run(inputs);
+  EXPECT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  return outputs ? std::move(*outputs) : std::vector<Tensor>{};
+}
+
+void expect_close(const std::vector<Tensor>& want, const std::vector<Tensor>& got, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(want[o].shape(), got[o].shape()) << what;
+    for (int64_t i = 0; i < want[o].numel(); ++i) {
+      const float w = want[o].data<float>()[i];
+      ASSERT_NEAR(w, got[o].data<float>()[i], 1e-4 * (1 + std::abs(w))) << what << ", output " << o << ", element " << i;
+    }
+  }
+}
+
+const char* const kTinyModels[] = {"tiny_cnn", "tiny_residual", "tiny_branches", "tiny_reshape", "tiny_downsample"};
+
+TEST(CpuLayout, NhwcMatchesNchwOnEveryTinyModel) {
+  if (!cpu::cpu_runs_channels_last()) GTEST_SKIP() << "this build has no oneDNN: the CPU runs NCHW only";
+  for (const char* name : kTinyModels) {
+    SCOPED_TRACE(name);
+    auto nchw = Session::load(model_path(name), cpu_options(Layout::kNchw));
+    auto nhwc = Session::load(model_path(name), cpu_options(Layout::kNhwc));
+    ASSERT_TRUE(nchw.has_value()) << nchw.status().to_string();
+    ASSERT_TRUE(nhwc.has_value()) << nhwc.status().to_string();
+    std::vector<Tensor> inputs;
+    const std::vector<Tensor> want = run(**nchw, inputs);
+    expect_close(want, run(**nhwc, inputs), std::string(name) + " nhwc");
+    // Every Conv of the NHWC plan runs one of oneDNN's algorithms (the only ones there).
+    const nlohmann::json plan = nlohmann::json::parse((*nhwc)->plan_json());
+    int convs = 0;
+    for (const nlohmann::json& step : plan.at("steps")) {
+      if (step.value("op", "") != "Conv") continue;
+      ++convs;
+      for (const nlohmann::json& part : step.at("micro_batches"))
+        EXPECT_TRUE(cpu::is_onednn_algorithm(part.at("algorithm").get<int>())) << step.dump();
+    }
+    // A model without convolutions has nothing to lay out: it runs NCHW whatever was asked.
+    EXPECT_EQ((*nhwc)->layout(), convs > 0 ? Layout::kNhwc : Layout::kNchw);
+  }
+}
+
+TEST(CpuLayout, AutoPlansBothLayoutsAndRunsOne) {
+  if (!cpu::cpu_runs_channels_last()) GTEST_SKIP() << "this build has no oneDNN: the CPU runs NCHW only";
+  for (const char* name : kTinyModels) {
+    SCOPED_TRACE(name);
+    auto nchw = Session::load(model_path(name), cpu_options(Layout::kNchw));
+    auto automatic = Session::load(model_path(name), cpu_options(Layout::kAuto));
+    ASSERT_TRUE(nchw.has_value()) << nchw.status().to_string();
+    ASSERT_TRUE(automatic.has_value()) << automatic.status().to_string();
+    auto planned = plan(model_path(name), cpu_options(Layout::kAuto));
+    ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+    const std::string& note = planned->summary().layout_note;  // "predicted convolution time: nchw … ms, nhwc … ms"
+    EXPECT_NE(note.find("nchw"), std::string::npos) << note;
+    EXPECT_NE(note.find("nhwc"), std::string::npos) << note;
+    std::vector<Tensor> inputs;
+    const std::vector<Tensor> want = run(**nchw, inputs);
+    expect_close(want, run(**automatic, inputs), std::string(name) + " auto");
+  }
+}
+
+TEST(CpuLayout, NhwcWithoutOneDnnIsRefusedSayingWhy) {
+  if (cpu::cpu_runs_channels_last()) GTEST_SKIP() << "this build has oneDNN: NHWC runs (the tests above)";
+  auto session = Session::load(model_path("tiny_cnn"), cpu_options(Layout::kNhwc));
+  ASSERT_FALSE(session.has_value());
+  EXPECT_EQ(session.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(session.status().message().find("oneDNN, which this build lacks"), std::string::npos)
+      << session.status().to_string();
+  auto automatic = Session::load(model_path("tiny_cnn"), cpu_options(Layout::kAuto));
+  ASSERT_TRUE(automatic.has_value()) << automatic.status().to_string();
+  EXPECT_EQ((*automatic)->layout(), Layout::kNchw);
+}
+
+}  // namespace
+}  // namespace ucudnn
