@@ -87,7 +87,8 @@ assert wr["totals"]["undivided_ms"] == undivided["totals"]["predicted_ms"], (wr[
 if wr["layout_choice"] is None:
     assert wr["layout"] == "nchw", wr["layout"]
 else:
-    assert wr["layout"] in ("nchw", "nhwc") and "measured run: nchw" in wr["layout_choice"], (wr["layout"], wr["layout_choice"])
+    # (NHWC may not be plannable under 8 KiB: its oneDNN algorithms need workspace; then NCHW runs)
+    assert wr["layout"] in ("nchw", "nhwc") and "nchw" in wr["layout_choice"], (wr["layout"], wr["layout_choice"])
 PY
 grep -Eq "^layout:   (nchw|nhwc)" "$work/report_unlimited.out" || fail "the text report does not name the layout"
 
