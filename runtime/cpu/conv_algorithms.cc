@@ -256,17 +256,15 @@ bool cpu_conv_algorithm_available(int algorithm) {
 
 bool cpu_runs_channels_last() { return cpu_conv_algorithm_available(static_cast<int>(CpuConvAlgorithm::kOnednnPlain)); }
 
-Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const Shape& w) {
-  const std::string where = node.describe() + " with X " + shape_to_string(x) + ", W " + shape_to_string(w) + ": ";
-  if (ir::is_channels_last(node)) {  // the same problem, read from NHWC shapes
-    if (x.size() != 4 || w.size() != 4)
-      return unsupported(where + "a channels-last CPU convolution is 2-D, with X [N, H, W, C] and W [M, R, S, C/group]");
-    ir::Node nchw_node = node;
-    nchw_node.attrs.set(ir::kChannelsLastAttr, int64_t{0});
-    UCUDNN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(nchw_node, ir::nhwc_to_nchw(x), ir::nhwc_to_nchw(w)));
-    p.channels_last = true;
-    return p;
-  }
+Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& given_x, const Shape& given_w) {
+  const std::string where =
+      node.describe() + " with X " + shape_to_string(given_x) + ", W " + shape_to_string(given_w) + ": ";
+  const bool channels_last = ir::is_channels_last(node);
+  if (channels_last && (given_x.size() != 4 || given_w.size() != 4))
+    return unsupported(where + "a channels-last CPU convolution is 2-D, with X [N, H, W, C] and W [M, R, S, C/group]");
+  // The problem's dims are NCHW's; a channels-last node's shapes are read through the permutation.
+  const Shape x = channels_last ? ir::nhwc_to_nchw(given_x) : given_x;
+  const Shape w = channels_last ? ir::nhwc_to_nchw(given_w) : given_w;
   if (x.size() != w.size() || (x.size() != 3 && x.size() != 4))
     return unsupported(where + "the CPU convolution handles 1-D and 2-D convolutions with X and W of equal rank");
   ConvProblem p;
@@ -295,6 +293,7 @@ Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const S
     p.pad_top = geometry->pad_begin[0];
     p.out_h = geometry->output[0];
   }
+  p.channels_last = channels_last;
   return p;
 }
 

@@ -27,8 +27,7 @@ inline float max_propagating_nan(float best, float v) { return v > best || std::
 
 // A window pool reduced to 2-D (a 1-D pool has in_h = kernel_h = out_h = 1).
 struct PoolProblem {
-  bool channels_last = false;  // X [N, H, W, C]: planes = N, and each element is a row of `channels`
-  int64_t channels = 1;
+  int64_t channels = 1;  // channels-last (X [N, H, W, C]): C, planes = N and each element is a row of C
   int64_t planes = 0, in_h = 1, in_w = 1, kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
   int64_t dilation_h = 1, dilation_w = 1, pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t out_h = 1, out_w = 1;
@@ -53,7 +52,6 @@ Expected<PoolProblem> pool_problem(const KernelArgs& args) {
     return invalid_argument(node.describe() + ": Y is " + shape_to_string(args.dst[0]->shape()) + ", expected " +
                             shape_to_string(expected));
   PoolProblem p;
-  p.channels_last = channels_last;
   p.channels = channels_last ? x[1] : 1;
   p.planes = channels_last ? x[0] : x[0] * x[1];
   const size_t w = g->rank() - 1;
