@@ -429,8 +429,8 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
   PlannedModel chosen = std::move(planned[best]);
   chosen.result.optimize_seconds = seconds;
   if (request.layouts.size() > 1) {
-    chosen.layout_note = measured_note.empty() ? "predicted convolution time: " + note
-                                               : "measured run: " + measured_note + "; predicted convolution time: " + note;
+    chosen.layout_note = "predicted convolution time: " + note;
+    if (!measured_note.empty()) chosen.layout_note = "measured run: " + measured_note + "; " + chosen.layout_note;
   }
   return chosen;
 }

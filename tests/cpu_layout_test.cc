@@ -53,7 +53,8 @@ void expect_close(const std::vector<Tensor>& want, const std::vector<Tensor>& go
     ASSERT_EQ(want[o].shape(), got[o].shape()) << what;
     for (int64_t i = 0; i < want[o].numel(); ++i) {
       const float w = want[o].data<float>()[i];
-      ASSERT_NEAR(w, got[o].data<float>()[i], 1e-4 * (1 + std::abs(w))) << what << ", output " << o << ", element " << i;
+      ASSERT_NEAR(w, got[o].data<float>()[i], 1e-4 * (1 + std::abs(w)))
+          << what << ", output " << o << ", element " << i;
     }
   }
 }
