@@ -1,8 +1,9 @@
 // Op-table cases of FusedPointwise (Note [pointwise programs], runtime/ir/pointwise_program.h) and
 // Erf: every opcode; leaves with the output's shape, scalar, per-channel [1, C, 1, 1], an SE gate
-// [N, C, 1, 1], a channels-last bias [1, 1, 1, C], leaves broadcast both ways; the concat leaf with
-// 2 and 5 pieces on axis 1 and on the last axis, with leaves after it; outputs spanning many
-// blocks and threads on the CPU. Also the programs the shape rule refuses.
+// [N, C, 1, 1], a channels-last bias [1, 1, 1, C], leaves broadcast both ways, and shapes CUDA reads
+// four elements at a time; the concat leaf with 2 to 33 pieces on axis 1 and on the last axis, with
+// leaves after it; outputs spanning many blocks and threads on the CPU. Also the programs the shape
+// rule refuses.
 #include "tests/op_cases.h"
 
 #include "runtime/ir/pointwise_program.h"
@@ -92,6 +93,15 @@ std::vector<OpCase> program_cases() {
        program({{Op::kHardSigmoid, 0, 0, 0}, {Op::kMul, 2, 1}}, {0.2f, 0.5f}), 1, {{2, 8, 5, 5}}},
       {"fused_pointwise_channels_last_bias", kFused, 1, {input({2, 4, 4, 6}), weight({1, 1, 1, 6})},
        program({{Op::kAdd, 0, 1}, {Op::kClip, 2, 0, 0}}, {0.0f, 6.0f}), 1, {{2, 4, 4, 6}}},
+      // Four elements a CUDA thread: a gate constant over four (NCHW, H·W % 4 == 0) and leaves read four
+      // at a time (channels-last, C % 4 == 0).
+      {"fused_pointwise_se_gate_by_four", kFused, 1, {input({3, 16, 20, 20}), input({3, 16, 1, 1}, -3, 3)},
+       program({{Op::kSigmoid, 1}, {Op::kMul, 0, 2}}), 1, {{3, 16, 20, 20}}},
+      {"fused_pointwise_channels_last_se_gate_by_four", kFused, 1, {input({2, 3, 5, 8}), input({2, 1, 1, 8}, -3, 3)},
+       program({{Op::kSigmoid, 1}, {Op::kMul, 0, 2}}), 1, {{2, 3, 5, 8}}},
+      {"fused_pointwise_channels_last_bias_by_four", kFused, 1,
+       {input({2, 4, 4, 12}), weight({1, 1, 1, 12}), input({1, 1, 1, 1}, 0.5, 2)},
+       program({{Op::kAdd, 0, 1}, {Op::kMul, 3, 2}, {Op::kHardSwish, 4}}), 1, {{2, 4, 4, 12}}},
       {"fused_pointwise_broadcast_both", kFused, 1, {input({2, 1, 4, 1}), input({1, 3, 1, 5})},
        program({{Op::kMul, 0, 1}, {Op::kTanh, 2}}), 1, {{2, 3, 4, 5}}},
       {"fused_pointwise_rank_6", kFused, 1, {input({2, 1, 3, 2, 1, 5}), input({1, 2, 3, 1, 4, 5})},
@@ -102,6 +112,13 @@ std::vector<OpCase> program_cases() {
       {"fused_pointwise_many_blocks_se_gate", kFused, 1, {input({3, 16, 19, 21}), input({3, 16, 1, 1})},
        program({{Op::kSigmoid, 1}, {Op::kMul, 0, 2}}), 1, {{3, 16, 19, 21}}},
   };
+}
+
+// Piece sizes 38, then 32 of 1..7 (one 0): 154 channels.
+std::vector<int64_t> dense_growth() {
+  std::vector<int64_t> sizes = {38};
+  for (int64_t i = 0; i < 32; ++i) sizes.push_back(i == 5 ? 0 : 1 + i % 7);
+  return sizes;
 }
 
 std::vector<OpCase> concat_cases() {
@@ -122,6 +139,15 @@ std::vector<OpCase> concat_cases() {
       {"fused_pointwise_concat_2_last_axis", kFused, 1,
        with(pieces({3, 4, 0}, 2, {5, 2}), {input({3, 4, 7}), weight({1, 1, 7})}),
        program({{Op::kAdd, 0, 1}, {Op::kMul, 3, 2}}, {}, 2, -1), 1, {{3, 4, 7}}},
+      // Channels-last DenseNet: 33 pieces on the last axis, per-channel [1, 1, 1, C] leaves; the first
+      // piece spans several 32-column tiles of the CUDA kernel, one piece is empty.
+      {"fused_pointwise_concat_33_last_axis_per_channel", kFused, 1,
+       with(pieces({2, 5, 7, 0}, 3, dense_growth()), {weight({1, 1, 1, 154}), weight({1, 1, 1, 154})}),
+       program(kScaleShiftRelu, {}, 33, 3), 1, {{2, 5, 7, 154}}},
+      // A scalar leaf beside a per-channel one, pieces whose columns are not a multiple of 32.
+      {"fused_pointwise_concat_3_axis_1_scalar", kFused, 1,
+       with(pieces({3, 0, 3, 11}, 1, {5, 1, 9}), {input({1, 1, 1, 1}, 0.5, 2), weight({1, 15, 1, 1})}),
+       program({{Op::kMul, 0, 1}, {Op::kAdd, 3, 2}, {Op::kClip, 4, 0, 0}}, {0.0f, 6.0f}, 3, 1), 1, {{3, 15, 3, 11}}},
       {"fused_pointwise_concat_5_last_axis", kFused, 1,
        with(pieces({2, 3, 0}, 2, {1, 3, 2, 5, 4}), {input({2, 3, 1})}),
        program({{Op::kMax, 0, 1}, {Op::kSigmoid, 2}}, {}, 5, 2), 1, {{2, 3, 15}}},

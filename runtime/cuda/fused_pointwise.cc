@@ -2,8 +2,12 @@
 // prepare decodes the program (runtime/ops/fused_pointwise.h) and fixes every leaf's kind and
 // broadcast strides (set_broadcast_layout), the output's dims collapsed where every strided leaf
 // allows (a per-channel [1, C, 1, 1] leaf indexes [N, C, H·W]); run fills in the pointers and is
-// one launch (fused_pointwise_kernels.cu), float4 when only full and scalar leaves are read and
-// every pointer is 16-byte aligned.
+// one launch (fused_pointwise_kernels.cu): float4 when every leaf is read four elements at a time
+// (full, scalar, or strided and constant or contiguous over four of the innermost dim) and aligned;
+// a thread a column when a concat is read with leaves that vary along its axis alone (DenseNet's
+// Concat → BN → ReLU); else an element a thread.
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,12 +34,18 @@ class FusedPointwiseState final : public KernelState {
     for (int l = 0; l < p.leaves; ++l) {
       if (p.kind[l] == PointwiseLeafKind::kConcat) continue;
       p.data[l] = a.src[leaf_input[static_cast<size_t>(l)]].as<const float>();
-      if (p.kind[l] == PointwiseLeafKind::kFull) aligned = aligned && reinterpret_cast<uintptr_t>(p.data[l]) % 16 == 0;
+      const bool read_by_four = p.kind[l] == PointwiseLeafKind::kFull ||
+                                (p.kind[l] == PointwiseLeafKind::kStrided && p.strides[l][p.rank - 1] == 1);
+      if (read_by_four) aligned = aligned && reinterpret_cast<uintptr_t>(p.data[l]) % 16 == 0;
     }
     for (int piece = 0; piece < p.pieces; ++piece) p.piece[piece] = a.src[static_cast<size_t>(piece)].as<const float>();
-    UCUDNN_CUDA_CHECK(launch_fused_pointwise(p, a.dst[0].as<float>(), a.dst[0].numel(), vector && aligned,
-                                             a.ctx.stream()),
-                      "");
+    if (p.by_axis) {
+      UCUDNN_CUDA_CHECK(launch_fused_pointwise_concat(p, a.dst[0].as<float>(), a.ctx.stream()), "");
+    } else {
+      UCUDNN_CUDA_CHECK(launch_fused_pointwise(p, a.dst[0].as<float>(), a.dst[0].numel(), vector && aligned,
+                                               a.ctx.stream()),
+                        "");
+    }
     return Status::ok();
   }
 };
@@ -57,6 +67,47 @@ void collapse_dims(const Shape& out, const std::vector<std::vector<int64_t>>& st
     }
     for (int l = 0; l < p->leaves; ++l)
       if (p->kind[l] == PointwiseLeafKind::kStrided) p->strides[l][p->rank - 1] = strides[l][d];
+  }
+}
+
+// Whether every strided leaf is constant (stride 0) or contiguous and 4-aligned (stride 1, the other
+// strides multiples of 4) over four consecutive elements of the innermost collapsed dim.
+bool reads_by_four(const PointwiseParams& p) {
+  if (p.rank == 0 || p.dims[p.rank - 1] % 4 != 0) return false;
+  for (int l = 0; l < p.leaves; ++l) {
+    if (p.kind[l] != PointwiseLeafKind::kStrided) continue;
+    const int64_t inner = p.strides[l][p.rank - 1];
+    if (inner != 0 && inner != 1) return false;
+    for (int d = 0; d + 1 < p.rank && inner == 1; ++d)
+      if (p.strides[l][d] % 4 != 0) return false;
+  }
+  return true;
+}
+
+// The concat leaf's pieces and, when every other leaf varies along the concat axis alone
+// (`strides`: each leaf's over the output's dims, empty for full and scalar ones), the by_axis
+// kernel's tiles.
+void set_concat(const PointwiseProgram& program, const std::vector<Shape>& src_shapes, const Shape& out,
+                const std::vector<std::vector<int64_t>>& strides, PointwiseParams* p) {
+  const auto axis = static_cast<size_t>(program.concat_axis);
+  p->pieces = program.concat_count;
+  p->axis = out[axis];
+  for (size_t d = axis + 1; d < out.size(); ++d) p->inner *= out[d];
+  for (size_t d = 0; d < axis; ++d) p->outer *= out[d];
+  for (int piece = 0; piece < p->pieces; ++piece)
+    p->begin[piece + 1] = p->begin[piece] + src_shapes[static_cast<size_t>(piece)][axis];
+  p->by_axis = true;
+  for (int l = 1; l < p->leaves && p->by_axis; ++l) {
+    const std::vector<int64_t>& s = strides[static_cast<size_t>(l)];
+    if (p->kind[l] == PointwiseLeafKind::kFull) p->by_axis = false;
+    for (size_t d = 0; d < s.size() && p->by_axis; ++d) p->by_axis = d == axis || s[d] == 0;
+    if (p->kind[l] == PointwiseLeafKind::kStrided) p->axis_stride[l] = s[axis];
+  }
+  int64_t tiles = 0;
+  for (int piece = 0; piece < p->pieces; ++piece) {
+    tiles += ((p->begin[piece + 1] - p->begin[piece]) * p->inner + kConcatTile - 1) / kConcatTile;
+    if (tiles > INT32_MAX) p->by_axis = false;  // past a grid's x; the general kernel takes it
+    p->tile_begin[piece + 1] = static_cast<int32_t>(std::min<int64_t>(tiles, INT32_MAX));
   }
 }
 
@@ -100,16 +151,9 @@ Expected<std::unique_ptr<KernelState>> prepare_fused_pointwise(const PrepareArgs
       any_strided = true;
     }
   }
+  if (program.concat_count > 0) set_concat(program, a.src_shapes, out, strides, &p);
   if (any_strided) collapse_dims(out, strides, &p);
-  if (program.concat_count > 0) {
-    const auto axis = static_cast<size_t>(program.concat_axis);
-    p.pieces = program.concat_count;
-    p.axis = out[axis];
-    for (size_t d = axis + 1; d < out.size(); ++d) p.inner *= out[d];
-    for (int piece = 0; piece < p.pieces; ++piece)
-      p.begin[piece + 1] = p.begin[piece] + a.src_shapes[static_cast<size_t>(piece)][axis];
-  }
-  s->vector = !any_strided && program.concat_count == 0 && shape_numel(out) % 4 == 0;
+  s->vector = program.concat_count == 0 && shape_numel(out) % 4 == 0 && (!any_strided || reads_by_four(p));
   return std::unique_ptr<KernelState>(std::move(s));
 }
 

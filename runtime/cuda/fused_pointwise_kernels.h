@@ -36,14 +36,30 @@ struct PointwiseParams {
   // The concat leaf: the output viewed as [outer, axis, inner]; piece p covers axis positions
   // [begin[p], begin[p + 1]) and holds [outer, begin[p + 1] - begin[p], inner].
   int pieces = 0;
-  int64_t axis = 0, inner = 1;
+  int64_t outer = 1, axis = 0, inner = 1;
   const float* piece[ir::kMaxConcatPieces] = {};
   int64_t begin[ir::kMaxConcatPieces + 1] = {};
+  // by_axis (launch_fused_pointwise_concat): every other leaf varies along the concat axis alone, leaf l's
+  // value at axis position c being data[l][c · axis_stride[l]] (a per-channel BN scale, a scalar);
+  // piece p's columns [0, (begin[p + 1] - begin[p]) · inner) are cut in tiles of kConcatTile, tiles
+  // [tile_begin[p], tile_begin[p + 1]) of the grid.
+  bool by_axis = false;
+  int64_t axis_stride[ir::kMaxPointwiseLeaves] = {};
+  int32_t tile_begin[ir::kMaxConcatPieces + 1] = {};
 };
 
-// dst[i] = the program's last register at output element i, for i < n. `vector`: every leaf is
-// kFull or kScalar, the kFull ones and dst 16-byte aligned and n % 4 == 0 (float4 loads and stores).
+// Columns of one tile of launch_fused_pointwise_concat: a warp's.
+inline constexpr int kConcatTile = 32;
+
+// dst[i] = the program's last register at output element i, for i < n. `vector` (float4 loads and
+// stores): n % 4 == 0, no kConcat leaf, dst and the kFull leaves 16-byte aligned; with kStrided
+// leaves dims[rank - 1] % 4 == 0 and each one's strides[rank - 1] is 0, or 1 with its other
+// strides multiples of 4 and its data 16-byte aligned.
 cudaError_t launch_fused_pointwise(const PointwiseParams& params, float* dst, int64_t n, bool vector,
                                    cudaStream_t stream);
+
+// The same with params.by_axis: dst, the output viewed as [outer, axis, inner], is written piece by
+// piece, each thread streaming one column of a piece down its rows (the other leaves loaded once).
+cudaError_t launch_fused_pointwise_concat(const PointwiseParams& params, float* dst, cudaStream_t stream);
 
 }  // namespace ucudnn::cuda
