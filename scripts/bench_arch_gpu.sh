@@ -5,6 +5,7 @@
 #   ucudnn default        `ucudnn run` as a user runs it (wr 64 MiB per kernel, --layout auto, CUDA graph auto)
 #   ucudnn default, no graph   the same with --cuda-graph off: the CUDA-graph gain
 #   ucudnn wd 64 MiB      --policy wd --workspace 64MiB (one budget for the whole network)
+#   ucudnn interpreted    the default with UCUDNN_POINTWISE_JIT=0: the gain of generated pointwise kernels
 # against PyTorch eager NCHW, eager channels-last and torch.compile (channels-last), cudnn.benchmark on
 # (scripts/bench_torch_gpu.py), in the same command; then ratios (torch ms / ucudnn ms: > 1 means ucudnn is
 # faster) and peak memory (ucudnn: weights + arena + workspace pool; PyTorch: max_memory_allocated).
@@ -51,13 +52,15 @@ for model in ${MODELS_LIST//,/ }; do
   "$BIN/ucudnn" plan "$onnx" "${common[@]}" -o "$ARCH/$model.default.plan.json" > "$ARCH/$model.plan.log" 2>&1 \
       || status=1
   echo "$model: default plan (cold for its new kernels) $(( ($(date +%s%N) - start) / 1000000 )) ms"
-  for variant in default nograph wd64; do
+  for variant in default nograph wd64 interpreted; do
     flags=()
+    jit=1
     case $variant in
       nograph) flags=(--cuda-graph off) ;;
       wd64) flags=(--policy wd --workspace 64MiB) ;;
+      interpreted) jit=0 ;;
     esac
-    "$BIN/ucudnn" run "$onnx" "${common[@]}" "${flags[@]}" --device-io --iterations 20 --warmup 5 --json \
+    UCUDNN_POINTWISE_JIT=$jit "$BIN/ucudnn" run "$onnx" "${common[@]}" "${flags[@]}" --device-io --iterations 20 --warmup 5 --json \
         > "$ARCH/$model.$variant.json" 2> "$ARCH/$model.$variant.err" || { status=1; tail -n 3 "$ARCH/$model.$variant.err"; }
   done
   "$BIN/ucudnn" run "$onnx" "${common[@]}" --profile --iterations 1 --warmup 2 > "$ARCH/$model.profile.txt" 2>&1 \
@@ -82,16 +85,16 @@ def load(path):
         return None
 torch_names = {"eager_nchw": "eager NCHW", "eager_channels_last": "eager CL", "compile_channels_last": "compile CL"}
 print(f"batch {batch}, device ms (median of 20, inputs/outputs on the GPU); ratio = torch ms / ucudnn default ms")
-head = f"{'model':20} {'default':>8} {'no graph':>8} {'wd64':>8} {'MiB':>6}"
+head = f"{'model':20} {'default':>8} {'no graph':>8} {'wd64':>8} {'interp':>8} {'MiB':>6}"
 for v in torch_names.values():
     head += f" {v:>11} {'MiB':>6} {'ratio':>6}"
 print(head)
 for m in models:
-    runs = {v: load(os.path.join(arch, f"{m}.{v}.json")) for v in ("default", "nograph", "wd64")}
+    runs = {v: load(os.path.join(arch, f"{m}.{v}.json")) for v in ("default", "nograph", "wd64", "interpreted")}
     ms = {v: (r["latency_ms"]["median"] if r else float("nan")) for v, r in runs.items()}
     mem = (runs["default"] or {}).get("memory", {})
     peak = sum(mem.get(k, 0) for k in ("arena_bytes", "weight_bytes", "workspace_bytes")) / 2**20
-    line = f"{m:20} {ms['default']:8.3f} {ms['nograph']:8.3f} {ms['wd64']:8.3f} {peak:6.0f}"
+    line = f"{m:20} {ms['default']:8.3f} {ms['nograph']:8.3f} {ms['wd64']:8.3f} {ms['interpreted']:8.3f} {peak:6.0f}"
     for key in torch_names:
         row = next((r for r in torch_rows if r["model"] == m and r.get("variant") == key and "error" not in r), None)
         if row:

@@ -5,7 +5,8 @@
 // one launch (fused_pointwise_kernels.cu): float4 when every leaf is read four elements at a time
 // (full, scalar, or strided and constant or contiguous over four of the innermost dim) and aligned;
 // a thread a column when a concat is read with leaves that vary along its axis alone (DenseNet's
-// Concat → BN → ReLU); else an element a thread.
+// Concat → BN → ReLU); else an element a thread. Each kernel is generated for the node's program when
+// NVRTC allows (Note [generated pointwise kernels]), else interpreted.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
 #include "runtime/cuda/fused_pointwise_kernels.h"
+#include "runtime/cuda/pointwise_jit.h"
 #include "runtime/ops/fused_pointwise.h"
 
 namespace ucudnn::cuda {
@@ -28,6 +30,7 @@ class FusedPointwiseState final : public KernelState {
   PointwiseParams params;  // everything but the pointers
   std::vector<size_t> leaf_input;  // the input each leaf reads (the concat leaf: none)
   bool vector = false;             // float4 when the pointers are aligned too
+  GeneratedPointwiseKernels generated;  // null ones: the interpreter's (Note [generated pointwise kernels])
   Status run(const RunArgs& a) override {
     PointwiseParams p = params;
     bool aligned = reinterpret_cast<uintptr_t>(a.dst[0].data) % 16 == 0;
@@ -40,10 +43,10 @@ class FusedPointwiseState final : public KernelState {
     }
     for (int piece = 0; piece < p.pieces; ++piece) p.piece[piece] = a.src[static_cast<size_t>(piece)].as<const float>();
     if (p.by_axis) {
-      UCUDNN_CUDA_CHECK(launch_fused_pointwise_concat(p, a.dst[0].as<float>(), a.ctx.stream()), "");
+      UCUDNN_CUDA_CHECK(launch_fused_pointwise_concat(p, a.dst[0].as<float>(), generated, a.ctx.stream()), "");
     } else {
       UCUDNN_CUDA_CHECK(launch_fused_pointwise(p, a.dst[0].as<float>(), a.dst[0].numel(), vector && aligned,
-                                               a.ctx.stream()),
+                                               generated, a.ctx.stream()),
                         "");
     }
     return Status::ok();
@@ -154,6 +157,12 @@ Expected<std::unique_ptr<KernelState>> prepare_fused_pointwise(const PrepareArgs
   if (program.concat_count > 0) set_concat(program, a.src_shapes, out, strides, &p);
   if (any_strided) collapse_dims(out, strides, &p);
   s->vector = program.concat_count == 0 && shape_numel(out) % 4 == 0 && (!any_strided || reads_by_four(p));
+  PointwiseKernelSet set;
+  set.concat = p.by_axis;
+  set.general = !p.by_axis;
+  set.vector = s->vector;
+  set.index32 = pointwise_index32(shape_numel(out));
+  s->generated = generated_pointwise_kernels(p, set);
   return std::unique_ptr<KernelState>(std::move(s));
 }
 

@@ -7,9 +7,11 @@
 // output element at a time (grid-stride), its registers in a local array.
 #pragma once
 
+#if !defined(__CUDACC_RTC__)  // NVRTC compiles the types below too (Note [generated pointwise kernels])
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#endif
 
 #include "runtime/ir/pointwise_program.h"
 
@@ -51,15 +53,31 @@ struct PointwiseParams {
 // Columns of one tile of launch_fused_pointwise_concat: a warp's.
 inline constexpr int kConcatTile = 32;
 
+// Whether a kernel over n output elements indexes in 32 bits: i + a grid's stride (at most
+// 2^20 · kThreads = 2^28) stays below 2^31.
+inline constexpr bool pointwise_index32(int64_t n) { return n <= (int64_t{1} << 30); }
+
+#if !defined(__CUDACC_RTC__)
+// FusedPointwise kernels NVRTC compiled for one program (Note [generated pointwise kernels],
+// runtime/cuda/pointwise_jit.h), each taking (PointwiseParams, its output, its count) as the
+// interpreter's; a null one: the interpreter's kernel runs instead.
+struct GeneratedPointwiseKernels {
+  const void* general = nullptr;  // (params, float* dst, Index n)
+  const void* vector = nullptr;   // (params, float4* dst, Index n / 4)
+  const void* concat = nullptr;   // (params, float* dst)
+};
+
 // dst[i] = the program's last register at output element i, for i < n. `vector` (float4 loads and
 // stores): n % 4 == 0, no kConcat leaf, dst and the kFull leaves 16-byte aligned; with kStrided
 // leaves dims[rank - 1] % 4 == 0 and each one's strides[rank - 1] is 0, or 1 with its other
 // strides multiples of 4 and its data 16-byte aligned.
 cudaError_t launch_fused_pointwise(const PointwiseParams& params, float* dst, int64_t n, bool vector,
-                                   cudaStream_t stream);
+                                   const GeneratedPointwiseKernels& generated, cudaStream_t stream);
 
 // The same with params.by_axis: dst, the output viewed as [outer, axis, inner], is written piece by
 // piece, each thread streaming one column of a piece down its rows (the other leaves loaded once).
-cudaError_t launch_fused_pointwise_concat(const PointwiseParams& params, float* dst, cudaStream_t stream);
+cudaError_t launch_fused_pointwise_concat(const PointwiseParams& params, float* dst,
+                                          const GeneratedPointwiseKernels& generated, cudaStream_t stream);
+#endif
 
 }  // namespace ucudnn::cuda

@@ -29,8 +29,12 @@
 // eval_pointwise below: one definition for the CPU kernel, the CUDA kernel and the tests.
 #pragma once
 
+// NVRTC compiles this file too (Note [generated pointwise kernels]): its standard headers are the
+// generated source's own typedefs there.
+#if !defined(__CUDACC_RTC__)
 #include <cmath>
 #include <cstdint>
+#endif
 
 #if defined(__CUDACC__)
 #define UCUDNN_HOST_DEVICE __host__ __device__

@@ -1,0 +1,189 @@
+// Generated FusedPointwise kernels (Note [generated pointwise kernels], pointwise_jit.h): the source
+// writer, NVRTC loaded with dlopen, and the process-wide cache of loaded kernels.
+#include "runtime/cuda/pointwise_jit.h"
+
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <nvrtc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+#include "runtime/cuda/pointwise_jit_headers.h"
+
+namespace ucudnn::cuda {
+
+namespace {
+
+// The NVRTC functions we call, from the library found at run time.
+struct Nvrtc {
+  decltype(&nvrtcCreateProgram) create = nullptr;
+  decltype(&nvrtcCompileProgram) compile = nullptr;
+  decltype(&nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&nvrtcGetProgramLog) log = nullptr;
+  decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&nvrtcGetErrorString) error_string = nullptr;
+  std::string missing;  // why NVRTC is unusable; empty when loaded
+};
+
+template <typename F>
+bool find_symbol(void* library, const char* name, F* f) {
+  *f = reinterpret_cast<F>(dlsym(library, name));
+  return *f != nullptr;
+}
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc loaded = [] {
+    Nvrtc n;
+    void* library = nullptr;
+    for (const char* name : {"libnvrtc.so.13", "libnvrtc.so"})
+      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+    if (library == nullptr) {
+      n.missing = "NVRTC (libnvrtc.so.13) was not found on the library path";
+      return n;
+    }
+    const bool all = find_symbol(library, "nvrtcCreateProgram", &n.create) &&
+                     find_symbol(library, "nvrtcCompileProgram", &n.compile) &&
+                     find_symbol(library, "nvrtcGetProgramLogSize", &n.log_size) &&
+                     find_symbol(library, "nvrtcGetProgramLog", &n.log) &&
+                     find_symbol(library, "nvrtcGetCUBINSize", &n.cubin_size) &&
+                     find_symbol(library, "nvrtcGetCUBIN", &n.cubin) &&
+                     find_symbol(library, "nvrtcDestroyProgram", &n.destroy) &&
+                     find_symbol(library, "nvrtcGetErrorString", &n.error_string);
+    if (!all) n.missing = "the NVRTC library found lacks a function ucudnn calls";
+    return n;
+  }();
+  return loaded;
+}
+
+// A register of the generated run(): a leaf in reg[], an instruction's result in a local.
+std::string register_name(const PointwiseParams& p, int r) {
+  return r < p.leaves ? "reg[" + std::to_string(r) + "]" : "r" + std::to_string(r);
+}
+
+// Prints "sm_XY" for the current device, or the CUDA error.
+Expected<std::string> current_arch() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+    return device_error("the current GPU's compute capability could not be read");
+  return "sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+Expected<GeneratedPointwiseKernels> load_kernels(const std::vector<char>& cubin, const PointwiseKernelSet& set) {
+  cudaLibrary_t library = nullptr;
+  if (cudaError_t e = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+      e != cudaSuccess)
+    return device_error(std::string("loading a generated pointwise kernel: ") + cudaGetErrorString(e));
+  GeneratedPointwiseKernels kernels;  // the library stays loaded for the process: the cache holds its kernels
+  const std::pair<bool, const void**> wanted[] = {
+      {set.general, &kernels.general}, {set.vector, &kernels.vector}, {set.concat, &kernels.concat}};
+  const char* names[] = {"ucudnn_pointwise_general", "ucudnn_pointwise_vector", "ucudnn_pointwise_concat"};
+  for (int k = 0; k < 3; ++k) {
+    if (!wanted[k].first) continue;
+    cudaKernel_t kernel = nullptr;
+    if (cudaError_t e = cudaLibraryGetKernel(&kernel, library, names[k]); e != cudaSuccess)
+      return device_error(std::string("finding ") + names[k] + " in a generated library: " + cudaGetErrorString(e));
+    *wanted[k].second = reinterpret_cast<const void*>(kernel);
+  }
+  return kernels;
+}
+
+bool generation_enabled() {
+  const char* flag = std::getenv("UCUDNN_POINTWISE_JIT");
+  return flag == nullptr || std::string(flag) != "0";
+}
+
+}  // namespace
+
+std::string generated_pointwise_source(const PointwiseParams& p, const PointwiseKernelSet& set) {
+  std::ostringstream s;
+  s << "typedef signed char int8_t;\ntypedef unsigned char uint8_t;\ntypedef int int32_t;\n"
+       "typedef long long int64_t;\ntypedef unsigned long long uint64_t;\n"
+       "#include \"runtime/cuda/fused_pointwise_device.cuh\"\n"
+       "namespace ucudnn::cuda::device {\n"
+       "struct Generated {\n"
+       "  static constexpr int kLeaves = " << p.leaves << ";\n"
+       "  __device__ static float run(const PointwiseParams& p, float* reg) {\n";
+  for (int i = 0; i < p.count; ++i) {
+    const int r = p.leaves + i;
+    s << "    const float " << register_name(p, r) << " = ir::eval_pointwise(static_cast<ir::PointwiseOp>("
+      << static_cast<int>(p.op[i]) << "), " << register_name(p, p.a[i]) << ", " << register_name(p, p.b[i])
+      << ", p.p0[" << i << "], p.p1[" << i << "]);\n";
+  }
+  s << "    return " << register_name(p, p.leaves + p.count - 1) << ";\n  }\n};\n}  // namespace ucudnn::cuda::device\n";
+  const char* index = set.index32 ? "int32_t" : "int64_t";
+  const char* entry = "extern \"C\" __global__ void ";
+  const char* params = "(const __grid_constant__ ucudnn::cuda::PointwiseParams p, ";
+  if (set.general)
+    s << entry << "ucudnn_pointwise_general" << params << "float* __restrict__ dst, " << index << " n) {\n"
+      << "  ucudnn::cuda::device::general_kernel<ucudnn::cuda::device::Generated>(p, dst, n);\n}\n";
+  if (set.vector)
+    s << entry << "ucudnn_pointwise_vector" << params << "float4* __restrict__ dst, " << index << " n4) {\n"
+      << "  ucudnn::cuda::device::vector_kernel<ucudnn::cuda::device::Generated>(p, dst, n4);\n}\n";
+  if (set.concat)
+    s << entry << "ucudnn_pointwise_concat" << params << "float* __restrict__ dst) {\n"
+      << "  ucudnn::cuda::device::concat_kernel<ucudnn::cuda::device::Generated>(p, dst);\n}\n";
+  return s.str();
+}
+
+Expected<std::vector<char>> compile_pointwise_source(const std::string& source, const std::string& arch) {
+  const Nvrtc& n = nvrtc();
+  if (!n.missing.empty()) return unsupported(n.missing);
+  nvrtcProgram program = nullptr;
+  if (nvrtcResult r = n.create(&program, source.c_str(), "ucudnn_pointwise.cu", kPointwiseJitHeaderCount,
+                               kPointwiseJitHeaders, kPointwiseJitHeaderNames);
+      r != NVRTC_SUCCESS)
+    return internal_error(std::string("nvrtcCreateProgram: ") + n.error_string(r));
+  const std::string gpu = "--gpu-architecture=" + arch;
+  // -default-device: the headers' unannotated constexpr helpers are device functions here.
+  const char* options[] = {"--std=c++17", "-default-device", gpu.c_str()};
+  const nvrtcResult compiled = n.compile(program, 3, options);
+  Expected<std::vector<char>> result = std::vector<char>();
+  if (compiled != NVRTC_SUCCESS) {
+    size_t size = 0;
+    n.log_size(program, &size);
+    std::string log(size, '\0');
+    if (size > 0) n.log(program, log.data());
+    result = internal_error("NVRTC could not compile a generated pointwise kernel for " + arch + " (" +
+                            n.error_string(compiled) + "):\n" + log);
+  } else {
+    size_t size = 0;
+    n.cubin_size(program, &size);
+    result->resize(size);
+    n.cubin(program, result->data());
+  }
+  n.destroy(&program);
+  return result;
+}
+
+GeneratedPointwiseKernels generated_pointwise_kernels(const PointwiseParams& params, const PointwiseKernelSet& set) {
+  static std::mutex mutex;
+  static std::map<std::string, GeneratedPointwiseKernels> cache;  // source + arch → kernels (null: failed)
+  static bool reported = false;
+  if (!generation_enabled()) return {};
+  Expected<std::string> arch = current_arch();
+  if (!arch) return {};
+  const std::string source = generated_pointwise_source(params, set);
+  const std::string key = *arch + "\n" + source;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  Expected<std::vector<char>> cubin = compile_pointwise_source(source, *arch);
+  Expected<GeneratedPointwiseKernels> kernels =
+      cubin ? load_kernels(*cubin, set) : Expected<GeneratedPointwiseKernels>(cubin.status());
+  if (!kernels && !reported) {
+    std::fprintf(stderr, "ucudnn: note: fused pointwise kernels run interpreted (slower): %s\n",
+                 kernels.status().message().c_str());
+    reported = true;
+  }
+  return cache[key] = kernels ? *kernels : GeneratedPointwiseKernels{};
+}
+
+}  // namespace ucudnn::cuda
