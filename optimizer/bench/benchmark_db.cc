@@ -19,6 +19,8 @@
 #include <thread>
 #include <utility>
 
+#include "runtime/core/file_io.h"
+
 namespace ucudnn::optimizer {
 namespace {
 
@@ -592,14 +594,6 @@ Expected<std::vector<ConvKernelKey>> BenchmarkDb::device_keys() {
   return keys;
 }
 
-std::string default_db_path() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg && std::filesystem::path(xdg).is_absolute()) {
-    return (std::filesystem::path(xdg) / "ucudnn" / "benchmarks.sqlite").string();
-  }
-  const char* home = std::getenv("HOME");
-  if (home && *home) return (std::filesystem::path(home) / ".cache" / "ucudnn" / "benchmarks.sqlite").string();
-  return (std::filesystem::path(".cache") / "ucudnn" / "benchmarks.sqlite").string();
-}
+std::string default_db_path() { return (std::filesystem::path(user_cache_dir()) / "benchmarks.sqlite").string(); }
 
 }  // namespace ucudnn::optimizer

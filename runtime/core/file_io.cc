@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace ucudnn {
 
@@ -46,6 +48,14 @@ Status write_file_atomically(const std::string& path, const std::string& bytes) 
     ::close(dir);
   }
   return Status::ok();
+}
+
+std::string user_cache_dir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg && std::filesystem::path(xdg).is_absolute()) return (std::filesystem::path(xdg) / "ucudnn").string();
+  const char* home = std::getenv("HOME");
+  if (home && *home) return (std::filesystem::path(home) / ".cache" / "ucudnn").string();
+  return (std::filesystem::path(".cache") / "ucudnn").string();
 }
 
 }  // namespace ucudnn

@@ -1,5 +1,5 @@
 // Generated FusedPointwise kernels (Note [generated pointwise kernels], pointwise_jit.h): the source
-// writer, NVRTC loaded with dlopen, and the process-wide cache of loaded kernels.
+// writer, NVRTC loaded with dlopen, the process-wide cache of loaded kernels and the disk cache of cubins.
 #include "runtime/cuda/pointwise_jit.h"
 
 #include <cuda_runtime_api.h>
@@ -8,11 +8,16 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <utility>
 
+#include "runtime/core/file_io.h"
 #include "runtime/cuda/pointwise_jit_headers.h"
 
 namespace ucudnn::cuda {
@@ -29,6 +34,7 @@ struct Nvrtc {
   decltype(&nvrtcGetCUBIN) cubin = nullptr;
   decltype(&nvrtcDestroyProgram) destroy = nullptr;
   decltype(&nvrtcGetErrorString) error_string = nullptr;
+  std::string version;  // "13.0"
   std::string missing;  // why NVRTC is unusable; empty when loaded
 };
 
@@ -56,7 +62,11 @@ const Nvrtc& nvrtc() {
                      find_symbol(library, "nvrtcGetCUBIN", &n.cubin) &&
                      find_symbol(library, "nvrtcDestroyProgram", &n.destroy) &&
                      find_symbol(library, "nvrtcGetErrorString", &n.error_string);
-    if (!all) n.missing = "the NVRTC library found lacks a function ucudnn calls";
+    decltype(&nvrtcVersion) version = nullptr;
+    int major = 0, minor = 0;
+    if (!all || !find_symbol(library, "nvrtcVersion", &version) || version(&major, &minor) != NVRTC_SUCCESS)
+      n.missing = "the NVRTC library found lacks a function ucudnn calls";
+    n.version = std::to_string(major) + "." + std::to_string(minor);
     return n;
   }();
   return loaded;
@@ -80,8 +90,10 @@ Expected<std::string> current_arch() {
 Expected<GeneratedPointwiseKernels> load_kernels(const std::vector<char>& cubin, const PointwiseKernelSet& set) {
   cudaLibrary_t library = nullptr;
   if (cudaError_t e = cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-      e != cudaSuccess)
+      e != cudaSuccess) {
+    (void)cudaGetLastError();  // not left for a later launch's check to find
     return device_error(std::string("loading a generated pointwise kernel: ") + cudaGetErrorString(e));
+  }
   GeneratedPointwiseKernels kernels;  // the library stays loaded for the process: the cache holds its kernels
   const std::pair<bool, const void**> wanted[] = {
       {set.general, &kernels.general}, {set.vector, &kernels.vector}, {set.concat, &kernels.concat}};
@@ -89,11 +101,43 @@ Expected<GeneratedPointwiseKernels> load_kernels(const std::vector<char>& cubin,
   for (int k = 0; k < 3; ++k) {
     if (!wanted[k].first) continue;
     cudaKernel_t kernel = nullptr;
-    if (cudaError_t e = cudaLibraryGetKernel(&kernel, library, names[k]); e != cudaSuccess)
+    if (cudaError_t e = cudaLibraryGetKernel(&kernel, library, names[k]); e != cudaSuccess) {
+      (void)cudaGetLastError();
       return device_error(std::string("finding ") + names[k] + " in a generated library: " + cudaGetErrorString(e));
+    }
     *wanted[k].second = reinterpret_cast<const void*>(kernel);
   }
   return kernels;
+}
+
+// The disk cache: <user_cache_dir>/kernels/pointwise-<hash of key>.bin holds the key, a NUL, then the cubin.
+// A file whose key differs (a hash collision, another version) or whose cubin does not load is a miss.
+std::string cache_path(const std::string& key) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (const char c : key) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char name[40];
+  std::snprintf(name, sizeof name, "pointwise-%016llx.bin", static_cast<unsigned long long>(hash));
+  return (std::filesystem::path(user_cache_dir()) / "kernels" / name).string();
+}
+
+std::optional<std::vector<char>> read_cached(const std::string& key) {
+  std::ifstream in(cache_path(key), std::ios::binary);
+  if (!in) return std::nullopt;
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() <= key.size() + 1 || bytes.compare(0, key.size(), key) != 0 || bytes[key.size()] != '\0')
+    return std::nullopt;
+  return std::vector<char>(bytes.begin() + static_cast<std::ptrdiff_t>(key.size()) + 1, bytes.end());
+}
+
+// Best effort: a cache that cannot be written only costs the next process a compile.
+void write_cached(const std::string& key, const std::vector<char>& cubin) {
+  const std::string path = cache_path(key);
+  std::error_code ignored;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+  std::string bytes = key;
+  bytes.push_back('\0');
+  bytes.append(cubin.begin(), cubin.end());
+  (void)write_file_atomically(path, bytes);
 }
 
 bool generation_enabled() {
@@ -172,12 +216,16 @@ GeneratedPointwiseKernels generated_pointwise_kernels(const PointwiseParams& par
   Expected<std::string> arch = current_arch();
   if (!arch) return {};
   const std::string source = generated_pointwise_source(params, set);
-  const std::string key = *arch + "\n" + source;
+  const std::string key = *arch + " NVRTC " + nvrtc().version + "\n" + source;
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  Expected<std::vector<char>> cubin = compile_pointwise_source(source, *arch);
-  Expected<GeneratedPointwiseKernels> kernels =
-      cubin ? load_kernels(*cubin, set) : Expected<GeneratedPointwiseKernels>(cubin.status());
+  Expected<GeneratedPointwiseKernels> kernels = unsupported("not in the disk cache");
+  if (std::optional<std::vector<char>> cached = read_cached(key)) kernels = load_kernels(*cached, set);
+  if (!kernels) {
+    Expected<std::vector<char>> cubin = compile_pointwise_source(source, *arch);
+    kernels = cubin ? load_kernels(*cubin, set) : Expected<GeneratedPointwiseKernels>(cubin.status());
+    if (kernels) write_cached(key, *cubin);
+  }
   if (!kernels && !reported) {
     std::fprintf(stderr, "ucudnn: note: fused pointwise kernels run interpreted (slower): %s\n",
                  kernels.status().message().c_str());
