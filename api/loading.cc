@@ -44,7 +44,9 @@ Expected<ir::Graph> load_inference_graph(const std::string& model_path, const Se
   import_options.constant_inputs = options.constant_inputs;
   import_options.batch = options.batch;
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
-  UCUDNN_RETURN_IF_ERROR(optimizer::run_inference_passes(graph).status());
+  optimizer::InferencePassOptions passes;
+  passes.conv_bias_into_pointwise = options.device == Device::kCuda;
+  UCUDNN_RETURN_IF_ERROR(optimizer::run_inference_passes(graph, passes).status());
   return graph;
 }
 

@@ -1,4 +1,4 @@
-// Tests of decompose_batch_norm and fuse_pointwise (optimizer/passes/passes.h; Note [pointwise
+// Tests of decompose_batch_norm, fuse_pointwise and fuse_conv_bias (optimizer/passes/passes.h; Note [pointwise
 // programs], runtime/ir/pointwise_program.h) in the style of passes_test.cc: each input graph's
 // rewrite is compared with a graph written by hand — which nodes fuse, the program, leaves and
 // their order, the concat leaf, the pattern name — and both graphs run on the CPU with the same
@@ -502,6 +502,90 @@ TEST(FusePointwise, LongChainsAndWideTreesRespectTheLimits) {
   }
 }
 
+// ---- fuse_conv_bias ----
+
+// Conv(x, w, b) → SiLU: the Conv loses b; the fused node reads it as a [1, K, 1, 1] leaf added first.
+TEST(FuseConvBias, SiluTakesTheConvBias) {
+  GraphBuilder b;
+  const ir::ValueId c = b.conv(b.input("x", {2, 3, 5, 5}), b.constant("w", random_tensor({4, 3, 3, 3}, 1)),
+                               b.constant("b", random_tensor({4}, 2)), {.pad = 1});
+  b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "y");
+  const ir::Graph original = b.finish();
+  ir::Graph graph = original;
+  auto stats = run_inference_passes(graph);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->conv_biases_moved, 1);
+  ASSERT_EQ(graph.nodes.size(), 2u);
+  EXPECT_EQ(graph.nodes[0].op, OpKind::kConv);
+  EXPECT_EQ(graph.nodes[0].inputs.size(), 2u);
+  const ir::Node& f = graph.nodes[1];
+  ASSERT_EQ(f.inputs.size(), 2u);
+  EXPECT_EQ(f.inputs[0], graph.nodes[0].outputs[0]);
+  EXPECT_EQ(graph.value(f.inputs[1]).shape, (Shape{1, 4, 1, 1}));
+  // add(leaf 0, leaf 1) → r2; sigmoid(r2) → r3; r2 · r3 → r4.
+  const std::vector<int64_t> program = {static_cast<int64_t>(PointwiseOp::kAdd), 0, 1, 0,
+                                        static_cast<int64_t>(PointwiseOp::kSigmoid), 2, 0, 0,
+                                        static_cast<int64_t>(PointwiseOp::kMul), 2, 3, 0};
+  EXPECT_EQ(f.attrs.get_ints(ir::kPointwiseProgramAttr), program);
+  EXPECT_EQ(f.attrs.get_string(ir::kPointwisePatternAttr), "Bias+SiLU");
+  expect_same_outputs(original, graph);
+}
+
+// The CPU's sessions keep the bias in the Conv (InferencePassOptions::conv_bias_into_pointwise).
+TEST(FuseConvBias, OffKeepsTheBiasInTheConv) {
+  GraphBuilder b;
+  const ir::ValueId c = b.conv(b.input("x", {2, 3, 5, 5}), b.constant("w", random_tensor({4, 3, 1, 1}, 1)),
+                               b.constant("b", random_tensor({4}, 2)));
+  b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "y");
+  ir::Graph graph = b.finish();
+  InferencePassOptions options;
+  options.conv_bias_into_pointwise = false;
+  auto stats = run_inference_passes(graph, options);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->conv_biases_moved, 0);
+  EXPECT_EQ(graph.nodes[0].inputs.size(), 3u);
+  EXPECT_EQ(fused_nodes(graph)[0]->attrs.get_string(ir::kPointwisePatternAttr), "SiLU");
+}
+
+// Two Convs joined by Add → Sigmoid: both biases move, each added to its own leaf.
+TEST(FuseConvBias, EveryConvLeafGivesItsBias) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {2, 3, 4, 4});
+  const ir::ValueId p = b.conv(x, b.constant("w1", random_tensor({5, 3, 1, 1}, 3)), b.constant("b1", random_tensor({5}, 4)));
+  const ir::ValueId q = b.conv(x, b.constant("w2", random_tensor({5, 3, 1, 1}, 5)), b.constant("b2", random_tensor({5}, 6)));
+  b.output(unary(b, OpKind::kSigmoid, binary(b, OpKind::kAdd, p, q)), "y");
+  const ir::Graph original = b.finish();
+  ir::Graph graph = original;
+  auto stats = run_inference_passes(graph);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->conv_biases_moved, 2);
+  for (const ir::Node& n : graph.nodes)
+    if (n.op == OpKind::kConv) EXPECT_EQ(n.inputs.size(), 2u) << n.name;
+  ASSERT_EQ(fused_nodes(graph).size(), 1u);
+  EXPECT_EQ(fused_nodes(graph)[0]->inputs.size(), 4u);
+  expect_same_outputs(original, graph);
+}
+
+// The bias stays where the Conv's output is also read elsewhere or is a graph output, and where a
+// Relu fused into the Conv (cuDNN's fused call adds it).
+TEST(FuseConvBias, StaysWhereTheConvHasOtherReaders) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {2, 3, 4, 4});
+  const ir::ValueId p = b.conv(x, b.constant("w1", random_tensor({3, 3, 1, 1}, 3)), b.constant("b1", random_tensor({3}, 4)));
+  b.output(unary(b, OpKind::kTanh, unary(b, OpKind::kSigmoid, p)), "y");
+  b.output(p, "p");
+  const ir::ValueId q = b.conv(x, b.constant("w2", random_tensor({3, 3, 1, 1}, 5)), b.constant("b2", random_tensor({3}, 6)));
+  b.output(unary(b, OpKind::kTanh, unary(b, OpKind::kSigmoid, b.relu(q))), "z");
+  const ir::Graph original = b.finish();
+  ir::Graph graph = original;
+  auto stats = run_inference_passes(graph);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->conv_biases_moved, 0);
+  for (const ir::Node& n : graph.nodes)
+    if (n.op == OpKind::kConv) EXPECT_EQ(n.inputs.size(), 3u) << n.name;
+  expect_same_outputs(original, graph);
+}
+
 // ---- the report ----
 
 // build_report lists the FusedPointwise nodes with their patterns; the text counts them per pattern.
@@ -572,7 +656,11 @@ TEST(FusePointwise, FusedGraphsOnTheGpuMatchTheCpuInBothLayouts) {
   const ir::ValueId g = unary(se, OpKind::kHardSigmoid, se.global_average_pool(s),
                               float_attrs({{"alpha", 1.0f / 6}, {"beta", 0.5f}}));
   se.output(unary(se, OpKind::kErf, binary(se, OpKind::kMul, s, g)), "y");
-  for (const ir::Graph& original : {dense_block(), se.finish()}) {
+  GraphBuilder silu;  // Conv → SiLU: the Conv's bias moves into the fused node (fuse_conv_bias)
+  const ir::ValueId c = silu.conv(silu.input("x", {2, 3, 5, 5}), silu.constant("w", random_tensor({8, 3, 3, 3}, 1)),
+                                  silu.constant("b", random_tensor({8}, 2)), {.pad = 1});
+  silu.output(binary(silu, OpKind::kMul, c, unary(silu, OpKind::kSigmoid, c)), "y");
+  for (const ir::Graph& original : {dense_block(), se.finish(), silu.finish()}) {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < original.inputs.size(); ++i)
       inputs.push_back(random_tensor(original.value(original.inputs[i]).shape, static_cast<uint32_t>(60 + i)));

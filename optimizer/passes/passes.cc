@@ -3,7 +3,7 @@
 
 namespace ucudnn::optimizer {
 
-Expected<PassStats> run_inference_passes(ir::Graph& graph) {
+Expected<PassStats> run_inference_passes(ir::Graph& graph, const InferencePassOptions& options) {
   PassStats stats;
   UCUDNN_RETURN_IF_ERROR(remove_identities(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fold_batch_norm(graph, &stats));
@@ -12,6 +12,7 @@ Expected<PassStats> run_inference_passes(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(fuse_conv_add(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(decompose_batch_norm(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_pointwise(graph, &stats));
+  if (options.conv_bias_into_pointwise) UCUDNN_RETURN_IF_ERROR(fuse_conv_bias(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(graph.validate().with_context("after the inference passes"));
   return stats;
 }

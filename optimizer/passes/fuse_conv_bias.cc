@@ -1,0 +1,90 @@
+// fuse_conv_bias: a Conv with a bias whose output only a FusedPointwise reads gives its bias to that
+// node: the Conv loses input B, and the program gains a leaf for B (as [1, K, 1, ...], the output's
+// rank) and a first instruction adding it to the Conv's leaf, which every instruction then reads
+// instead. EfficientNet's Conv → SiLU: cuDNN adds a bias as its own pass over Y (cudnnAddTensor)
+// unless a Relu is fused too; the pointwise kernel adds it while it reads Y anyway. And a Conv without
+// an epilogue may run the graph-API engines (Note [graph engines and epilogues]).
+//
+// Applies when the Conv has exactly X, W and a float32 constant B of K elements, no fused
+// activation, its output is read by one FusedPointwise without a concat and is not a graph output,
+// and the program has room for one more leaf and two more registers.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "optimizer/passes/graph_edit.h"
+#include "optimizer/passes/passes.h"
+#include "runtime/ir/pointwise_program.h"
+
+namespace ucudnn::optimizer {
+
+namespace {
+
+// The Conv whose bias `pointwise` may take through input `i`, or -1.
+ir::NodeId conv_giving_bias(const ir::Graph& graph, const std::vector<int>& uses, const ir::Node& pointwise,
+                            size_t i) {
+  const ir::ValueId y = pointwise.inputs[i];
+  const ir::NodeId producer = graph.value(y).producer;
+  if (producer < 0 || uses[y] != 1 || is_graph_output(graph, y)) return -1;
+  const ir::Node& conv = graph.nodes[producer];
+  if (conv.op != OpKind::kConv || conv.inputs.size() != 3 || conv.attrs.has(ir::kFusedActivationAttr)) return -1;
+  const ir::Value& bias = graph.value(conv.inputs[2]);
+  const ir::Value& w = graph.value(conv.inputs[1]);
+  if (!bias.constant || bias.dtype != DType::kFloat32 || w.shape.empty() || bias.constant->numel() != w.shape[0])
+    return -1;
+  return producer;
+}
+
+// Gives the bias of `conv` to `pointwise`, whose input `i` (leaf i) is the Conv's output.
+void move_bias(ir::Graph& graph, ir::Node& conv, ir::Node& pointwise, size_t i) {
+  const size_t rank = graph.value(pointwise.outputs[0]).shape.size();
+  const ir::Value& bias = graph.value(conv.inputs[2]);
+  Shape shape(rank, 1);
+  shape[1] = bias.constant->numel();
+  const Tensor& b = *bias.constant;
+  Tensor reshaped = Tensor::from_floats(shape, std::span<const float>(b.data<float>(), static_cast<size_t>(b.numel())));
+  const std::string name = bias.name + ".as_leaf";
+  pointwise.inputs.push_back(graph.add_value({name, DType::kFloat32, shape, std::move(reshaped), -1}));
+  conv.inputs.resize(2);
+
+  const auto leaves = static_cast<int64_t>(pointwise.inputs.size()) - 1;  // before the bias leaf
+  const std::vector<int64_t>& old_code = pointwise.attrs.get_ints(ir::kPointwiseProgramAttr);
+  // Old register r: leaf i becomes the biased value (register leaves + 1), the other leaves stay,
+  // instruction results move up by two (the new leaf, the new instruction).
+  auto moved = [&](int64_t r) { return r == static_cast<int64_t>(i) ? leaves + 1 : r < leaves ? r : r + 2; };
+  std::vector<int64_t> code = {static_cast<int64_t>(ir::PointwiseOp::kAdd), static_cast<int64_t>(i), leaves, 0};
+  for (size_t w = 0; w < old_code.size(); w += ir::kInstructionWidth) {
+    const auto op = static_cast<ir::PointwiseOp>(old_code[w]);  // operands it does not read stay 0
+    const int64_t a = op == ir::PointwiseOp::kConstant ? old_code[w + 1] : moved(old_code[w + 1]);
+    const int64_t b = ir::pointwise_op_is_binary(op) ? moved(old_code[w + 2]) : old_code[w + 2];
+    code.insert(code.end(), {old_code[w], a, b, old_code[w + 3]});
+  }
+  pointwise.attrs.set(ir::kPointwiseProgramAttr, std::move(code));
+  pointwise.attrs.set(ir::kPointwisePatternAttr, "Bias+" + pointwise.attrs.get_string(ir::kPointwisePatternAttr));
+}
+
+}  // namespace
+
+Status fuse_conv_bias(ir::Graph& graph, PassStats* stats) {
+  const std::vector<int> uses = count_uses(graph);
+  for (ir::Node& pointwise : graph.nodes) {
+    if (pointwise.op != OpKind::kFusedPointwise || pointwise.attrs.get_int(ir::kPointwiseConcatCountAttr) != 0)
+      continue;
+    for (size_t i = 0; i < pointwise.inputs.size(); ++i) {
+      const int64_t registers =
+          static_cast<int64_t>(pointwise.inputs.size() +
+                               pointwise.attrs.get_ints(ir::kPointwiseProgramAttr).size() / ir::kInstructionWidth);
+      if (pointwise.inputs.size() + 1 > static_cast<size_t>(ir::kMaxPointwiseLeaves) ||
+          registers + 2 > ir::kMaxPointwiseRegisters)
+        break;
+      const ir::NodeId conv = conv_giving_bias(graph, uses, pointwise, i);
+      if (conv < 0) continue;
+      move_bias(graph, graph.nodes[conv], pointwise, i);
+      ++stats->conv_biases_moved;
+    }
+  }
+  graph.prune();  // the biases no one reads now
+  return Status::ok();
+}
+
+}  // namespace ucudnn::optimizer
