@@ -203,6 +203,9 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"global_maxpool_nan", OpKind::kGlobalMaxPool, 1,
        {input_values({1, 2, 2, 3}, {1, 2, kNaN, 4, 0, -1, 3, 9, -2, 5, 0, 1})}, {}, 1, {{1, 2, 1, 1}}},
       {"global_avgpool_1d", OpKind::kGlobalAveragePool, 1, {input({3, 4, 9})}, {}, 1, {{3, 4, 1}}},
+      // More channels than a CUDA block's 32 (not a multiple of them), more positions than its 32 rows.
+      {"global_avgpool_wide", OpKind::kGlobalAveragePool, 1, {input({3, 40, 15, 17})}, {}, 1, {{3, 40, 1, 1}}},
+      {"global_avgpool_one_position", OpKind::kGlobalAveragePool, 1, {input({2, 6, 1, 1})}, {}, 1, {{2, 6, 1, 1}}},
       // --- Gemm ---
       {"gemm_plain", OpKind::kGemm, 13, {input({5, 7}), weight({7, 4}), weight({5, 4})}, {}, 1, {{5, 4}}},
       {"gemm_trans_b_bias_row", OpKind::kGemm, 13, {input({3, 16}), weight({10, 16}), weight({10})},

@@ -93,16 +93,22 @@ bool is_depthwise(const OpCase& c) {
   return c.inputs[1].shape[1] == 1 && node.attrs.get_int("group") == c.inputs[0].shape[1];
 }
 
-// A case the CPU also runs channels-last (a build with oneDNN): what the channels-last pass rewrites,
-// a 2-D Conv, a 2-D MaxPool without Indices, an AveragePool, a global pool of 4-D X.
-bool cpu_runs_channels_last(const OpCase& c) {
-  if (!cpu::cpu_runs_channels_last() || c.inputs.empty() || c.inputs[0].shape.size() != 4) return false;
+// A pool the channels-last pass rewrites: a 2-D MaxPool without Indices, an AveragePool, a global
+// pool of 4-D X. Both backends run these channels-last too.
+bool is_channels_last_pool(const OpCase& c) {
+  if (c.inputs.empty() || c.inputs[0].shape.size() != 4) return false;
   switch (c.op) {
-    case OpKind::kConv: return c.inputs.size() > 1 && c.inputs[1].shape.size() == 4;
     case OpKind::kMaxPool: return c.outputs == 1;
     case OpKind::kAveragePool: case OpKind::kGlobalAveragePool: case OpKind::kGlobalMaxPool: return true;
     default: return false;
   }
+}
+
+// A case the CPU also runs channels-last (a build with oneDNN): such a pool, or a 2-D Conv.
+bool cpu_runs_channels_last(const OpCase& c) {
+  if (!cpu::cpu_runs_channels_last() || c.inputs.empty() || c.inputs[0].shape.size() != 4) return false;
+  if (c.op == OpKind::kConv) return c.inputs.size() > 1 && c.inputs[1].shape.size() == 4;
+  return is_channels_last_pool(c);
 }
 
 // The CPU algorithms that apply to a Conv case run channels-last (oneDNN's only).
@@ -132,6 +138,8 @@ const std::vector<OpRun>& op_runs() {
             for (int a : cpu_nhwc_algorithms_for(c))
               all.push_back({b, i, a, name + "_nhwc_" + cpu::cpu_conv_algorithm_name(a), true});
         }
+        if (config.kind == BackendConfig::Kind::kCuda && is_channels_last_pool(c))
+          all.push_back({b, i, -1, name + "_nhwc", true});
         if (config.kind == BackendConfig::Kind::kCuda && is_depthwise(c)) {
           all.push_back({b, i, -1, name + "_nhwc", true});
           all.push_back({b, i, kCudaDepthwiseAlgorithm, name + "_UCUDNN_DEPTHWISE"});
@@ -301,6 +309,18 @@ TEST(OpTableCoverage, DepthwiseAlgorithmRunsBothLayouts) {
     EXPECT_GE(runs[layout], 5) << (layout ? "nhwc" : "nchw");
     EXPECT_GE(fused_micro_batched[layout], 2) << (layout ? "nhwc" : "nchw");
   }
+}
+
+// On the GPU every kind of pool also runs channels-last (cuDNN's, ours for what cuDNN cannot express,
+// the global average pool's own kernel).
+TEST(OpTableCoverage, CudaRunsPoolsChannelsLast) {
+  std::map<OpKind, int> runs;
+  for (const OpRun& run : op_runs())
+    if (run.channels_last && backend_configs()[run.backend].kind == BackendConfig::Kind::kCuda)
+      ++runs[op_cases()[run.op_case].op];
+  if (runs.empty()) GTEST_SKIP() << "this build has no CUDA backend";
+  for (OpKind op : {OpKind::kMaxPool, OpKind::kAveragePool, OpKind::kGlobalAveragePool, OpKind::kGlobalMaxPool})
+    EXPECT_GE(runs[op], 2) << ucudnn::op_name(op);
 }
 
 // A build without the CUDA backend says so once, as a skip, instead of silently running the CPU alone.

@@ -162,6 +162,18 @@ class WindowPoolState final : public KernelState {
   }
 };
 
+class GlobalAveragePoolState final : public KernelState {
+ public:
+  int64_t batch = 0, channels = 0, spatial = 1;
+  bool channels_last = false;
+  Status run(const RunArgs& a) override {
+    UCUDNN_CUDA_CHECK(launch_global_average_pool(a.src[0].as<const float>(), a.dst[0].as<float>(), batch, channels,
+                                                 spatial, channels_last, a.ctx.stream()),
+                      "");
+    return Status::ok();
+  }
+};
+
 // Note [pool padding]: cuDNN pads both sides of an axis alike, has no ceil mode
 // and no pool dilations. A pool runs on cuDNN when its geometry is symmetric,
 // undilated and cuDNN's (floor) output size is ONNX's; every other one (ceil_mode
@@ -233,6 +245,14 @@ Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool m
   if (xs.size() < 3 || xs.size() > 5) return a.unsupported_error("1 to 3 spatial dims");
   if (a.node.outputs.size() > 1) return a.unsupported_error("MaxPool's Indices output");
   const Shape spatial(xs.begin() + 2, xs.end());
+  if (global && !max) {
+    auto s = std::make_unique<GlobalAveragePoolState>();
+    s->batch = xs[0];
+    s->channels = xs[1];
+    s->spatial = shape_numel(spatial);
+    s->channels_last = nhwc;
+    return std::unique_ptr<KernelState>(std::move(s));
+  }
   WindowGeometry g;
   if (global) {
     g.input = g.kernel = spatial;
