@@ -45,7 +45,7 @@ Expected<ir::Graph> load_inference_graph(const std::string& model_path, const Se
   import_options.batch = options.batch;
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
   optimizer::InferencePassOptions passes;
-  passes.conv_bias_into_pointwise = options.device == Device::kCuda;
+  passes.gpu_fusions = options.device == Device::kCuda;
   UCUDNN_RETURN_IF_ERROR(optimizer::run_inference_passes(graph, passes).status());
   return graph;
 }

@@ -1,4 +1,5 @@
-// Tests of decompose_batch_norm, fuse_pointwise and fuse_conv_bias (optimizer/passes/passes.h; Note [pointwise
+// Tests of decompose_batch_norm, fuse_pointwise, fuse_depthwise_activation and fuse_conv_bias
+// (optimizer/passes/passes.h; Note [pointwise
 // programs], runtime/ir/pointwise_program.h) in the style of passes_test.cc: each input graph's
 // rewrite is compared with a graph written by hand — which nodes fuse, the program, leaves and
 // their order, the concat leaf, the pattern name — and both graphs run on the CPU with the same
@@ -531,7 +532,7 @@ TEST(FuseConvBias, SiluTakesTheConvBias) {
   expect_same_outputs(original, graph);
 }
 
-// The CPU's sessions keep the bias in the Conv (InferencePassOptions::conv_bias_into_pointwise).
+// The CPU's sessions keep the bias in the Conv (InferencePassOptions::gpu_fusions).
 TEST(FuseConvBias, OffKeepsTheBiasInTheConv) {
   GraphBuilder b;
   const ir::ValueId c = b.conv(b.input("x", {2, 3, 5, 5}), b.constant("w", random_tensor({4, 3, 1, 1}, 1)),
@@ -539,7 +540,7 @@ TEST(FuseConvBias, OffKeepsTheBiasInTheConv) {
   b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "y");
   ir::Graph graph = b.finish();
   InferencePassOptions options;
-  options.conv_bias_into_pointwise = false;
+  options.gpu_fusions = false;
   auto stats = run_inference_passes(graph, options);
   ASSERT_TRUE(stats.has_value());
   EXPECT_EQ(stats->conv_biases_moved, 0);
@@ -584,6 +585,71 @@ TEST(FuseConvBias, StaysWhereTheConvHasOtherReaders) {
   for (const ir::Node& n : graph.nodes)
     if (n.op == OpKind::kConv) EXPECT_EQ(n.inputs.size(), 3u) << n.name;
   expect_same_outputs(original, graph);
+}
+
+// ---- fuse_depthwise_activation ----
+
+// A 3×3 depthwise Conv of x [2, 6, 7, 7] with a bias, padding 1.
+ir::ValueId depthwise(GraphBuilder& b, ir::ValueId x) {
+  ir::Attributes attrs;
+  attrs.set("group", int64_t{6});
+  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  return b.node(OpKind::kConv, {x, b.constant("dw", random_tensor({6, 1, 3, 3}, 7)), b.constant("db", random_tensor({6}, 8))},
+                {{2, 6, 7, 7}}, std::move(attrs))[0];
+}
+
+// Depthwise Conv → SiLU and → Clip(0, 6): one Conv each, its epilogue applying the activation (the bias
+// stays in the Conv); the same outputs on the CPU.
+TEST(FuseDepthwiseActivation, SiluAndRelu6JoinTheDepthwiseConv) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {2, 6, 7, 7});
+  const ir::ValueId c = depthwise(b, x);
+  b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "silu");
+  b.output(b.same_shape(OpKind::kClip, {depthwise(b, x), scalar(b, 0), scalar(b, 6)}), "relu6");
+  const ir::Graph original = b.finish();
+  ir::Graph graph = original;
+  auto stats = run_inference_passes(graph);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->activations_fused, 2);
+  ASSERT_EQ(graph.nodes.size(), 2u);
+  for (const ir::Node& n : graph.nodes) {
+    EXPECT_EQ(n.op, OpKind::kConv);
+    EXPECT_EQ(n.inputs.size(), 3u) << "the bias stays in the Conv";
+  }
+  EXPECT_EQ(ir::fused_activation(graph.nodes[0]), "SiLU");
+  EXPECT_EQ(ir::fused_activation(graph.nodes[1]), "Clip");
+  EXPECT_EQ(graph.nodes[1].attrs.get_float(ir::kFusedActivationMinAttr), 0.0f);
+  EXPECT_EQ(graph.nodes[1].attrs.get_float(ir::kFusedActivationMaxAttr), 6.0f);
+  expect_same_outputs(original, graph);
+}
+
+// A Conv that is not depthwise keeps its SiLU as a pointwise node (which takes its bias); a
+// depthwise Conv read twice keeps it too; the CPU's passes fuse neither.
+TEST(FuseDepthwiseActivation, OnlyADepthwiseConvReadOnceOnTheGpu) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {2, 6, 7, 7});
+  const ir::ValueId c = b.conv(x, b.constant("w", random_tensor({6, 6, 1, 1}, 1)), b.constant("b", random_tensor({6}, 2)));
+  b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "dense");
+  const ir::ValueId d = depthwise(b, x);
+  b.output(unary(b, OpKind::kHardSwish, d), "hardswish");
+  b.output(unary(b, OpKind::kTanh, d), "tanh");
+  const ir::Graph original = b.finish();
+  ir::Graph graph = original;
+  auto stats = run_inference_passes(graph);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->activations_fused, 0);
+  EXPECT_EQ(stats->conv_biases_moved, 1);
+  for (const ir::Node& n : graph.nodes) EXPECT_TRUE(ir::fused_activation(n).empty()) << n.name;
+  expect_same_outputs(original, graph);
+
+  GraphBuilder single;
+  single.output(unary(single, OpKind::kHardSwish, depthwise(single, single.input("x", {2, 6, 7, 7}))), "y");
+  ir::Graph cpu = single.finish();
+  InferencePassOptions options;
+  options.gpu_fusions = false;
+  ASSERT_TRUE(run_inference_passes(cpu, options).has_value());
+  EXPECT_EQ(cpu.nodes.size(), 2u);
+  EXPECT_TRUE(ir::fused_activation(cpu.nodes[0]).empty());
 }
 
 // ---- the report ----
@@ -660,7 +726,10 @@ TEST(FusePointwise, FusedGraphsOnTheGpuMatchTheCpuInBothLayouts) {
   const ir::ValueId c = silu.conv(silu.input("x", {2, 3, 5, 5}), silu.constant("w", random_tensor({8, 3, 3, 3}, 1)),
                                   silu.constant("b", random_tensor({8}, 2)), {.pad = 1});
   silu.output(binary(silu, OpKind::kMul, c, unary(silu, OpKind::kSigmoid, c)), "y");
-  for (const ir::Graph& original : {dense_block(), se.finish(), silu.finish()}) {
+  GraphBuilder dw;  // depthwise Conv → SiLU: one Conv (fuse_depthwise_activation)
+  const ir::ValueId d = depthwise(dw, dw.input("x", {2, 6, 7, 7}));
+  dw.output(binary(dw, OpKind::kMul, d, unary(dw, OpKind::kSigmoid, d)), "y");
+  for (const ir::Graph& original : {dense_block(), se.finish(), silu.finish(), dw.finish()}) {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < original.inputs.size(); ++i)
       inputs.push_back(random_tensor(original.value(original.inputs[i]).shape, static_cast<uint32_t>(60 + i)));
@@ -670,7 +739,6 @@ TEST(FusePointwise, FusedGraphsOnTheGpuMatchTheCpuInBothLayouts) {
       SCOPED_TRACE(nhwc ? "nhwc" : "nchw");
       ir::Graph graph = original;
       ASSERT_TRUE(run_inference_passes(graph).has_value());
-      EXPECT_FALSE(fused_nodes(graph).empty());
       if (nhwc) run_pass(convert_to_channels_last, graph);
       auto actual = ucudnn_test::run_on_backend(*gpu.backend, graph, inputs);
       ASSERT_TRUE(actual.has_value()) << actual.status().to_string();

@@ -105,6 +105,21 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"conv_depthwise_multiplier_residual_micro_batches", conv, 18,
        {input({3, 3, 6, 7}), weight({6, 1, 3, 3}), absent(), input({3, 6, 6, 7})},
        {{"group", int64_t{3}}, {"pads", IntList{1, 1, 1, 1}}}, 1, {{3, 6, 6, 7}}, {2, 1}},
+      // The GPU's fused activations other than Relu (fuse_depthwise_activation): the tiled kernel's float4
+      // and scalar paths, the plain kernel, micro-batches; on the CPU and cuDNN applied after the convolution.
+      {"conv_depthwise_silu", conv, 18, {input({2, 8, 9, 9}), weight({8, 1, 3, 3}), weight({8})},
+       {{"group", int64_t{8}}, {"pads", IntList{1, 1, 1, 1}}, {"activation", std::string("SiLU")}}, 1,
+       {{2, 8, 9, 9}}, {1, 1}},
+      {"conv_depthwise_hardswish_5x5_stride2", conv, 18, {input({2, 6, 11, 10}), weight({6, 1, 5, 5}), weight({6})},
+       {{"group", int64_t{6}}, {"pads", IntList{2, 2, 2, 2}}, {"strides", IntList{2, 2}},
+        {"activation", std::string("HardSwish")}},
+       1, {{2, 6, 6, 5}}},
+      {"conv_depthwise_relu6_no_bias", conv, 18, {input({2, 5, 8, 9}, -4, 4), weight({5, 1, 7, 7})},
+       {{"group", int64_t{5}}, {"pads", IntList{3, 2, 2, 3}}, {"activation", std::string("Clip")},
+        {"activation_min", 0.0f}, {"activation_max", 6.0f}},
+       1, {{2, 5, 7, 8}}},
+      {"conv_depthwise_sigmoid", conv, 18, {input({1, 4, 6, 6}), weight({4, 1, 3, 3}), weight({4})},
+       {{"group", int64_t{4}}, {"activation", std::string("Sigmoid")}}, 1, {{1, 4, 4, 4}}},
       // --- BatchNormalization, LRN ---
       {"batch_norm", OpKind::kBatchNormalization, 15,
        {input({3, 4, 5, 6}), weight({4}), weight({4}), weight({4}), weight({4}, 0.1, 2.0)}, {{"epsilon", 1e-3f}}, 1,

@@ -12,7 +12,10 @@ Expected<PassStats> run_inference_passes(ir::Graph& graph, const InferencePassOp
   UCUDNN_RETURN_IF_ERROR(fuse_conv_add(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(decompose_batch_norm(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_pointwise(graph, &stats));
-  if (options.conv_bias_into_pointwise) UCUDNN_RETURN_IF_ERROR(fuse_conv_bias(graph, &stats));
+  if (options.gpu_fusions) {
+    UCUDNN_RETURN_IF_ERROR(fuse_depthwise_activation(graph, &stats));
+    UCUDNN_RETURN_IF_ERROR(fuse_conv_bias(graph, &stats));
+  }
   UCUDNN_RETURN_IF_ERROR(graph.validate().with_context("after the inference passes"));
   return stats;
 }

@@ -11,8 +11,10 @@
 //                          Mul(x, scale) → Add(·, shift), scale and shift [1, C, 1, ..., 1]
 //   fuse_pointwise         trees of elementwise nodes (and a Concat feeding one) become one
 //                          FusedPointwise node (Note [pointwise programs], runtime/ir/pointwise_program.h)
-//   fuse_conv_bias         a Conv's bias moves into the FusedPointwise that alone reads its output
-//                          (added while the pointwise kernel reads Y, not as a pass of its own)
+//   fuse_depthwise_activation  (GPU) a depthwise Conv → FusedPointwise activation (SiLU, HardSwish,
+//                          Sigmoid, Clip) becomes one Conv applying it in its epilogue
+//   fuse_conv_bias         (GPU) a Conv's bias moves into the FusedPointwise that alone reads its
+//                          output (added while the pointwise kernel reads Y, not as a pass of its own)
 // One more pass is not part of run_inference_passes; the CUDA backend runs it
 // when a session's layout is NHWC:
 //   convert_to_channels_last  4-D activations between convolutions stored NHWC, with
@@ -49,17 +51,19 @@ Status fuse_add_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_add(ir::Graph& graph, PassStats* stats);
 Status decompose_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_pointwise(ir::Graph& graph, PassStats* stats);
+Status fuse_depthwise_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_bias(ir::Graph& graph, PassStats* stats);
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
 
 struct InferencePassOptions {
-  // fuse_conv_bias. The GPU wants it (cuDNN adds a bias as a pass of its own unless a Relu is fused
-  // too); on the CPU a Conv adds its bias in its own epilogue (oneDNN inside the primitive), so
-  // moving it would only give the pointwise kernel one more leaf to read.
-  bool conv_bias_into_pointwise = true;
+  // The GPU's passes, fuse_depthwise_activation and fuse_conv_bias: they pay where cuDNN adds a bias
+  // as a pass of its own (unless a Relu is fused too) and where UCUDNN_DEPTHWISE's epilogue applies any
+  // activation. On the CPU a Conv adds its bias in its own epilogue (oneDNN inside the primitive) and
+  // would apply another activation in a pass of its own: nothing to gain.
+  bool gpu_fusions = true;
 };
 
-// All eight, in that order (fuse_conv_bias as `options` say); then prunes and validates the graph.
+// All nine, in that order (the GPU's as `options` say); then prunes and validates the graph.
 Expected<PassStats> run_inference_passes(ir::Graph& graph, const InferencePassOptions& options = {});
 
 }  // namespace ucudnn::optimizer

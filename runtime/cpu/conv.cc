@@ -1,6 +1,6 @@
 // CPU kernel of Conv: checks the (micro-batch) shapes, picks the algorithm (-1 → default)
-// and runs it from conv_algorithms.h with the node's epilogue (bias, residual z, Relu: Note
-// [fused nodes]). The backend prepares a call once (prepare_conv: oneDNN's primitive, and
+// and runs it from conv_algorithms.h with the node's epilogue (bias, residual z, Relu or another
+// activation: Note [fused nodes]). The backend prepares a call once (prepare_conv: oneDNN's primitive, and
 // its reordered weights when W is a constant of the graph); `run` is the same computation
 // prepared on the spot, for callers without a prepared call. N comes from X.
 #include <limits>
@@ -18,8 +18,16 @@ namespace {
 struct ConvSetup {
   ConvProblem problem;
   ConvEpilogue epilogue;
+  ir::ConvActivation after;  // a fused activation other than Relu: applied after the epilogue
   int algorithm = kDefaultCpuConvAlgorithm;
 };
+
+// The GPU's fused activations other than Relu (Note [fused nodes]), which the CPU's passes never
+// make: applied to Y after the convolution, so that every graph the GPU runs, the CPU runs too.
+void apply_after(const ConvSetup& s, float* y, int64_t n) {
+  if (s.after.kind == ir::ConvActivationKind::kNone) return;
+  for (int64_t i = 0; i < n; ++i) y[i] = ir::apply_conv_activation(s.after, y[i]);
+}
 
 // `src` holds X, W, B, z ({} where absent; `present` says which are there), `y` Y's shape.
 Expected<ConvSetup> conv_setup(const ir::Node& node, const std::vector<Shape>& src, const std::vector<bool>& present,
@@ -44,10 +52,9 @@ Expected<ConvSetup> conv_setup(const ir::Node& node, const std::vector<Shape>& s
   if (s.epilogue.residual && src[ir::kConvResidualInput] != y)
     return invalid_argument(node.describe() + ": residual input of shape " +
                             shape_to_string(src[ir::kConvResidualInput]) + " does not match Y " + shape_to_string(y));
-  const std::string activation = ir::fused_activation(node);
-  if (!activation.empty() && activation != "Relu")
-    return unsupported(node.describe() + ": fused activation '" + activation + "' has no CPU kernel");
-  s.epilogue.relu = activation == "Relu";
+  UCUDNN_ASSIGN_OR_RETURN(const ir::ConvActivation activation, ir::conv_activation(node));
+  s.epilogue.relu = activation.kind == ir::ConvActivationKind::kRelu;
+  if (!s.epilogue.relu) s.after = activation;
   s.algorithm = algorithm == kDefaultCpuConvAlgorithm ? conv_default_algorithm(p) : algorithm;
   if (p.channels_last && !cpu_runs_channels_last())
     return unsupported(node.describe() + ": a channels-last (NHWC) convolution runs on the CPU through oneDNN, " +
@@ -99,6 +106,7 @@ Status run_conv(const KernelArgs& args) {
       check_workspace(args.node, s.algorithm, conv->workspace_bytes(), args.workspace, args.workspace_bytes));
   auto data = [&](size_t i) { return i < args.src.size() && args.src[i] ? args.src[i]->data<float>() : nullptr; };
   conv->run(data(0), data(1), data(2), data(ir::kConvResidualInput), y.data<float>(), args.workspace);
+  apply_after(s, y.data<float>(), y.numel());
   return Status::ok();
 }
 
@@ -126,6 +134,7 @@ class ConvCall final : public runtime::Kernel {
       return i < io.src.size() && io.src[i].dtype != DType::kUndefined ? io.src[i].as<const float>() : nullptr;
     };
     conv_->run(data(0), data(1), data(2), data(ir::kConvResidualInput), io.dst[0].as<float>(), io.workspace);
+    apply_after(setup_, io.dst[0].as<float>(), shape_numel(y_shape_));
     return Status::ok();
   }
 

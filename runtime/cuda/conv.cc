@@ -24,6 +24,7 @@
 #include "runtime/cuda/cudnn_graph.h"
 #include "runtime/cuda/depthwise_conv.h"
 #include "runtime/cuda/kernels.h"
+#include "runtime/cuda/window_kernels.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -105,6 +106,9 @@ class ConvState final : public KernelState {
   bool has_bias = false;
   bool has_z = false;  // a residual input (Note [fused nodes], runtime/ir/fusion.h)
   bool relu = false;   // a Relu fused into this Conv
+  // Another fused activation (SiLU, ...: Note [fused nodes]): one pass adds the bias and applies it.
+  ir::ConvActivation bias_activation;
+  int64_t out_channels = 0, channel_inner = 1;  // Y's channel of element i: (i / channel_inner) % out_channels
   bool fused = false;  // relu && has_bias: try cudnnConvolutionBiasActivationForward
   ActivationDescriptor activation;
   std::unique_ptr<GraphConvPlan> graph;  // a graph-API engine configuration runs instead of `algorithm`
@@ -165,6 +169,13 @@ class ConvState final : public KernelState {
       UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), x_data, w.get(), a.src[1].data, conv.get(),
                                                  algorithm, cudnn_workspace, workspace, &zero, y.get(), a.dst[0].data),
                          "algorithm " + std::to_string(algorithm));
+    if (bias_activation.kind != ir::ConvActivationKind::kNone) {
+      UCUDNN_CUDA_CHECK(launch_bias_activation(a.dst[0].as<float>(), has_bias ? a.src[2].as<const float>() : nullptr,
+                                               a.dst[0].numel(), out_channels, channel_inner, bias_activation,
+                                               a.ctx.stream()),
+                        "bias and fused activation");
+      return Status::ok();
+    }
     if (has_bias)
       UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, bias.get(), a.src[2].data, &one, y.get(), a.dst[0].data), "bias");
     if (has_z)
@@ -240,12 +251,15 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
                      context);
   if (expected != cudnn_dims(ys))
     return a.unsupported_error("cuDNN's output shape differs from ONNX's " + shape_to_string(a.dst_shapes[0]));
-  if (const std::string activation = ir::fused_activation(a.node); !activation.empty()) {  // Note [fused nodes]
-    if (activation != "Relu") return a.unsupported_error("fused activation '" + activation + "'");
-    s->relu = true;
-  }
+  UCUDNN_ASSIGN_OR_RETURN(const ir::ConvActivation activation, ir::conv_activation(a.node));  // Note [fused nodes]
+  s->relu = activation.kind == ir::ConvActivationKind::kRelu;
+  if (!s->relu) s->bias_activation = activation;
   s->has_bias = a.has_src(2);
   s->has_z = a.has_src(kZ);
+  if (s->has_z && activation.kind != ir::ConvActivationKind::kNone && !s->relu)
+    return a.unsupported_error("a residual input with a fused activation other than Relu");
+  s->out_channels = ys[1];
+  s->channel_inner = nhwc ? 1 : shape_numel(Shape(ys.begin() + 2, ys.end()));
   if (s->has_z && a.src_shapes[kZ] != a.dst_shapes[0])
     return a.unsupported_error("a residual input of shape " + shape_to_string(a.src_shapes[kZ]) + " unlike Y's");
   s->fused = s->relu && s->has_bias;

@@ -28,13 +28,14 @@ constexpr size_t kZ = ir::kConvResidualInput;
 class DepthwiseConvState final : public KernelState {
  public:
   DepthwiseGeometry geometry;
-  bool has_bias = false, has_z = false, relu = false;
+  bool has_bias = false, has_z = false;
+  ir::ConvActivation activation;
 
   Status run(const RunArgs& a) override {
     DepthwiseEpilogue epilogue;
     epilogue.bias = has_bias ? a.src[kBias].as<const float>() : nullptr;
     epilogue.z = has_z ? a.src[kZ].as<const float>() : nullptr;
-    epilogue.relu = relu;
+    epilogue.activation = activation;
     UCUDNN_CUDA_CHECK(launch_depthwise_conv(a.src[0].as<const float>(), a.src[1].as<const float>(),
                                             a.dst[0].as<float>(), geometry, epilogue, a.ctx.stream()),
                       context + ", UCUDNN_DEPTHWISE");
@@ -63,10 +64,7 @@ Expected<std::unique_ptr<KernelState>> prepare_depthwise_conv(const PrepareArgs&
   if (g.output[0] != y[2] || g.output[1] != y[3])
     return refuse("the output shape " + shape_to_string(a.dst_shapes[0]) + " differs from the window's");
   auto s = std::make_unique<DepthwiseConvState>();
-  if (const std::string activation = ir::fused_activation(a.node); !activation.empty()) {  // Note [fused nodes]
-    if (activation != "Relu") return refuse("fused activation '" + activation + "'");
-    s->relu = true;
-  }
+  UCUDNN_ASSIGN_OR_RETURN(s->activation, ir::conv_activation(a.node));  // Note [fused nodes]
   s->has_bias = a.has_src(kBias);
   s->has_z = a.has_src(kZ);
   if (s->has_bias && a.src_shapes[kBias] != Shape{w[0]})

@@ -26,11 +26,11 @@ constexpr int kChannelsPerThread = 4;   // NHWC tiled: one float4 of channels
 // This thread's item of a row: int64 first, so a grid a block wider than `items` cannot wrap.
 __device__ __forceinline__ int64_t row_item() { return int64_t{blockIdx.x} * blockDim.x + threadIdx.x; }
 
-// Note [fused nodes]: conv + bias + z, then the Relu (`v < 0` is false for NaN, which passes).
+// Note [fused nodes]: conv + bias + z, then the activation.
 __device__ __forceinline__ float finish(float v, const DepthwiseEpilogue& e, int64_t k, int64_t at) {
   if (e.bias != nullptr) v += __ldg(e.bias + k);
   if (e.z != nullptr) v += e.z[at];
-  return e.relu && v < 0.0f ? 0.0f : v;
+  return ir::apply_conv_activation(e.activation, v);
 }
 
 __device__ __forceinline__ void fma4(float4& acc, const float4& a, const float4& b) {
@@ -159,7 +159,7 @@ __global__ void depthwise_nhwc_tiled(const float* __restrict__ x, const float* _
           float& c = component(v, i);
           if (e.bias != nullptr) c += __ldg(e.bias + k0 + i);
           c += component(z, i);
-          if (e.relu && c < 0.0f) c = 0.0f;
+          c = ir::apply_conv_activation(e.activation, c);
         }
         *reinterpret_cast<float4*>(y + at) = v;
       } else {

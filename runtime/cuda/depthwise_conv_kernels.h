@@ -5,7 +5,8 @@
 // [K, 1, R, S] or [K, R, S, 1] — the same bytes, w[k][r][s], in either layout. Any pads (also
 // unequal begin/end: only the begin pads move the windows, the output size is given), strides and
 // dilations. Epilogue as Note [fused nodes]: y = act(conv(x, w) + bias + z), each of bias [K], z
-// (Y's shape) and the Relu optional; a NaN passes the Relu (as cuDNN's CUDNN_PROPAGATE_NAN).
+// (Y's shape) and the activation (ir::ConvActivation: Relu, SiLU, ...) optional; a NaN passes the
+// Relu (as cuDNN's CUDNN_PROPAGATE_NAN).
 //
 // Kernels: 3×3 and 5×5 windows with horizontal stride 1 or 2 and horizontal dilation 1 run a
 // tiled kernel (each thread a few outputs along W, an input row segment and the filter row in
@@ -19,6 +20,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+
+#include "runtime/ir/conv_activation.h"
 
 namespace ucudnn::cuda {
 
@@ -38,7 +41,7 @@ struct DepthwiseGeometry {
 struct DepthwiseEpilogue {
   const float* bias = nullptr;  // [K] or nullptr
   const float* z = nullptr;     // a residual input of Y's shape, or nullptr (Note [fused nodes])
-  bool relu = false;
+  ir::ConvActivation activation;  // none, Relu, or one fuse_depthwise_activation moved here
 };
 
 // The largest number of items in one output row any kernel uses for `g` (the plain kernel's):

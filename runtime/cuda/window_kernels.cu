@@ -191,6 +191,25 @@ __global__ void global_average_channels_last_kernel(const float* __restrict__ sr
 
 }  // namespace
 
+namespace {
+
+__global__ void bias_activation_kernel(float* __restrict__ y, const float* __restrict__ bias, int64_t n,
+                                       int64_t channels, int64_t inner, ir::ConvActivation activation) {
+  UCUDNN_GRID_LOOP(i, n) {
+    const float b = bias != nullptr ? __ldg(bias + (i / inner) % channels) : 0.f;
+    y[i] = ir::apply_conv_activation(activation, y[i] + b);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_bias_activation(float* y, const float* bias, int64_t n, int64_t channels, int64_t inner,
+                                   ir::ConvActivation activation, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  bias_activation_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, bias, n, channels, inner, activation);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_global_average_pool(const float* src, float* dst, int64_t batch, int64_t channels, int64_t spatial,
                                        bool channels_last, cudaStream_t stream) {
   if (batch == 0 || channels == 0) return cudaSuccess;

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "runtime/ir/conv_activation.h"
+
 namespace ucudnn::cuda {
 
 inline constexpr int kMaxPoolDims = 3;
@@ -45,6 +47,12 @@ cudaError_t launch_window_pool(PoolMode mode, const float* src, float* dst, cons
 // 24 pools at batch 128 on the H200 in NHWC.
 cudaError_t launch_global_average_pool(const float* src, float* dst, int64_t batch, int64_t channels, int64_t spatial,
                                        bool channels_last, cudaStream_t stream);
+
+// A Conv's epilogue after cuDNN for an activation cuDNN's fused call lacks (Note [fused nodes]), in
+// place over Y's n elements: y = act(y + bias[c]) (bias may be null), c = (i / inner) % channels
+// (NCHW: inner the spatial size; NHWC: 1).
+cudaError_t launch_bias_activation(float* y, const float* bias, int64_t n, int64_t channels, int64_t inner,
+                                   ir::ConvActivation activation, cudaStream_t stream);
 
 // LRN over X = [batch, channels, inner]: y = x / (bias + alpha / size · Σ x²)^beta,
 // the sum over channels [c - floor((size-1)/2), c + ceil((size-1)/2)] ∩ [0, C).

@@ -68,15 +68,28 @@ Shape window_output(const Shape& x, int64_t channels, const std::vector<Axis>& a
 
 Tensor new_tensor(const Shape& shape) { return std::move(Tensor::allocate(DType::kFloat32, shape)).value(); }
 
+// A Conv's fused activation (Note [fused nodes]) in double, written out here rather than through the
+// kernels' ir::apply_conv_activation.
+double reference_activation(const ir::Node& node, double v) {
+  const std::string name = ir::fused_activation(node);
+  if (name == "Relu") return std::max(v, 0.0);
+  if (name == "SiLU") return v / (1.0 + std::exp(-v));
+  if (name == "Sigmoid") return 1.0 / (1.0 + std::exp(-v));
+  if (name == "HardSwish") return v * std::min(1.0, std::max(0.0, v / 6.0 + 0.5));
+  if (name == "Clip")
+    return std::min(std::max(v, double{node.attrs.get_float(ir::kFusedActivationMinAttr)}),
+                    double{node.attrs.get_float(ir::kFusedActivationMaxAttr)});
+  return v;
+}
+
 }  // namespace
 
 Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& src) {
   const Tensor& x = *src[0];
   const Tensor& w = *src[1];
   const Tensor* b = src.size() > 2 ? src[2] : nullptr;
-  // Note [fused nodes] (runtime/ir/fusion.h): a residual input z of Y's shape, and a fused Relu.
+  // Note [fused nodes] (runtime/ir/fusion.h): a residual input z of Y's shape, and a fused activation.
   const Tensor* z = src.size() > ir::kConvResidualInput ? src[ir::kConvResidualInput] : nullptr;
-  const bool relu = ir::fused_activation(node) == "Relu";
   const int64_t group = node.attrs.has("group") ? node.attrs.get_int("group") : 1;
   const Ints kernel(w.shape().begin() + 2, w.shape().end());
   const std::vector<Axis> ax = window_axes(node.attrs, x.shape(), kernel, false);
@@ -106,7 +119,7 @@ Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& sr
               }
           const int64_t at = ((n * filters + m) * ah.out + oh) * aw.out + ow;
           if (z != nullptr) sum += z->data<float>()[at];
-          yd[at] = static_cast<float>(relu ? std::max(sum, 0.0) : sum);
+          yd[at] = static_cast<float>(reference_activation(node, sum));
         }
   return y;
 }

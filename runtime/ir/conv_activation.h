@@ -1,0 +1,33 @@
+// The activation a Conv applies in its epilogue (Note [fused nodes], runtime/ir/fusion.h), as plain
+// data the kernels of both devices take: "Relu" (fuse_conv_activation), and on the GPU "SiLU",
+// "HardSwish", "Sigmoid" and "Clip" (fuse_depthwise_activation: what a FusedPointwise after a depthwise
+// Conv computed, now in UCUDNN_DEPTHWISE's epilogue). host and device code alike include this file.
+#pragma once
+
+#include "runtime/ir/pointwise_program.h"
+
+namespace ucudnn::ir {
+
+enum class ConvActivationKind : uint8_t { kNone, kRelu, kSiLU, kHardSwish, kSigmoid, kClip };
+
+struct ConvActivation {
+  ConvActivationKind kind = ConvActivationKind::kNone;
+  float min = 0.f, max = 0.f;  // kClip's bounds
+};
+
+// Relu passes a NaN (cuDNN's CUDNN_PROPAGATE_NAN); the others compute as eval_pointwise does, so a
+// fused SiLU gives the unfused FusedPointwise's results.
+UCUDNN_HOST_DEVICE inline float apply_conv_activation(const ConvActivation& a, float v) {
+  switch (a.kind) {
+    case ConvActivationKind::kNone: return v;
+    case ConvActivationKind::kRelu: return v < 0.f ? 0.f : v;
+    case ConvActivationKind::kSiLU:
+      return eval_pointwise(PointwiseOp::kMul, v, eval_pointwise(PointwiseOp::kSigmoid, v, 0.f, 0.f, 0.f), 0.f, 0.f);
+    case ConvActivationKind::kHardSwish: return eval_pointwise(PointwiseOp::kHardSwish, v, 0.f, 0.f, 0.f);
+    case ConvActivationKind::kSigmoid: return eval_pointwise(PointwiseOp::kSigmoid, v, 0.f, 0.f, 0.f);
+    case ConvActivationKind::kClip: return eval_pointwise(PointwiseOp::kClip, v, 0.f, a.min, a.max);
+  }
+  return v;
+}
+
+}  // namespace ucudnn::ir
