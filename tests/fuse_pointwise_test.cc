@@ -598,20 +598,24 @@ ir::ValueId depthwise(GraphBuilder& b, ir::ValueId x) {
                 {{2, 6, 7, 7}}, std::move(attrs))[0];
 }
 
-// Depthwise Conv → SiLU and → Clip(0, 6): one Conv each, its epilogue applying the activation (the bias
+// Depthwise Conv → SiLU, → Clip(0, 6) and → x · HardSigmoid(x): one Conv each, its epilogue applying the activation (the bias
 // stays in the Conv); the same outputs on the CPU.
-TEST(FuseDepthwiseActivation, SiluAndRelu6JoinTheDepthwiseConv) {
+TEST(FuseDepthwiseActivation, SiluRelu6AndHardSwishJoinTheDepthwiseConv) {
   GraphBuilder b;
   const ir::ValueId x = b.input("x", {2, 6, 7, 7});
   const ir::ValueId c = depthwise(b, x);
   b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "silu");
   b.output(b.same_shape(OpKind::kClip, {depthwise(b, x), scalar(b, 0), scalar(b, 6)}), "relu6");
+  const ir::ValueId h = depthwise(b, x);  // HardSwish as opset 13 exports it: x · HardSigmoid(x)
+  b.output(binary(b, OpKind::kMul, h,
+                  unary(b, OpKind::kHardSigmoid, h, float_attrs({{"alpha", 1.0f / 6}, {"beta", 0.5f}}))),
+           "hardswish");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
   auto stats = run_inference_passes(graph);
   ASSERT_TRUE(stats.has_value());
-  EXPECT_EQ(stats->activations_fused, 2);
-  ASSERT_EQ(graph.nodes.size(), 2u);
+  EXPECT_EQ(stats->activations_fused, 3);
+  ASSERT_EQ(graph.nodes.size(), 3u);
   for (const ir::Node& n : graph.nodes) {
     EXPECT_EQ(n.op, OpKind::kConv);
     EXPECT_EQ(n.inputs.size(), 3u) << "the bias stays in the Conv";
@@ -620,6 +624,7 @@ TEST(FuseDepthwiseActivation, SiluAndRelu6JoinTheDepthwiseConv) {
   EXPECT_EQ(ir::fused_activation(graph.nodes[1]), "Clip");
   EXPECT_EQ(graph.nodes[1].attrs.get_float(ir::kFusedActivationMinAttr), 0.0f);
   EXPECT_EQ(graph.nodes[1].attrs.get_float(ir::kFusedActivationMaxAttr), 6.0f);
+  EXPECT_EQ(ir::fused_activation(graph.nodes[2]), "HardSwish");
   expect_same_outputs(original, graph);
 }
 

@@ -1,6 +1,6 @@
 // fuse_depthwise_activation: a depthwise Conv whose output only an activation the Conv's epilogue can
-// apply reads — a one-input FusedPointwise computing SiLU (Sigmoid, then Mul by the input), HardSwish,
-// Sigmoid or Clip, or a lone HardSwish, Sigmoid or Clip node (ReLU6) — becomes one Conv with that
+// apply reads — a one-input FusedPointwise computing SiLU (Sigmoid, then Mul by the input), HardSwish
+// (also as x · HardSigmoid(x)), Sigmoid or Clip, or a lone HardSwish, Sigmoid or Clip node (ReLU6) — becomes one Conv with that
 // activation (Note [fused nodes]).
 // On the GPU the depthwise kernel (UCUDNN_DEPTHWISE) applies it as it writes Y, so EfficientNet's and
 // MobileNetV3's depthwise layers write their output once instead of three times (the Conv, then the
@@ -61,15 +61,23 @@ std::optional<Activation> activation_of(const ir::Graph& graph, const ir::Node& 
     return code[i * ir::kInstructionWidth + 1] == a && code[i * ir::kInstructionWidth + 2] == b;
   };
   const size_t count = code.size() / ir::kInstructionWidth;
+  const std::vector<float>& constants = pointwise.attrs.get_floats(ir::kPointwiseConstantsAttr);
+  auto immediates = [&](size_t i, float p0, float p1) {  // exactly: the fused kernel computes the same
+    const auto k = static_cast<size_t>(code[i * ir::kInstructionWidth + 3]);
+    return k + 1 < constants.size() && constants[k] == p0 && constants[k + 1] == p1;
+  };
   // Registers: 0 the input, 1 the first instruction's result, 2 the second's.
-  if (count == 2 && op(0) == PointwiseOp::kSigmoid && reads(0, 0, 0) && op(1) == PointwiseOp::kMul &&
-      (reads(1, 0, 1) || reads(1, 1, 0)))
-    return Activation{"SiLU"};
+  const bool times_input = count == 2 && reads(0, 0, 0) && op(1) == PointwiseOp::kMul &&
+                           (reads(1, 0, 1) || reads(1, 1, 0));
+  if (times_input && op(0) == PointwiseOp::kSigmoid) return Activation{"SiLU"};
+  // HardSwish as older opsets export it, x · HardSigmoid(x) with alpha 1/6 and beta 1/2: eval_pointwise's
+  // HardSwish computes x · max(0, min(1, x · (1/6) + 0.5)), the same operations.
+  if (times_input && op(0) == PointwiseOp::kHardSigmoid && immediates(0, 1.0f / 6.0f, 0.5f))
+    return Activation{"HardSwish"};
   if (count != 1 || !reads(0, 0, 0)) return std::nullopt;
   if (op(0) == PointwiseOp::kHardSwish) return Activation{"HardSwish"};
   if (op(0) == PointwiseOp::kSigmoid) return Activation{"Sigmoid"};
   if (op(0) == PointwiseOp::kClip) {
-    const std::vector<float>& constants = pointwise.attrs.get_floats(ir::kPointwiseConstantsAttr);
     const auto k = static_cast<size_t>(code[3]);
     if (k + 1 >= constants.size()) return std::nullopt;
     return Activation{"Clip", constants[k], constants[k + 1]};
