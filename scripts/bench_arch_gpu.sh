@@ -60,7 +60,8 @@ for model in ${MODELS_LIST//,/ }; do
       wd64) flags=(--policy wd --workspace 64MiB) ;;
       interpreted) jit=0 ;;
     esac
-    UCUDNN_POINTWISE_JIT=$jit "$BIN/ucudnn" run "$onnx" "${common[@]}" "${flags[@]}" --device-io --iterations 20 --warmup 5 --json \
+    UCUDNN_POINTWISE_JIT=$jit \
+        "$BIN/ucudnn" run "$onnx" "${common[@]}" "${flags[@]}" --device-io --iterations 20 --warmup 5 --json \
         > "$ARCH/$model.$variant.json" 2> "$ARCH/$model.$variant.err" || { status=1; tail -n 3 "$ARCH/$model.$variant.err"; }
   done
   "$BIN/ucudnn" run "$onnx" "${common[@]}" --profile --iterations 1 --warmup 2 > "$ARCH/$model.profile.txt" 2>&1 \

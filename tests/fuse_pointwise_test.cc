@@ -548,13 +548,19 @@ TEST(FuseConvBias, OffKeepsTheBiasInTheConv) {
   EXPECT_EQ(fused_nodes(graph)[0]->attrs.get_string(ir::kPointwisePatternAttr), "SiLU");
 }
 
+// A 1×1 Conv of x with k filters over c channels and a bias, its constants seeded from `seed`.
+ir::ValueId conv_1x1(GraphBuilder& b, ir::ValueId x, int64_t k, int64_t c, uint32_t seed) {
+  const std::string n = std::to_string(seed);
+  return b.conv(x, b.constant("w" + n, random_tensor({k, c, 1, 1}, seed)),
+                b.constant("b" + n, random_tensor({k}, seed + 1)));
+}
+
 // Two Convs joined by Add → Sigmoid: both biases move, each added to its own leaf.
 TEST(FuseConvBias, EveryConvLeafGivesItsBias) {
   GraphBuilder b;
   const ir::ValueId x = b.input("x", {2, 3, 4, 4});
-  const ir::ValueId p = b.conv(x, b.constant("w1", random_tensor({5, 3, 1, 1}, 3)), b.constant("b1", random_tensor({5}, 4)));
-  const ir::ValueId q = b.conv(x, b.constant("w2", random_tensor({5, 3, 1, 1}, 5)), b.constant("b2", random_tensor({5}, 6)));
-  b.output(unary(b, OpKind::kSigmoid, binary(b, OpKind::kAdd, p, q)), "y");
+  b.output(unary(b, OpKind::kSigmoid, binary(b, OpKind::kAdd, conv_1x1(b, x, 5, 3, 3), conv_1x1(b, x, 5, 3, 5))),
+           "y");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
   auto stats = run_inference_passes(graph);
@@ -572,11 +578,10 @@ TEST(FuseConvBias, EveryConvLeafGivesItsBias) {
 TEST(FuseConvBias, StaysWhereTheConvHasOtherReaders) {
   GraphBuilder b;
   const ir::ValueId x = b.input("x", {2, 3, 4, 4});
-  const ir::ValueId p = b.conv(x, b.constant("w1", random_tensor({3, 3, 1, 1}, 3)), b.constant("b1", random_tensor({3}, 4)));
+  const ir::ValueId p = conv_1x1(b, x, 3, 3, 3);
   b.output(unary(b, OpKind::kTanh, unary(b, OpKind::kSigmoid, p)), "y");
   b.output(p, "p");
-  const ir::ValueId q = b.conv(x, b.constant("w2", random_tensor({3, 3, 1, 1}, 5)), b.constant("b2", random_tensor({3}, 6)));
-  b.output(unary(b, OpKind::kTanh, unary(b, OpKind::kSigmoid, b.relu(q))), "z");
+  b.output(unary(b, OpKind::kTanh, unary(b, OpKind::kSigmoid, b.relu(conv_1x1(b, x, 3, 3, 5)))), "z");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
   auto stats = run_inference_passes(graph);
@@ -594,12 +599,12 @@ ir::ValueId depthwise(GraphBuilder& b, ir::ValueId x) {
   ir::Attributes attrs;
   attrs.set("group", int64_t{6});
   attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  return b.node(OpKind::kConv, {x, b.constant("dw", random_tensor({6, 1, 3, 3}, 7)), b.constant("db", random_tensor({6}, 8))},
-                {{2, 6, 7, 7}}, std::move(attrs))[0];
+  const ir::ValueId w = b.constant("dw", random_tensor({6, 1, 3, 3}, 7));
+  return b.node(OpKind::kConv, {x, w, b.constant("db", random_tensor({6}, 8))}, {{2, 6, 7, 7}}, std::move(attrs))[0];
 }
 
-// Depthwise Conv → SiLU, → Clip(0, 6) and → x · HardSigmoid(x): one Conv each, its epilogue applying the activation (the bias
-// stays in the Conv); the same outputs on the CPU.
+// Depthwise Conv → SiLU, → Clip(0, 6) and → x · HardSigmoid(x): one Conv each, its epilogue applying
+// the activation (the bias stays in the Conv); the same outputs on the CPU.
 TEST(FuseDepthwiseActivation, SiluRelu6AndHardSwishJoinTheDepthwiseConv) {
   GraphBuilder b;
   const ir::ValueId x = b.input("x", {2, 6, 7, 7});
@@ -633,7 +638,7 @@ TEST(FuseDepthwiseActivation, SiluRelu6AndHardSwishJoinTheDepthwiseConv) {
 TEST(FuseDepthwiseActivation, OnlyADepthwiseConvReadOnceOnTheGpu) {
   GraphBuilder b;
   const ir::ValueId x = b.input("x", {2, 6, 7, 7});
-  const ir::ValueId c = b.conv(x, b.constant("w", random_tensor({6, 6, 1, 1}, 1)), b.constant("b", random_tensor({6}, 2)));
+  const ir::ValueId c = conv_1x1(b, x, 6, 6, 1);
   b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "dense");
   const ir::ValueId d = depthwise(b, x);
   b.output(unary(b, OpKind::kHardSwish, d), "hardswish");

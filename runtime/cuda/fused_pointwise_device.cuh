@@ -9,8 +9,8 @@
 // both compile this file, so it includes nothing but fused_pointwise_kernels.h.
 //
 // With a fixed leaf count the loops over leaves are unrolled (for_each_leaf), and loops over dims are
-// unrolled to their limit with a guard, so that every array index is a constant. Index arithmetic is 32-bit (Index = int) when the output has at most
-// 2^30 elements (every leaf and piece is no larger). Kernels: general (any leaf kind, an element a
+// unrolled to their limit with a guard, so that every array index is a constant. Index arithmetic is
+// 32-bit (Index = int) when the output has at most 2^30 elements (every leaf and piece is no larger). Kernels: general (any leaf kind, an element a
 // thread), vector (four elements a thread, 16-byte accesses; no concat leaf, strided leaves constant or
 // contiguous over four elements of the innermost dim), concat (params.by_axis: a thread a column).
 #pragma once

@@ -110,14 +110,30 @@ Expected<GeneratedPointwiseKernels> load_kernels(const std::vector<char>& cubin,
   return kernels;
 }
 
+// FNV-1a of `text`, as 16 hex digits.
+std::string fnv1a_hex(const std::string& text) {
+  uint64_t hash = 1469598103934665603ull;
+  for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+// What a generated source compiles to besides its own text: the built-in headers (the kernel bodies),
+// so a cubin cached by another version of them is not taken.
+const std::string& headers_digest() {
+  static const std::string digest = [] {
+    std::string all;
+    for (int h = 0; h < kPointwiseJitHeaderCount; ++h) all += std::string(kPointwiseJitHeaders[h]) + '\0';
+    return fnv1a_hex(all);
+  }();
+  return digest;
+}
+
 // The disk cache: <user_cache_dir>/kernels/pointwise-<hash of key>.bin holds the key, a NUL, then the cubin.
 // A file whose key differs (a hash collision, another version) or whose cubin does not load is a miss.
 std::string cache_path(const std::string& key) {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (const char c : key) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  char name[40];
-  std::snprintf(name, sizeof name, "pointwise-%016llx.bin", static_cast<unsigned long long>(hash));
-  return (std::filesystem::path(user_cache_dir()) / "kernels" / name).string();
+  return (std::filesystem::path(user_cache_dir()) / "kernels" / ("pointwise-" + fnv1a_hex(key) + ".bin")).string();
 }
 
 std::optional<std::vector<char>> read_cached(const std::string& key) {
@@ -162,7 +178,8 @@ std::string generated_pointwise_source(const PointwiseParams& p, const Pointwise
       << static_cast<int>(p.op[i]) << "), " << register_name(p, p.a[i]) << ", " << register_name(p, p.b[i])
       << ", p.p0[" << i << "], p.p1[" << i << "]);\n";
   }
-  s << "    return " << register_name(p, p.leaves + p.count - 1) << ";\n  }\n};\n}  // namespace ucudnn::cuda::device\n";
+  s << "    return " << register_name(p, p.leaves + p.count - 1) << ";\n  }\n};\n"
+    << "}  // namespace ucudnn::cuda::device\n";
   const char* index = set.index32 ? "int32_t" : "int64_t";
   const char* entry = "extern \"C\" __global__ void ";
   const char* params = "(const __grid_constant__ ucudnn::cuda::PointwiseParams p, ";
@@ -216,7 +233,7 @@ GeneratedPointwiseKernels generated_pointwise_kernels(const PointwiseParams& par
   Expected<std::string> arch = current_arch();
   if (!arch) return {};
   const std::string source = generated_pointwise_source(params, set);
-  const std::string key = *arch + " NVRTC " + nvrtc().version + "\n" + source;
+  const std::string key = *arch + " NVRTC " + nvrtc().version + " headers " + headers_digest() + "\n" + source;
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   Expected<GeneratedPointwiseKernels> kernels = unsupported("not in the disk cache");

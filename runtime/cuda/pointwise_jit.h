@@ -9,8 +9,8 @@
 // fused_pointwise_device.cuh for the GPU at hand (cubin for its sm_XY). Only the kernels the node can
 // launch are written (concat; or general, and vector when its shapes allow). The immediates (Clip's
 // bounds, ...) stay parameters, so every node with the same instructions shares one compile: a
-// process-wide cache keyed by the source, the architecture and NVRTC's version holds the loaded
-// kernels, and the cubins are kept on disk under the same key (user_cache_dir()/kernels/, beside the
+// process-wide cache keyed by the source, the built-in headers, the architecture and NVRTC's version
+// holds the loaded kernels, and the cubins are kept on disk under the same key (user_cache_dir()/kernels/, beside the
 // benchmark database) for the next process — a compile takes ~0.2 s.
 //
 // NVRTC is loaded at run time (dlopen of libnvrtc.so.13, .so): the binary does not need it. When it is
