@@ -15,8 +15,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -57,8 +59,28 @@ struct OpRun {
   size_t backend = 0;   // into backend_configs()
   size_t op_case = 0;   // into op_cases()
   int algorithm = -1;   // Conv: a CpuConvAlgorithm, or on the GPU kCudaDepthwiseAlgorithm; -1 = the default
-  std::string name;     // "<backend>_<case>[_nhwc][_<algorithm>]"
+  std::string name;     // "<backend>_<case>[_nhwc][_<algorithm>|_interpreted]"
   bool channels_last = false;  // run channels-last: a depthwise Conv case (GPU); a Conv or pool case (CPU with oneDNN)
+  // GPU FusedPointwise: with UCUDNN_POINTWISE_JIT=0, the interpreter's kernels (Note [generated pointwise
+  // kernels]); the run without it takes the generated ones where NVRTC is found.
+  bool interpreted = false;
+};
+
+// Sets an environment variable for a scope, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
 };
 
 void PrintTo(const OpRun& run, std::ostream* os) { *os << run.name; }
@@ -140,6 +162,8 @@ const std::vector<OpRun>& op_runs() {
         }
         if (config.kind == BackendConfig::Kind::kCuda && is_channels_last_pool(c))
           all.push_back({b, i, -1, name + "_nhwc", true});
+        if (config.kind == BackendConfig::Kind::kCuda && c.op == OpKind::kFusedPointwise)
+          all.push_back({b, i, -1, name + "_interpreted", false, true});
         if (config.kind == BackendConfig::Kind::kCuda && is_depthwise(c)) {
           all.push_back({b, i, -1, name + "_nhwc", true});
           all.push_back({b, i, kCudaDepthwiseAlgorithm, name + "_UCUDNN_DEPTHWISE"});
@@ -227,6 +251,8 @@ TEST_P(OpTable, MatchesReference) {
   for (int64_t size : c.micro_batches) options.micro_batches.push_back({size, run.algorithm});
   const OneNodeGraph nhwc = run.channels_last ? to_channels_last(*built) : OneNodeGraph{};
   const OneNodeGraph& ran = run.channels_last ? nhwc : *built;
+  std::optional<ScopedEnv> interpreted;
+  if (run.interpreted) interpreted.emplace("UCUDNN_POINTWISE_JIT", "0");
   auto got = run_on_backend(*shared.backend, ran.graph, ran.feeds, options);
   if (!got && got.status().code() == StatusCode::kUnsupported && !config.runs_every_case)
     GTEST_SKIP() << config.name << " does not support " << c.name << ": " << got.status().message();
@@ -321,6 +347,19 @@ TEST(OpTableCoverage, CudaRunsPoolsChannelsLast) {
   if (runs.empty()) GTEST_SKIP() << "this build has no CUDA backend";
   for (OpKind op : {OpKind::kMaxPool, OpKind::kAveragePool, OpKind::kGlobalAveragePool, OpKind::kGlobalMaxPool})
     EXPECT_GE(runs[op], 2) << ucudnn::op_name(op);
+}
+
+// On the GPU every FusedPointwise case also runs interpreted (UCUDNN_POINTWISE_JIT=0), so both the
+// generated kernels and the interpreter's are checked wherever NVRTC is found.
+TEST(OpTableCoverage, FusedPointwiseRunsInterpretedOnTheGpu) {
+  int interpreted = 0, cuda = 0;
+  for (const OpRun& run : op_runs()) {
+    if (backend_configs()[run.backend].kind != BackendConfig::Kind::kCuda) continue;
+    ++cuda;
+    interpreted += run.interpreted && op_cases()[run.op_case].op == OpKind::kFusedPointwise;
+  }
+  if (cuda == 0) GTEST_SKIP() << "this build has no CUDA backend";
+  EXPECT_GE(interpreted, 40);
 }
 
 // A build without the CUDA backend says so once, as a skip, instead of silently running the CPU alone.

@@ -48,11 +48,13 @@ cudaError_t launch_fused_pointwise(const PointwiseParams& params, float* dst, in
   if (vector) {
     auto* dst4 = reinterpret_cast<float4*>(dst);
     const int64_t n4 = n / 4;
-    if (generated.vector) return launch_generated(generated.vector, blocks_for(n4), params, dst4, n4, index32, stream);
+    if (generated.vector && generated.index32 == index32)
+      return launch_generated(generated.vector, blocks_for(n4), params, dst4, n4, index32, stream);
     if (index32) interpreted_vector<int32_t><<<blocks_for(n4), kThreads, 0, stream>>>(params, dst4, int32_t(n4));
     else interpreted_vector<int64_t><<<blocks_for(n4), kThreads, 0, stream>>>(params, dst4, n4);
   } else {
-    if (generated.general) return launch_generated(generated.general, blocks_for(n), params, dst, n, index32, stream);
+    if (generated.general && generated.index32 == index32)
+      return launch_generated(generated.general, blocks_for(n), params, dst, n, index32, stream);
     if (index32) interpreted_general<int32_t><<<blocks_for(n), kThreads, 0, stream>>>(params, dst, int32_t(n));
     else interpreted_general<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(params, dst, n);
   }

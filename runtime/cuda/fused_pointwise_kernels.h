@@ -65,6 +65,7 @@ struct GeneratedPointwiseKernels {
   const void* general = nullptr;  // (params, float* dst, Index n)
   const void* vector = nullptr;   // (params, float4* dst, Index n / 4)
   const void* concat = nullptr;   // (params, float* dst)
+  bool index32 = true;            // Index = int32_t, else int64_t (as they were written)
 };
 
 // dst[i] = the program's last register at output element i, for i < n. `vector` (float4 loads and

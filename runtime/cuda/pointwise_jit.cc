@@ -95,6 +95,7 @@ Expected<GeneratedPointwiseKernels> load_kernels(const std::vector<char>& cubin,
     return device_error(std::string("loading a generated pointwise kernel: ") + cudaGetErrorString(e));
   }
   GeneratedPointwiseKernels kernels;  // the library stays loaded for the process: the cache holds its kernels
+  kernels.index32 = set.index32;
   const std::pair<bool, const void**> wanted[] = {
       {set.general, &kernels.general}, {set.vector, &kernels.vector}, {set.concat, &kernels.concat}};
   const char* names[] = {"ucudnn_pointwise_general", "ucudnn_pointwise_vector", "ucudnn_pointwise_concat"};

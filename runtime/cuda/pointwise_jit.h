@@ -15,7 +15,8 @@
 //
 // NVRTC is loaded at run time (dlopen of libnvrtc.so.13, .so): the binary does not need it. When it is
 // missing, a compile or a load fails, or UCUDNN_POINTWISE_JIT=0 (for A/B runs), the interpreter runs
-// the node — same results, slower — and the first such reason is printed once on stderr.
+// the node, slower, and the first such reason is printed once on stderr. The two agree up to rounding:
+// in straight-line code the compiler contracts a Mul and the Add after it (BN's x·s + t) into one FMA.
 #pragma once
 
 #include <string>

@@ -2,6 +2,7 @@
 // configurations cuDNN cannot express (see window_kernels.h for the contracts).
 // Grid-stride loops over the output, 256 threads a block, as kernels.cu.
 // A pool of fewer than 3 spatial axes runs as a 3-D one with leading unit axes.
+#include <algorithm>
 #include <cstdint>
 
 #include "runtime/cuda/window_kernels.h"
@@ -154,21 +155,22 @@ cudaError_t launch_batch_norm(const float* src, float* dst, int64_t batch, int64
 namespace {
 
 // NCHW: X is rows of `spatial` contiguous values, one per (n, c); a warp sums a row (lanes strided,
-// then shuffles), kWarpsPerBlock rows a block.
+// then shuffles), kWarpsPerBlock rows a block at a time (grid-stride over the rows).
 constexpr int kWarpsPerBlock = 8;
 
 __global__ void global_average_rows_kernel(const float* __restrict__ src, float* __restrict__ dst, int64_t rows,
                                            int64_t spatial) {
-  const int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + threadIdx.y;
-  if (row >= rows) return;
-  const float* x = src + row * spatial;
-  float sum = 0.f;
-  for (int64_t i = threadIdx.x; i < spatial; i += 32) sum += __ldg(x + i);
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-  if (threadIdx.x == 0) dst[row] = sum / static_cast<float>(spatial);
+  for (int64_t row = blockIdx.x * int64_t{kWarpsPerBlock} + threadIdx.y; row < rows;
+       row += int64_t{kWarpsPerBlock} * gridDim.x) {
+    const float* x = src + row * spatial;
+    float sum = 0.f;
+    for (int64_t i = threadIdx.x; i < spatial; i += 32) sum += __ldg(x + i);
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    if (threadIdx.x == 0) dst[row] = sum / static_cast<float>(spatial);
+  }
 }
 
-// NHWC: X is [batch, spatial, channels]; block (x, n) sums channels x·32 .. x·32+31 of sample n, the 32
+// NHWC: X is [batch, spatial, channels]; block (n, x) sums channels x·32 .. x·32+31 of sample n, the 32
 // rows of threads taking every 32nd spatial position, then one thread a channel adds the 32 partial
 // sums from shared memory in a fixed order (the result does not depend on timing).
 constexpr int kRowsPerBlock = 32;
@@ -176,8 +178,8 @@ constexpr int kRowsPerBlock = 32;
 __global__ void global_average_channels_last_kernel(const float* __restrict__ src, float* __restrict__ dst,
                                                     int64_t spatial, int64_t channels) {
   __shared__ float partial[kRowsPerBlock][33];  // padded against bank conflicts
-  const int64_t c = blockIdx.x * int64_t{32} + threadIdx.x;
-  const float* x = src + static_cast<int64_t>(blockIdx.y) * spatial * channels + c;
+  const int64_t c = blockIdx.y * int64_t{32} + threadIdx.x;
+  const float* x = src + static_cast<int64_t>(blockIdx.x) * spatial * channels + c;
   float sum = 0.f;
   if (c < channels)
     for (int64_t i = threadIdx.y; i < spatial; i += kRowsPerBlock) sum += __ldg(x + i * channels);
@@ -186,7 +188,7 @@ __global__ void global_average_channels_last_kernel(const float* __restrict__ sr
   if (threadIdx.y != 0 || c >= channels) return;
   float total = 0.f;
   for (int r = 0; r < kRowsPerBlock; ++r) total += partial[r][threadIdx.x];
-  dst[static_cast<int64_t>(blockIdx.y) * channels + c] = total / static_cast<float>(spatial);
+  dst[static_cast<int64_t>(blockIdx.x) * channels + c] = total / static_cast<float>(spatial);
 }
 
 }  // namespace
@@ -214,12 +216,15 @@ cudaError_t launch_global_average_pool(const float* src, float* dst, int64_t bat
                                        bool channels_last, cudaStream_t stream) {
   if (batch == 0 || channels == 0) return cudaSuccess;
   if (channels_last) {
-    const dim3 grid(static_cast<unsigned>((channels + 31) / 32), static_cast<unsigned>(batch));
+    // The batch along x (up to 2^31 - 1), 32-channel tiles along y (up to 65535: 2M channels).
+    if ((channels + 31) / 32 > 65535) return cudaErrorInvalidConfiguration;
+    const dim3 grid(static_cast<unsigned>(batch), static_cast<unsigned>((channels + 31) / 32));
     global_average_channels_last_kernel<<<grid, dim3(32, kRowsPerBlock), 0, stream>>>(src, dst, spatial, channels);
   } else {
     const int64_t rows = batch * channels;
-    const auto blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-    global_average_rows_kernel<<<blocks, dim3(32, kWarpsPerBlock), 0, stream>>>(src, dst, rows, spatial);
+    const int64_t blocks = std::min<int64_t>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock, int64_t{1} << 20);
+    global_average_rows_kernel<<<static_cast<unsigned>(blocks), dim3(32, kWarpsPerBlock), 0, stream>>>(src, dst, rows,
+                                                                                                      spatial);
   }
   return cudaGetLastError();
 }

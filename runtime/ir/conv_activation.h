@@ -15,8 +15,9 @@ struct ConvActivation {
   float min = 0.f, max = 0.f;  // kClip's bounds
 };
 
-// Relu passes a NaN (cuDNN's CUDNN_PROPAGATE_NAN); the others compute as eval_pointwise does, so a
-// fused SiLU gives the unfused FusedPointwise's results.
+// Relu passes a NaN (cuDNN's CUDNN_PROPAGATE_NAN); the others compute as eval_pointwise does, as the
+// FusedPointwise they replace did. (A lone HardSwish or Sigmoid node's own kernel writes the same
+// function differently: results then differ in rounding, Sigmoid's far tail in denormals.)
 UCUDNN_HOST_DEVICE inline float apply_conv_activation(const ConvActivation& a, float v) {
   switch (a.kind) {
     case ConvActivationKind::kNone: return v;
