@@ -191,10 +191,6 @@ __global__ void global_average_channels_last_kernel(const float* __restrict__ sr
   dst[static_cast<int64_t>(blockIdx.x) * channels + c] = total / static_cast<float>(spatial);
 }
 
-}  // namespace
-
-namespace {
-
 __global__ void bias_activation_kernel(float* __restrict__ y, const float* __restrict__ bias, int64_t n,
                                        int64_t channels, int64_t inner, ir::ConvActivation activation) {
   UCUDNN_GRID_LOOP(i, n) {
