@@ -122,19 +122,20 @@ Status store(BenchmarkDb& db, const std::string& key, const KernelTimings& timin
 }
 
 // Note [graph engines and epilogues]: the benchmark times a forward convolution bare (X, W → Y).
-// A Conv with a bias, a residual input or a fused Relu (Note [fused nodes]) runs its legacy
+// A Conv with a bias and a fused Relu (Note [fused nodes]; a residual input too) runs its legacy
 // algorithms as one cudnnConvolutionBiasActivationForward call, the epilogue inside the kernel, but
 // a cuDNN graph-API engine (kGraphEngineBase and up) as the bare convolution followed by the
 // epilogue's own passes over Y — on ResNet-50's layer-1 1×1 convolutions 0.15 ms of convolution
-// then 1.1 ms of epilogue (H200, batch 128). The bare timing would hide that, so such kernels
-// plan without the graph engines; bare convolutions (DenseNet's, after a BatchNorm) keep them.
-bool has_conv_epilogue(const ir::Graph& graph, const ConvKernel& kernel) {
+// then 1.1 ms of epilogue (H200, batch 128). The bare timing would hide that, so such kernels plan
+// without the graph engines. Every other epilogue (a bias alone, a residual without a Relu, SiLU and
+// the other activations of fuse_depthwise_activation) runs as the same passes after either kind of
+// algorithm (runtime/cuda/conv.cc), so those kernels, like bare ones, keep the graph engines.
+bool legacy_call_fuses_epilogue(const ir::Graph& graph, const ConvKernel& kernel) {
   if (kernel.direction() != ConvDirection::kForward) return false;
   for (ir::NodeId id : kernel.nodes) {
     const ir::Node& node = graph.nodes[id];
     const bool bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
-    const bool residual = node.inputs.size() > ir::kConvResidualInput;
-    if (bias || residual || !ir::fused_activation(node).empty()) return true;
+    if (bias && ir::fused_activation(node) == "Relu") return true;
   }
   return false;
 }
@@ -188,7 +189,7 @@ Expected<GraphTimings> gather(const ir::Graph& graph, BatchSizePolicy batch_size
   };
   UCUDNN_RETURN_IF_ERROR(measure_jobs(jobs, store_job, [&](int done, int) { progress_bar.update(done); }));
   for (size_t i = 0; i < result.kernels.size(); ++i) {
-    if (has_conv_epilogue(graph, result.kernels[i])) drop_unfused_engines(*tables[i]);
+    if (legacy_call_fuses_epilogue(graph, result.kernels[i])) drop_unfused_engines(*tables[i]);
     result.timings.push_back({kernel_name(graph, result.kernels[i]), std::move(*tables[i]),
                               static_cast<int>(result.kernels[i].nodes.size())});
   }

@@ -576,6 +576,28 @@ TEST(FuseConvBias, EveryConvLeafGivesItsBias) {
   expect_same_outputs(original, graph);
 }
 
+// A residual join without a Relu, Add(Conv(x) + b, x), becomes a FusedPointwise "Bias+Add" that adds
+// the Conv's bias as it adds x; an Add of two other values stays an Add.
+TEST(FuseConvBias, ALoneResidualAddTakesTheConvBias) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {2, 3, 4, 4});
+  b.output(binary(b, OpKind::kAdd, conv_1x1(b, x, 3, 3, 3), x), "y");
+  b.output(binary(b, OpKind::kAdd, x, b.input("z", {2, 3, 4, 4})), "w");
+  const ir::Graph original = b.finish();
+  ir::Graph graph = original;
+  auto stats = run_inference_passes(graph);
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->adds_made_pointwise, 1);
+  EXPECT_EQ(stats->conv_biases_moved, 1);
+  ASSERT_EQ(graph.nodes.size(), 3u);
+  EXPECT_EQ(graph.nodes[0].op, OpKind::kConv);
+  EXPECT_EQ(graph.nodes[0].inputs.size(), 2u);
+  ASSERT_EQ(graph.nodes[1].op, OpKind::kFusedPointwise);
+  EXPECT_EQ(graph.nodes[1].attrs.get_string(ir::kPointwisePatternAttr), "Bias+Add");
+  EXPECT_EQ(graph.nodes[2].op, OpKind::kAdd);
+  expect_same_outputs(original, graph);
+}
+
 // The bias stays where the Conv's output is also read elsewhere or is a graph output, and where a
 // Relu fused into the Conv (cuDNN's fused call adds it).
 TEST(FuseConvBias, StaysWhereTheConvHasOtherReaders) {
@@ -745,7 +767,10 @@ TEST(FusePointwise, FusedGraphsOnTheGpuMatchTheCpuInBothLayouts) {
   GraphBuilder dw;  // depthwise Conv → SiLU: one Conv (fuse_depthwise_activation)
   const ir::ValueId d = depthwise(dw, dw.input("x", {2, 6, 7, 7}));
   dw.output(binary(dw, OpKind::kMul, d, unary(dw, OpKind::kSigmoid, d)), "y");
-  for (const ir::Graph& original : {dense_block(), se.finish(), silu.finish(), dw.finish()}) {
+  GraphBuilder residual;  // Add(Conv(x) + b, x): a FusedPointwise "Bias+Add" (fuse_conv_bias)
+  const ir::ValueId r = residual.input("x", {2, 4, 5, 5});
+  residual.output(binary(residual, OpKind::kAdd, conv_1x1(residual, r, 4, 4, 7), r), "y");
+  for (const ir::Graph& original : {dense_block(), se.finish(), silu.finish(), dw.finish(), residual.finish()}) {
     std::vector<Tensor> inputs;
     for (size_t i = 0; i < original.inputs.size(); ++i)
       inputs.push_back(random_tensor(original.value(original.inputs[i]).shape, static_cast<uint32_t>(60 + i)));
@@ -756,7 +781,7 @@ TEST(FusePointwise, FusedGraphsOnTheGpuMatchTheCpuInBothLayouts) {
       ir::Graph graph = original;
       auto stats = run_inference_passes(graph);
       ASSERT_TRUE(stats.has_value());
-      EXPECT_GT(stats->pointwise_fused + stats->activations_fused, 0) << "nothing fused";
+      EXPECT_GT(stats->pointwise_fused + stats->activations_fused + stats->adds_made_pointwise, 0) << "nothing fused";
       if (nhwc) run_pass(convert_to_channels_last, graph);
       auto actual = ucudnn_test::run_on_backend(*gpu.backend, graph, inputs);
       ASSERT_TRUE(actual.has_value()) << actual.status().to_string();

@@ -8,14 +8,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
+#include "optimizer/passes/passes.h"
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/plan_json.h"
 #include "tests/support/graph_builder.h"
+#include "tests/support/tensor_checks.h"
 
 namespace ucudnn {
 namespace {
@@ -167,6 +170,89 @@ TEST(PlanChecks, AlgorithmIdsOutOfRangeAreRefused) {
   expect_refused(create(conv, plan), "no CPU algorithm " + std::to_string(kFirstMissing));
   plan.steps[0].micro_batches = {{2, 3}, {2, 0}};
   EXPECT_TRUE(create(conv, plan).is_ok());
+}
+
+// EfficientNet's expansion in small: x[1, 2, 4, 4] → 1×1 Conv → a[1, 8, 4, 4] → SiLU (Sigmoid and Mul,
+// one FusedPointwise after fuse_pointwise) → s → 1×1 Conv → y[1, 2, 4, 4].
+struct Expansion {
+  ir::Graph graph;
+  ir::NodeId silu = -1;
+};
+
+Expansion make_expansion() {
+  GraphBuilder builder;
+  std::mt19937 random(7);
+  const ir::ValueId x = builder.input("x", {1, 2, 4, 4});
+  const ir::ValueId w1 = builder.constant("w1", ucudnn_test::make_random_tensor(DType::kFloat32, {8, 2, 1, 1}, random));
+  const ir::ValueId w2 = builder.constant("w2", ucudnn_test::make_random_tensor(DType::kFloat32, {2, 8, 1, 1}, random));
+  const ir::ValueId a = builder.conv(x, w1, ir::kNoValue);
+  const ir::ValueId s = builder.same_shape(OpKind::kMul, {a, builder.same_shape(OpKind::kSigmoid, {a})});
+  builder.output(builder.conv(s, w2, ir::kNoValue), "y");
+  Expansion e{builder.finish()};
+  optimizer::PassStats stats;
+  EXPECT_TRUE(optimizer::fuse_pointwise(e.graph, &stats).is_ok());
+  for (size_t n = 0; n < e.graph.nodes.size(); ++n)
+    if (e.graph.nodes[n].op == OpKind::kFusedPointwise) e.silu = static_cast<ir::NodeId>(n);
+  return e;
+}
+
+// Note [in-place pointwise] (runtime/executor/plan.cc): the SiLU writes over the Conv output it last
+// reads, so the arena holds x and a, or a and y (10 channels), not a and s together (16); the run
+// matches one with a buffer per value, bit for bit.
+TEST(PlanChecks, APointwiseNodeWritesOverTheInputItReadsLast) {
+  const Expansion e = make_expansion();
+  ASSERT_GE(e.silu, 0) << "fuse_pointwise made no FusedPointwise";
+  const ir::Node& silu = e.graph.nodes[e.silu];
+  const runtime::Plan plan = liveness_plan(e.graph);
+  EXPECT_EQ(plan.value_offsets[silu.outputs[0]], plan.value_offsets[silu.inputs[0]]);
+  EXPECT_EQ(plan.arena_bytes, size_t{10 * 16 * sizeof(float)});
+  EXPECT_EQ(plan.unplanned_bytes, size_t{(2 + 8 + 8 + 2) * 16 * sizeof(float)});
+  EXPECT_TRUE(runtime::check_activation_memory(e.graph, plan).is_ok());
+
+  runtime::Plan separate = plan;  // every value its own bytes
+  separate.arena_bytes = 0;
+  for (size_t id = 0; id < e.graph.values.size(); ++id) {
+    if (plan.value_offsets[id] < 0) continue;
+    separate.value_offsets[id] = static_cast<int64_t>(separate.arena_bytes);
+    separate.arena_bytes += 16 * 8 * sizeof(float);
+  }
+  std::mt19937 random(3);
+  const Tensor x = ucudnn_test::make_random_tensor(DType::kFloat32, {1, 2, 4, 4}, random);
+  std::vector<Tensor> outputs[2];
+  int i = 0;
+  for (const runtime::Plan* p : {&plan, static_cast<const runtime::Plan*>(&separate)}) {
+    std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
+    auto executor = runtime::Executor::create(*backend, e.graph, *p);
+    ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+    auto run = (*executor)->run({x});
+    ASSERT_TRUE(run.has_value()) << run.status().to_string();
+    outputs[i++] = std::move(*run);
+  }
+  ucudnn_test::expect_bitwise_equal(outputs[0], outputs[1], "in place against a buffer per value");
+}
+
+// Sharing bytes while alive together is accepted only for that pair: not for a node other than a
+// FusedPointwise, nor when a later step still reads the input.
+TEST(PlanChecks, ValuesAliveTogetherShareBytesOnlyForAPointwiseNodeWritingOverItsLastRead) {
+  const Chain chain = make_chain();  // Relu nodes: a and b alive together at step 1
+  runtime::Plan plan = liveness_plan(chain.graph);
+  plan.arena_bytes += 1024;
+  plan.value_offsets[chain.b] = plan.value_offsets[chain.a] = 0;
+  plan.value_offsets[chain.c] = 512;
+  expect_refused(create(chain.graph, plan), "overlapping arena bytes while both are alive");
+
+  // x → a = Relu(x) → s = SiLU(a) → Concat(s, a): a is read after the SiLU, so s may not take its bytes.
+  GraphBuilder builder;
+  const ir::ValueId a = builder.relu(builder.input("x", {1, 2, 4, 4}));
+  const ir::ValueId s = builder.same_shape(OpKind::kMul, {a, builder.same_shape(OpKind::kSigmoid, {a})});
+  builder.output(builder.concat({s, a}, 1), "y");
+  ir::Graph graph = builder.finish();
+  optimizer::PassStats stats;
+  ASSERT_TRUE(optimizer::fuse_pointwise(graph, &stats).is_ok());
+  runtime::Plan lying = liveness_plan(graph);
+  EXPECT_NE(lying.value_offsets[s], lying.value_offsets[a]);
+  lying.value_offsets[s] = lying.value_offsets[a];
+  expect_refused(create(graph, lying), "overlapping arena bytes while both are alive");
 }
 
 TEST(PlanChecks, MisalignedValuesAndArenasPastInt64AreRefused) {

@@ -2,8 +2,12 @@
 // node: the Conv loses input B, and the program gains a leaf for B (as [1, K, 1, ...], the output's
 // rank) and a first instruction adding it to the Conv's leaf, which every instruction then reads
 // instead. EfficientNet's Conv → SiLU: cuDNN adds a bias as its own pass over Y (cudnnAddTensor)
-// unless a Relu is fused too; the pointwise kernel adds it while it reads Y anyway. And a Conv without
-// an epilogue may run the graph-API engines (Note [graph engines and epilogues]).
+// unless a Relu is fused too; the pointwise kernel adds it while it reads Y anyway.
+//
+// A lone Add (fuse_pointwise leaves single nodes alone) of two float32 operands of its output's shape,
+// without a fused activation, one of them such a Conv's output, first becomes a one-instruction
+// FusedPointwise: the residual join of MobileNet's, MNASNet's and EfficientNet's blocks, whose
+// projection Conv has a bias and no activation. Its bias pass then disappears into the Add's.
 //
 // Applies when the Conv has exactly X, W and a float32 constant B of K elements, no fused
 // activation, its output is read by one FusedPointwise without a concat and is not a graph output,
@@ -33,6 +37,35 @@ ir::NodeId conv_giving_bias(const ir::Graph& graph, const std::vector<int>& uses
   if (!bias.constant || bias.dtype != DType::kFloat32 || w.shape.empty() || bias.constant->numel() != w.shape[0])
     return -1;
   return producer;
+}
+
+// Whether `node` is an Add that add_as_pointwise may rewrite.
+bool is_lone_add(const ir::Graph& graph, const ir::Node& node) {
+  if (node.op != OpKind::kAdd || node.inputs.size() != 2 || node.outputs.size() != 1 ||
+      node.attrs.has(ir::kFusedActivationAttr))
+    return false;
+  const ir::Value& out = graph.value(node.outputs[0]);
+  for (ir::ValueId id : node.inputs) {
+    const ir::Value& in = graph.value(id);
+    if (in.dtype != DType::kFloat32 || in.shape != out.shape) return false;
+  }
+  return out.dtype == DType::kFloat32 && !out.shape.empty() && out.shape.size() <= ir::kMaxPointwiseRank;
+}
+
+// `add` as a FusedPointwise of one instruction: register 2 = leaf 0 + leaf 1.
+ir::Node add_as_pointwise(const ir::Node& add) {
+  ir::Node fused;
+  fused.name = add.name;
+  fused.op = OpKind::kFusedPointwise;
+  fused.opset = add.opset;
+  fused.inputs = add.inputs;
+  fused.outputs = add.outputs;
+  fused.attrs.set(ir::kPointwiseProgramAttr, std::vector<int64_t>{static_cast<int64_t>(ir::PointwiseOp::kAdd), 0, 1, 0});
+  fused.attrs.set(ir::kPointwiseConstantsAttr, std::vector<float>{});
+  fused.attrs.set(ir::kPointwiseConcatAxisAttr, int64_t{-1});
+  fused.attrs.set(ir::kPointwiseConcatCountAttr, int64_t{0});
+  fused.attrs.set(ir::kPointwisePatternAttr, std::string("Add"));
+  return fused;
 }
 
 // Gives the bias of `conv` to `pointwise`, whose input `i` (leaf i) is the Conv's output.
@@ -68,6 +101,11 @@ void move_bias(ir::Graph& graph, ir::Node& conv, ir::Node& pointwise, size_t i) 
 Status fuse_conv_bias(ir::Graph& graph, PassStats* stats) {
   const std::vector<int> uses = count_uses(graph);
   for (ir::Node& pointwise : graph.nodes) {
+    if (is_lone_add(graph, pointwise) && (conv_giving_bias(graph, uses, pointwise, 0) >= 0 ||
+                                          conv_giving_bias(graph, uses, pointwise, 1) >= 0)) {
+      pointwise = add_as_pointwise(pointwise);
+      ++stats->adds_made_pointwise;
+    }
     if (pointwise.op != OpKind::kFusedPointwise || pointwise.attrs.get_int(ir::kPointwiseConcatCountAttr) != 0)
       continue;
     for (size_t i = 0; i < pointwise.inputs.size(); ++i) {

@@ -42,6 +42,7 @@ struct PassStats {
   int pointwise_fused = 0;           // FusedPointwise nodes made
   int pointwise_nodes_replaced = 0;  // the elementwise nodes and Concats they replaced
   int conv_biases_moved = 0;         // Conv biases given to the FusedPointwise reading the Conv
+  int adds_made_pointwise = 0;       // lone Adds made FusedPointwise to take a Conv's bias (fuse_conv_bias)
 };
 
 Status remove_identities(ir::Graph& graph, PassStats* stats);

@@ -134,8 +134,8 @@ const float* gather_concat(const LeafReader& r, int64_t start, int64_t n, float*
 }
 
 template <int Op>
-void run_instruction(float* __restrict dst, const float* __restrict a, const float* __restrict b, float p0, float p1,
-                     int64_t n) {
+// dst may be a or b itself (Note [in-place pointwise], runtime/executor/plan.cc): no __restrict.
+void run_instruction(float* dst, const float* a, const float* b, float p0, float p1, int64_t n) {
   constexpr auto op = static_cast<PointwiseOp>(Op);
   // The transcendental ones through Eigen's vectorised exp/tanh (a scalar expf per element made
   // SiLU cost more than EfficientNet's convolutions on the CPU); the rest vectorise as written.

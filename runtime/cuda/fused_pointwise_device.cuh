@@ -13,6 +13,11 @@
 // 32-bit (Index = int) when the output has at most 2^30 elements (every leaf and piece is no larger). Kernels: general (any leaf kind, an element a
 // thread), vector (four elements a thread, 16-byte accesses; no concat leaf, strided leaves constant or
 // contiguous over four elements of the innermost dim), concat (params.by_axis: a thread a column).
+//
+// Without a concat, dst may be a full leaf's own memory (Note [in-place pointwise],
+// runtime/executor/plan.cc): a thread reads its elements of every leaf before it writes them, and no
+// thread reads an element another one writes, so even the read-only loads (__ldg) never see an
+// element after it is written.
 #pragma once
 
 #include "runtime/cuda/fused_pointwise_kernels.h"

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <variant>
 
 #include "runtime/core/bytes.h"
 #include "runtime/executor/side_stream.h"
+#include "runtime/ir/pointwise_program.h"
 #include "runtime/memory/arena_planner.h"
 
 namespace ucudnn::runtime {
@@ -16,6 +18,51 @@ namespace {
 size_t value_bytes(const ir::Value& v) {
   auto bytes = checked_nbytes(v.dtype, v.shape, v.name);
   return bytes ? *bytes : SIZE_MAX;
+}
+
+// Per value, whether a side-stream step reads or writes it (Note [side stream]).
+std::vector<bool> side_stream_values(const ir::Graph& graph, const Plan& plan) {
+  std::vector<bool> touched(graph.values.size(), false);
+  for (size_t step = 0; step < plan.steps.size() && step < graph.nodes.size(); ++step) {
+    if (plan.steps[step].stream != kSideStream) continue;
+    const ir::Node& node = graph.nodes[step];
+    for (const std::vector<ir::ValueId>* ids : {&node.inputs, &node.outputs})
+      for (ir::ValueId id : *ids)
+        if (id != ir::kNoValue) touched[id] = true;
+  }
+  return touched;
+}
+
+// Note [in-place pointwise]: a FusedPointwise without a concat reads each leaf at the output's own
+// index where the leaf has the output's shape, each output element once, before writing it — on the
+// CPU in one block of one thread, on the GPU in one thread (runtime/cpu/fused_pointwise.cc,
+// runtime/cuda/fused_pointwise_device.cuh). So when such an input is read by no later step, the
+// output may take its bytes: EfficientNet's expanded Conv output and the SiLU of it then share one
+// buffer instead of two alive together (at batch 128 two of 675 MiB). The input must not be a graph
+// input nor touched by a side-stream step (which may run beside this one), and the output must be
+// first written by this step. plan_activation_memory gives such pairs one buffer;
+// check_activation_memory accepts exactly them as sharing bytes while alive together.
+//
+// Whether step `step` may write its output `output` over its input `input`.
+bool may_write_over(const ir::Graph& graph, const Plan& plan, const std::vector<Lifetime>& life,
+                    const std::vector<bool>& side, int32_t step, ir::ValueId input, ir::ValueId output) {
+  if (step < 0 || static_cast<size_t>(step) >= graph.nodes.size() ||
+      static_cast<size_t>(step) >= plan.steps.size() || plan.steps[step].stream == kSideStream)
+    return false;
+  const ir::Node& node = graph.nodes[step];
+  if (node.op != OpKind::kFusedPointwise || node.outputs.size() != 1 || node.outputs[0] != output) return false;
+  const auto& attrs = node.attrs.all();
+  const auto concat = attrs.find(ir::kPointwiseConcatCountAttr);
+  if (concat != attrs.end()) {
+    const int64_t* count = std::get_if<int64_t>(&concat->second);
+    if (count == nullptr || *count != 0) return false;
+  }
+  if (std::find(node.inputs.begin(), node.inputs.end(), input) == node.inputs.end()) return false;
+  if (std::find(graph.inputs.begin(), graph.inputs.end(), input) != graph.inputs.end()) return false;
+  const ir::Value& in = graph.value(input);
+  const ir::Value& out = graph.value(output);
+  return !in.constant && !side[input] && !side[output] && life[input].first >= 0 && life[input].last == step &&
+         life[output].first == step && in.dtype == out.dtype && in.shape == out.shape;
 }
 
 }  // namespace
@@ -100,20 +147,47 @@ std::vector<Lifetime> value_lifetimes(const ir::Graph& graph, const Plan& plan) 
 void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
   const size_t n_values = graph.values.size();
   const std::vector<Lifetime> life = value_lifetimes(graph, *plan);
+  const std::vector<bool> side = side_stream_values(graph, *plan);
+  // One buffer per chain of values that write over each other (Note [in-place pointwise]), named by
+  // its first value; `last` is the chain's last step.
+  std::vector<ir::ValueId> buffer_of(n_values, ir::kNoValue);
+  std::vector<int32_t> last(n_values, -1);
+  for (size_t id = 0; id < n_values; ++id) {
+    buffer_of[id] = static_cast<ir::ValueId>(id);
+    last[id] = life[id].last;
+  }
+  for (size_t step = 0; step < graph.nodes.size(); ++step) {
+    const ir::Node& node = graph.nodes[step];
+    if (node.outputs.size() != 1) continue;
+    const ir::ValueId output = node.outputs[0];
+    for (ir::ValueId input : node.inputs) {
+      if (input == ir::kNoValue || !may_write_over(graph, *plan, life, side, static_cast<int32_t>(step), input, output))
+        continue;
+      buffer_of[output] = buffer_of[input];
+      last[buffer_of[input]] = life[output].last;
+      break;
+    }
+  }
   std::vector<memory::BufferRequest> requests;
   std::vector<ir::ValueId> request_value;
+  size_t unplanned = 0;
   for (size_t id = 0; id < n_values; ++id) {
     const ir::Value& v = graph.values[id];
     if (v.constant || life[id].first < 0) continue;
-    requests.push_back({value_bytes(v), life[id].first, life[id].last});
+    if (!checked_add(unplanned, value_bytes(v), &unplanned)) unplanned = SIZE_MAX;
+    if (buffer_of[id] != static_cast<ir::ValueId>(id)) continue;
+    requests.push_back({value_bytes(v), life[id].first, last[id]});
     request_value.push_back(static_cast<ir::ValueId>(id));
   }
   const memory::ArenaLayout layout = memory::plan_arena(requests);
-  plan->value_offsets.assign(n_values, -1);
+  std::vector<int64_t> buffer_offset(n_values, -1);
   for (size_t i = 0; i < requests.size(); ++i)
-    plan->value_offsets[request_value[i]] = static_cast<int64_t>(layout.offsets[i]);
+    buffer_offset[request_value[i]] = static_cast<int64_t>(layout.offsets[i]);
+  plan->value_offsets.assign(n_values, -1);
+  for (size_t id = 0; id < n_values; ++id)
+    if (!graph.values[id].constant && life[id].first >= 0) plan->value_offsets[id] = buffer_offset[buffer_of[id]];
   plan->arena_bytes = layout.arena_bytes;
-  plan->unplanned_bytes = layout.unplanned_bytes;
+  plan->unplanned_bytes = unplanned;
 }
 
 Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
@@ -145,11 +219,18 @@ Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
       placed.push_back({static_cast<ir::ValueId>(id), static_cast<size_t>(offset), end, life[id]});
   }
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
+  // Whether one of the two is the output of the step that last reads the other, written over it.
+  const std::vector<bool> side = side_stream_values(graph, plan);
+  auto writes_over = [&](const Placed& a, const Placed& b) {
+    return may_write_over(graph, plan, life, side, b.life.first, a.id, b.id) ||
+           may_write_over(graph, plan, life, side, a.life.first, b.id, a.id);
+  };
   for (size_t i = 0; i < placed.size(); ++i)
     for (size_t j = i + 1; j < placed.size() && placed[j].begin < placed[i].end; ++j) {
       const Placed& a = placed[i];
       const Placed& b = placed[j];
       if (a.life.last < b.life.first || b.life.last < a.life.first) continue;  // never alive together
+      if (a.begin == b.begin && a.end == b.end && writes_over(a, b)) continue;  // Note [in-place pointwise]
       return invalid_argument("the plan gives values '" + graph.value(a.id).name + "' and '" + graph.value(b.id).name +
                               "' overlapping arena bytes while both are alive (steps " +
                               std::to_string(std::max(a.life.first, b.life.first)) + " to " +
