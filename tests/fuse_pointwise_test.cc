@@ -230,11 +230,10 @@ TEST(FusePointwise, ConcatBatchNormReluIsOneNodeReadingThePieces) {
              .concat_axis = 1}),
       "y");
   ir::Graph graph = original;
-  auto stats = run_inference_passes(graph);
-  ASSERT_TRUE(stats.has_value()) << stats.status().to_string();
-  EXPECT_EQ(stats->batch_norms_decomposed, 1);
-  EXPECT_EQ(stats->pointwise_fused, 1);
-  EXPECT_EQ(stats->pointwise_nodes_replaced, 4);  // Concat, Mul, Add, Relu
+  const PassStats stats = run_passes(graph);
+  EXPECT_EQ(stats.batch_norms_decomposed, 1);
+  EXPECT_EQ(stats.pointwise_fused, 1);
+  EXPECT_EQ(stats.pointwise_nodes_replaced, 4);  // Concat, Mul, Add, Relu
   EXPECT_TRUE(same_graph(expected.finish(), graph));
   expect_same_outputs(original, graph);
 }
@@ -265,7 +264,7 @@ TEST(FusePointwise, ConcatWithAnotherReaderStaysAConcat) {
   in.output(joined, "joined");
   const ir::Graph original = in.finish();
   ir::Graph graph = original;
-  ASSERT_TRUE(run_inference_passes(graph).has_value());
+  run_passes(graph);
   ASSERT_EQ(graph.nodes.size(), 2u);
   EXPECT_EQ(graph.nodes[0].op, OpKind::kConcat);
   ASSERT_EQ(fused_nodes(graph).size(), 1u);
@@ -513,9 +512,8 @@ TEST(FuseConvBias, SiluTakesTheConvBias) {
   b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "y");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
-  auto stats = run_inference_passes(graph);
-  ASSERT_TRUE(stats.has_value());
-  EXPECT_EQ(stats->conv_biases_moved, 1);
+  const PassStats stats = run_passes(graph);
+  EXPECT_EQ(stats.conv_biases_moved, 1);
   ASSERT_EQ(graph.nodes.size(), 2u);
   EXPECT_EQ(graph.nodes[0].op, OpKind::kConv);
   EXPECT_EQ(graph.nodes[0].inputs.size(), 2u);
@@ -541,9 +539,8 @@ TEST(FuseConvBias, OffKeepsTheBiasInTheConv) {
   ir::Graph graph = b.finish();
   InferencePassOptions options;
   options.gpu_fusions = false;
-  auto stats = run_inference_passes(graph, options);
-  ASSERT_TRUE(stats.has_value());
-  EXPECT_EQ(stats->conv_biases_moved, 0);
+  const PassStats stats = run_passes(graph, options);
+  EXPECT_EQ(stats.conv_biases_moved, 0);
   EXPECT_EQ(graph.nodes[0].inputs.size(), 3u);
   EXPECT_EQ(fused_nodes(graph)[0]->attrs.get_string(ir::kPointwisePatternAttr), "SiLU");
 }
@@ -563,9 +560,8 @@ TEST(FuseConvBias, EveryConvLeafGivesItsBias) {
            "y");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
-  auto stats = run_inference_passes(graph);
-  ASSERT_TRUE(stats.has_value());
-  EXPECT_EQ(stats->conv_biases_moved, 2);
+  const PassStats stats = run_passes(graph);
+  EXPECT_EQ(stats.conv_biases_moved, 2);
   for (const ir::Node& n : graph.nodes) {
     if (n.op == OpKind::kConv) {
       EXPECT_EQ(n.inputs.size(), 2u) << n.name;
@@ -585,16 +581,34 @@ TEST(FuseConvBias, ALoneResidualAddTakesTheConvBias) {
   b.output(binary(b, OpKind::kAdd, x, b.input("z", {2, 3, 4, 4})), "w");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
-  auto stats = run_inference_passes(graph);
-  ASSERT_TRUE(stats.has_value());
-  EXPECT_EQ(stats->adds_made_pointwise, 1);
-  EXPECT_EQ(stats->conv_biases_moved, 1);
+  const PassStats stats = run_passes(graph);
+  EXPECT_EQ(stats.adds_made_pointwise, 1);
+  EXPECT_EQ(stats.conv_biases_moved, 1);
   ASSERT_EQ(graph.nodes.size(), 3u);
   EXPECT_EQ(graph.nodes[0].op, OpKind::kConv);
   EXPECT_EQ(graph.nodes[0].inputs.size(), 2u);
   ASSERT_EQ(graph.nodes[1].op, OpKind::kFusedPointwise);
   EXPECT_EQ(graph.nodes[1].attrs.get_string(ir::kPointwisePatternAttr), "Bias+Add");
   EXPECT_EQ(graph.nodes[2].op, OpKind::kAdd);
+  expect_same_outputs(original, graph);
+}
+
+// Two Convs with one bias constant: their fused nodes read one reshaped leaf, not a copy each.
+TEST(FuseConvBias, ConvsSharingABiasShareItsLeaf) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {2, 3, 4, 4});
+  const ir::ValueId bias = b.constant("b", random_tensor({3}, 2));
+  for (int i = 0; i < 2; ++i) {
+    const ir::ValueId c = b.conv(x, b.constant("w" + std::to_string(i), random_tensor({3, 3, 1, 1}, 3 + i)), bias);
+    b.output(binary(b, OpKind::kMul, c, unary(b, OpKind::kSigmoid, c)), "y" + std::to_string(i));
+  }
+  const ir::Graph original = b.finish();
+  ir::Graph graph = original;
+  const PassStats stats = run_passes(graph);
+  EXPECT_EQ(stats.conv_biases_moved, 2);
+  const std::vector<const ir::Node*> fused = fused_nodes(graph);
+  ASSERT_EQ(fused.size(), 2u);
+  EXPECT_EQ(fused[0]->inputs.back(), fused[1]->inputs.back());
   expect_same_outputs(original, graph);
 }
 
@@ -609,9 +623,8 @@ TEST(FuseConvBias, StaysWhereTheConvHasOtherReaders) {
   b.output(unary(b, OpKind::kTanh, unary(b, OpKind::kSigmoid, b.relu(conv_1x1(b, x, 3, 3, 5)))), "z");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
-  auto stats = run_inference_passes(graph);
-  ASSERT_TRUE(stats.has_value());
-  EXPECT_EQ(stats->conv_biases_moved, 0);
+  const PassStats stats = run_passes(graph);
+  EXPECT_EQ(stats.conv_biases_moved, 0);
   for (const ir::Node& n : graph.nodes) {
     if (n.op == OpKind::kConv) {
       EXPECT_EQ(n.inputs.size(), 3u) << n.name;
@@ -645,9 +658,8 @@ TEST(FuseDepthwiseActivation, SiluRelu6AndHardSwishJoinTheDepthwiseConv) {
            "hardswish");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
-  auto stats = run_inference_passes(graph);
-  ASSERT_TRUE(stats.has_value());
-  EXPECT_EQ(stats->activations_fused, 3);
+  const PassStats stats = run_passes(graph);
+  EXPECT_EQ(stats.activations_fused, 3);
   ASSERT_EQ(graph.nodes.size(), 3u);
   for (const ir::Node& n : graph.nodes) {
     EXPECT_EQ(n.op, OpKind::kConv);
@@ -673,10 +685,9 @@ TEST(FuseDepthwiseActivation, OnlyADepthwiseConvReadOnceOnTheGpu) {
   b.output(unary(b, OpKind::kTanh, d), "tanh");
   const ir::Graph original = b.finish();
   ir::Graph graph = original;
-  auto stats = run_inference_passes(graph);
-  ASSERT_TRUE(stats.has_value());
-  EXPECT_EQ(stats->activations_fused, 0);
-  EXPECT_EQ(stats->conv_biases_moved, 1);
+  const PassStats stats = run_passes(graph);
+  EXPECT_EQ(stats.activations_fused, 0);
+  EXPECT_EQ(stats.conv_biases_moved, 1);
   for (const ir::Node& n : graph.nodes) EXPECT_TRUE(ir::fused_activation(n).empty()) << n.name;
   expect_same_outputs(original, graph);
 
@@ -695,7 +706,7 @@ TEST(FuseDepthwiseActivation, OnlyADepthwiseConvReadOnceOnTheGpu) {
 // build_report lists the FusedPointwise nodes with their patterns; the text counts them per pattern.
 TEST(FusePointwiseReport, CountsTheFusedNodesPerPattern) {
   ir::Graph graph = dense_block_for_report();
-  ASSERT_TRUE(run_inference_passes(graph).has_value());
+  run_passes(graph);
   const ReportData data = build_report(PlanResult{}, graph, "dense");
   ASSERT_EQ(data.fused_pointwise.size(), 2u);
   EXPECT_EQ(data.fused_pointwise[0].pattern, "SiLU");
@@ -733,7 +744,7 @@ ir::Graph dense_block() {
 
 TEST(FusePointwise, FusedConcatRunsChannelsLast) {
   ir::Graph graph = dense_block();
-  ASSERT_TRUE(run_inference_passes(graph).has_value());
+  run_passes(graph);
   const PassStats stats = run_pass(convert_to_channels_last, graph);
   EXPECT_EQ(stats.layout_transposes, 2);  // the graph's input and output only
   ASSERT_EQ(fused_nodes(graph).size(), 1u);
@@ -779,9 +790,8 @@ TEST(FusePointwise, FusedGraphsOnTheGpuMatchTheCpuInBothLayouts) {
     for (bool nhwc : {false, true}) {
       SCOPED_TRACE(nhwc ? "nhwc" : "nchw");
       ir::Graph graph = original;
-      auto stats = run_inference_passes(graph);
-      ASSERT_TRUE(stats.has_value());
-      EXPECT_GT(stats->pointwise_fused + stats->activations_fused + stats->adds_made_pointwise, 0) << "nothing fused";
+      const PassStats stats = run_passes(graph);
+      EXPECT_GT(stats.pointwise_fused + stats.activations_fused + stats.adds_made_pointwise, 0) << "nothing fused";
       if (nhwc) run_pass(convert_to_channels_last, graph);
       auto actual = ucudnn_test::run_on_backend(*gpu.backend, graph, inputs);
       ASSERT_TRUE(actual.has_value()) << actual.status().to_string();

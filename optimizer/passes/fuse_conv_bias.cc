@@ -12,6 +12,7 @@
 // Applies when the Conv has exactly X, W and a float32 constant B of K elements, no fused
 // activation, its output is read by one FusedPointwise without a concat and is not a graph output,
 // and the program has room for one more leaf and two more registers.
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -68,16 +69,24 @@ ir::Node add_as_pointwise(const ir::Node& add) {
   return fused;
 }
 
-// Gives the bias of `conv` to `pointwise`, whose input `i` (leaf i) is the Conv's output.
-void move_bias(ir::Graph& graph, ir::Node& conv, ir::Node& pointwise, size_t i) {
+// Gives the bias of `conv` to `pointwise`, whose input `i` (leaf i) is the Conv's output. `as_leaf`: the
+// bias constants already reshaped to a rank, by (bias, rank): Convs sharing a bias share its leaf.
+void move_bias(ir::Graph& graph, ir::Node& conv, ir::Node& pointwise, size_t i,
+               std::map<std::pair<ir::ValueId, size_t>, ir::ValueId>& as_leaf) {
   const size_t rank = graph.value(pointwise.outputs[0]).shape.size();
-  const ir::Value& bias = graph.value(conv.inputs[2]);
-  Shape shape(rank, 1);
-  shape[1] = bias.constant->numel();
-  const Tensor& b = *bias.constant;
-  Tensor reshaped = Tensor::from_floats(shape, std::span<const float>(b.data<float>(), static_cast<size_t>(b.numel())));
-  const std::string name = bias.name + ".as_leaf";
-  pointwise.inputs.push_back(graph.add_value({name, DType::kFloat32, shape, std::move(reshaped), -1}));
+  const ir::ValueId bias_id = conv.inputs[2];
+  auto [leaf, added] = as_leaf.try_emplace({bias_id, rank}, ir::kNoValue);
+  if (added) {
+    const ir::Value& bias = graph.value(bias_id);
+    Shape shape(rank, 1);
+    shape[1] = bias.constant->numel();
+    const Tensor& b = *bias.constant;
+    Tensor reshaped =
+        Tensor::from_floats(shape, std::span<const float>(b.data<float>(), static_cast<size_t>(b.numel())));
+    const std::string name = bias.name + ".as_leaf" + (rank == 4 ? "" : std::to_string(rank));
+    leaf->second = graph.add_value({name, DType::kFloat32, shape, std::move(reshaped), -1});
+  }
+  pointwise.inputs.push_back(leaf->second);
   conv.inputs.resize(2);
 
   const auto leaves = static_cast<int64_t>(pointwise.inputs.size()) - 1;  // before the bias leaf
@@ -100,6 +109,7 @@ void move_bias(ir::Graph& graph, ir::Node& conv, ir::Node& pointwise, size_t i) 
 
 Status fuse_conv_bias(ir::Graph& graph, PassStats* stats) {
   const std::vector<int> uses = count_uses(graph);
+  std::map<std::pair<ir::ValueId, size_t>, ir::ValueId> as_leaf;
   for (ir::Node& pointwise : graph.nodes) {
     if (is_lone_add(graph, pointwise) && (conv_giving_bias(graph, uses, pointwise, 0) >= 0 ||
                                           conv_giving_bias(graph, uses, pointwise, 1) >= 0)) {
@@ -117,7 +127,7 @@ Status fuse_conv_bias(ir::Graph& graph, PassStats* stats) {
         break;
       const ir::NodeId conv = conv_giving_bias(graph, uses, pointwise, i);
       if (conv < 0) continue;
-      move_bias(graph, graph.nodes[conv], pointwise, i);
+      move_bias(graph, graph.nodes[conv], pointwise, i, as_leaf);
       ++stats->conv_biases_moved;
     }
   }

@@ -105,12 +105,12 @@ class ConvState final : public KernelState {
   size_t workspace = 0;
   bool has_bias = false;
   bool has_z = false;  // a residual input (Note [fused nodes], runtime/ir/fusion.h)
-  bool relu = false;   // a Relu fused into this Conv
-  // Another fused activation (SiLU, ...: Note [fused nodes]): one pass adds the bias and applies it.
-  ir::ConvActivation bias_activation;
+  // The activation fused into this Conv (Note [fused nodes]). A Relu runs in cuDNN's fused call or
+  // as a pass of its own; any other (SiLU, ...) in one pass that adds the bias and applies it.
+  ir::ConvActivation activation;
   int64_t out_channels = 0, channel_inner = 1;  // Y's channel of element i: (i / channel_inner) % out_channels
-  bool fused = false;  // relu && has_bias: try cudnnConvolutionBiasActivationForward
-  ActivationDescriptor activation;
+  bool fused = false;  // a Relu and a bias: try cudnnConvolutionBiasActivationForward
+  ActivationDescriptor relu_descriptor;
   std::unique_ptr<GraphConvPlan> graph;  // a graph-API engine configuration runs instead of `algorithm`
 
   // Note [conv asymmetric padding]: cuDNN takes one pad per axis. With pads
@@ -156,7 +156,7 @@ class ConvState final : public KernelState {
       void* z = has_z ? a.src[kZ].data : a.dst[0].data;
       const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
           h, &one, x.get(), x_data, w.get(), a.src[1].data, conv.get(), algorithm, cudnn_workspace, workspace,
-          &alpha2, y.get(), z, bias.get(), a.src[2].data, activation.get(), y.get(), a.dst[0].data);
+          &alpha2, y.get(), z, bias.get(), a.src[2].data, relu_descriptor.get(), y.get(), a.dst[0].data);
       if (status == CUDNN_STATUS_SUCCESS) return Status::ok();
       if (status != CUDNN_STATUS_NOT_SUPPORTED)
         return cudnn_error(status, "cudnnConvolutionBiasActivationForward", "algorithm " + std::to_string(algorithm));
@@ -169,9 +169,10 @@ class ConvState final : public KernelState {
       UCUDNN_CUDNN_CHECK(cudnnConvolutionForward(h, &one, x.get(), x_data, w.get(), a.src[1].data, conv.get(),
                                                  algorithm, cudnn_workspace, workspace, &zero, y.get(), a.dst[0].data),
                          "algorithm " + std::to_string(algorithm));
-    if (bias_activation.kind != ir::ConvActivationKind::kNone) {
+    const bool relu = activation.kind == ir::ConvActivationKind::kRelu;
+    if (activation.kind != ir::ConvActivationKind::kNone && !relu) {
       UCUDNN_CUDA_CHECK(launch_bias_activation(a.dst[0].as<float>(), has_bias ? a.src[2].as<const float>() : nullptr,
-                                               a.dst[0].numel(), out_channels, channel_inner, bias_activation,
+                                               a.dst[0].numel(), out_channels, channel_inner, activation,
                                                a.ctx.stream()),
                         "bias and fused activation");
       return Status::ok();
@@ -251,21 +252,20 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
                      context);
   if (expected != cudnn_dims(ys))
     return a.unsupported_error("cuDNN's output shape differs from ONNX's " + shape_to_string(a.dst_shapes[0]));
-  UCUDNN_ASSIGN_OR_RETURN(const ir::ConvActivation activation, ir::conv_activation(a.node));  // Note [fused nodes]
-  s->relu = activation.kind == ir::ConvActivationKind::kRelu;
-  if (!s->relu) s->bias_activation = activation;
+  UCUDNN_ASSIGN_OR_RETURN(s->activation, ir::conv_activation(a.node));  // Note [fused nodes]
+  const bool relu = s->activation.kind == ir::ConvActivationKind::kRelu;
   s->has_bias = a.has_src(2);
   s->has_z = a.has_src(kZ);
-  if (s->has_z && activation.kind != ir::ConvActivationKind::kNone && !s->relu)
+  if (s->has_z && s->activation.kind != ir::ConvActivationKind::kNone && !relu)
     return a.unsupported_error("a residual input with a fused activation other than Relu");
   s->out_channels = ys[1];
   s->channel_inner = nhwc ? 1 : shape_numel(Shape(ys.begin() + 2, ys.end()));
   if (s->has_z && a.src_shapes[kZ] != a.dst_shapes[0])
     return a.unsupported_error("a residual input of shape " + shape_to_string(a.src_shapes[kZ]) + " unlike Y's");
-  s->fused = s->relu && s->has_bias;
+  s->fused = relu && s->has_bias;
   if (s->fused) {
-    UCUDNN_RETURN_IF_ERROR(s->activation.create(context));
-    UCUDNN_CUDNN_CHECK(cudnnSetActivationDescriptor(s->activation.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
+    UCUDNN_RETURN_IF_ERROR(s->relu_descriptor.create(context));
+    UCUDNN_CUDNN_CHECK(cudnnSetActivationDescriptor(s->relu_descriptor.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
                        context);
   }
   if (s->has_bias) {

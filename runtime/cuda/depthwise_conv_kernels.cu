@@ -18,6 +18,8 @@ constexpr int kBlockThreads = 256;
 constexpr int64_t kMaxGridY = 65535;
 constexpr int kTile = 4;                // outputs along W a thread of a tiled kernel computes
 constexpr int kChannelsPerThread = 4;   // NHWC tiled: one float4 of channels
+constexpr int kMaxVecGroups = 64;       // depthwise_nhwc_vec: at most this many groups of 4 channels a block
+constexpr int kVecItemsPerThread = 4;   // depthwise_nhwc_vec: the grid leaves each thread about this many items
 
 #define UCUDNN_ROW_LOOP(row, rows)                                                        \
   for (int64_t row = int64_t{blockIdx.y} * blockDim.y + threadIdx.y; row < (rows); \
@@ -84,11 +86,10 @@ __global__ void depthwise_plain(const float* __restrict__ x, const float* __rest
   }
 }
 
-// NHWC, an R×S window, horizontal stride SW, horizontal dilation 1: rows (n, oh), items
-// (tile of kTile outputs along W, group of 4 output channels), the group fastest. Vec: M = 1,
-// C % 4 == 0 and x, y, z 16-byte aligned — float4 loads and stores; else scalar ones, channels
-// past K skipped.
-template <int R, int S, int SW, bool Vec>
+// NHWC, an R×S window, horizontal stride SW, horizontal dilation 1, any M and C: rows (n, oh), items
+// (tile of kTile outputs along W, group of 4 output channels), the group fastest; scalar loads and
+// stores, channels past K skipped. (depthwise_nhwc_vec is the kernel for M = 1, C % 4 == 0.)
+template <int R, int S, int SW>
 __global__ void depthwise_nhwc_tiled(const float* __restrict__ x, const float* __restrict__ w, float* y,
                                      DepthwiseGeometry g, DepthwiseEpilogue e, int64_t rows, int items) {
   constexpr int kSpan = (kTile - 1) * SW + S;
@@ -123,7 +124,7 @@ __global__ void depthwise_nhwc_tiled(const float* __restrict__ x, const float* _
       for (int s = 0; s < S; ++s)
 #pragma unroll
         for (int i = 0; i < kChannelsPerThread; ++i)
-          component(taps[s], i) = Vec || source[i] >= 0 ? __ldg(filter[i] + r * S + s) : 0.0f;
+          component(taps[s], i) = source[i] >= 0 ? __ldg(filter[i] + r * S + s) : 0.0f;
       // The segment's pixels one after another: offsets, not pointers, as the first may lie before X.
       const int64_t iw0 = ow0 * SW - g.pad_left;
       int64_t pixel = ((n * g.height + ih) * g.width + iw0) * g.channels;
@@ -132,13 +133,9 @@ __global__ void depthwise_nhwc_tiled(const float* __restrict__ x, const float* _
       for (int j = 0; j < kSpan; ++j, pixel += g.channels) {
         in[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (iw0 + j < 0 || iw0 + j >= g.width) continue;
-        if (Vec) {
-          in[j] = __ldg(reinterpret_cast<const float4*>(x + pixel + k0));
-        } else {
 #pragma unroll
-          for (int i = 0; i < kChannelsPerThread; ++i)
-            if (source[i] >= 0) component(in[j], i) = __ldg(x + pixel + source[i]);
-        }
+        for (int i = 0; i < kChannelsPerThread; ++i)
+          if (source[i] >= 0) component(in[j], i) = __ldg(x + pixel + source[i]);
       }
 #pragma unroll
       for (int t = 0; t < kTile; ++t)
@@ -150,23 +147,78 @@ __global__ void depthwise_nhwc_tiled(const float* __restrict__ x, const float* _
       const int64_t ow = ow0 + t;
       if (ow >= g.out_width) break;
       const int64_t at = ((n * g.out_height + oh) * g.out_width + ow) * channels + k0;
-      if (Vec) {
-        float4 v = acc[t];
-        float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (e.z != nullptr) z = *reinterpret_cast<const float4*>(e.z + at);
 #pragma unroll
-        for (int i = 0; i < kChannelsPerThread; ++i) {
-          float& c = component(v, i);
-          if (e.bias != nullptr) c += __ldg(e.bias + k0 + i);
-          c += component(z, i);
-          c = ir::apply_conv_activation(e.activation, c);
-        }
-        *reinterpret_cast<float4*>(y + at) = v;
-      } else {
+      for (int i = 0; i < kChannelsPerThread; ++i)
+        if (source[i] >= 0) y[at + i] = finish(component(acc[t], i), e, k0 + i, at + i);
+    }
+  }
+}
+
+// NHWC with M = 1, C % 4 == 0 and x, y, z 16-byte aligned; an R×S window, horizontal stride SW,
+// horizontal dilation 1. Block (G, kBlockThreads / G): x over G ≤ kMaxVecGroups groups of 4 channels
+// (blockIdx.x picks which: the channels are cut into equal blocks, so few lanes idle even for 16 or
+// 144 channels), y over items (n, oh, tile of kTile outputs along W), a grid-stride loop.
+// The block's filters are staged once in shared memory, tap-major, so a thread reads its four
+// channels' tap as one float4 (the filter [K, R, S] read per thread was 4·R·S scalar loads, each
+// warp's scattered over 32 lines); inputs and outputs are float4 loads and stores.
+template <int R, int S, int SW>
+__global__ void depthwise_nhwc_vec(const float* __restrict__ x, const float* __restrict__ w, float* y,
+                                   DepthwiseGeometry g, DepthwiseEpilogue e, int64_t items, int tiles) {
+  constexpr int kSpan = (kTile - 1) * SW + S;
+  __shared__ float4 taps_of[R * S * kMaxVecGroups];  // tap t of the block's group j: taps_of[t · G + j]
+  const int block_channels = static_cast<int>(blockDim.x) * kChannelsPerThread;
+  const int64_t channels = g.channels;
+  const int64_t first_channel = int64_t{blockIdx.x} * block_channels;
+  float* staged = reinterpret_cast<float*>(taps_of);
+  for (int f = threadIdx.y * blockDim.x + threadIdx.x; f < R * S * block_channels; f += blockDim.x * blockDim.y) {
+    const int tap = f / block_channels, c = f - tap * block_channels;
+    const int64_t k = first_channel + c;
+    staged[f] = k < channels ? __ldg(w + k * (R * S) + tap) : 0.0f;
+  }
+  __syncthreads();
+  const int64_t k0 = first_channel + int64_t{threadIdx.x} * kChannelsPerThread;
+  if (k0 >= channels) return;
+  for (int64_t item = int64_t{blockIdx.y} * blockDim.y + threadIdx.y; item < items;
+       item += int64_t{gridDim.y} * blockDim.y) {
+    const int64_t row = item / tiles, ow0 = (item - row * tiles) * kTile;
+    const int64_t n = row / g.out_height, oh = row - n * g.out_height;
+    float4 acc[kTile];
 #pragma unroll
-        for (int i = 0; i < kChannelsPerThread; ++i)
-          if (source[i] >= 0) y[at + i] = finish(component(acc[t], i), e, k0 + i, at + i);
+    for (int t = 0; t < kTile; ++t) acc[t] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int64_t ih = oh * g.stride_h - g.pad_top + r * g.dilation_h;
+      if (ih < 0 || ih >= g.height) continue;
+      const int64_t iw0 = ow0 * SW - g.pad_left;
+      int64_t pixel = ((n * g.height + ih) * g.width + iw0) * channels + k0;
+      float4 in[kSpan];
+#pragma unroll
+      for (int j = 0; j < kSpan; ++j, pixel += channels)
+        in[j] = iw0 + j < 0 || iw0 + j >= g.width ? make_float4(0.0f, 0.0f, 0.0f, 0.0f)
+                                                  : __ldg(reinterpret_cast<const float4*>(x + pixel));
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        const float4 tap = taps_of[(r * S + s) * blockDim.x + threadIdx.x];
+#pragma unroll
+        for (int t = 0; t < kTile; ++t) fma4(acc[t], tap, in[t * SW + s]);
       }
+    }
+#pragma unroll
+    for (int t = 0; t < kTile; ++t) {
+      const int64_t ow = ow0 + t;
+      if (ow >= g.out_width) break;
+      const int64_t at = ((n * g.out_height + oh) * g.out_width + ow) * channels + k0;
+      float4 v = acc[t];
+      float4 z = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (e.z != nullptr) z = *reinterpret_cast<const float4*>(e.z + at);
+#pragma unroll
+      for (int i = 0; i < kChannelsPerThread; ++i) {
+        float& c = component(v, i);
+        if (e.bias != nullptr) c += __ldg(e.bias + k0 + i);
+        c += component(z, i);
+        c = ir::apply_conv_activation(e.activation, c);
+      }
+      *reinterpret_cast<float4*>(y + at) = v;
     }
   }
 }
@@ -244,15 +296,20 @@ void launch_tiled(const float* x, const float* w, float* y, const DepthwiseGeome
   if (g.channels_last) {
     const int64_t rows = g.batch * g.out_height;
     const int64_t items = ceil_div(g.out_width, kTile) * ceil_div(channels, kChannelsPerThread);
-    const RowGrid shape = row_grid(rows, items);
     const bool vec = g.multiplier == 1 && g.channels % 4 == 0 && aligned16(x) && aligned16(y) &&
                      (e.z == nullptr || aligned16(e.z));
-    if (vec)
-      depthwise_nhwc_tiled<R, S, SW, true>
-          <<<shape.grid, shape.block, 0, stream>>>(x, w, y, g, e, rows, static_cast<int>(items));
-    else
-      depthwise_nhwc_tiled<R, S, SW, false>
-          <<<shape.grid, shape.block, 0, stream>>>(x, w, y, g, e, rows, static_cast<int>(items));
+    if (vec) {
+      const int64_t tiles = ceil_div(g.out_width, kTile), vec_items = rows * tiles;
+      const int64_t groups = channels / kChannelsPerThread, blocks_x = ceil_div(groups, kMaxVecGroups);
+      const int64_t width = ceil_div(groups, blocks_x), height = std::max<int64_t>(1, kBlockThreads / width);
+      const dim3 block(static_cast<unsigned>(width), static_cast<unsigned>(height));
+      const dim3 grid(static_cast<unsigned>(blocks_x),
+                      static_cast<unsigned>(std::min(kMaxGridY, ceil_div(vec_items, height * kVecItemsPerThread))));
+      depthwise_nhwc_vec<R, S, SW><<<grid, block, 0, stream>>>(x, w, y, g, e, vec_items, static_cast<int>(tiles));
+      return;
+    }
+    const RowGrid shape = row_grid(rows, items);
+    depthwise_nhwc_tiled<R, S, SW><<<shape.grid, shape.block, 0, stream>>>(x, w, y, g, e, rows, static_cast<int>(items));
     return;
   }
   const int64_t rows = g.batch * channels * g.out_height;

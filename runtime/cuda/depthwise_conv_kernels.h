@@ -10,8 +10,9 @@
 //
 // Kernels: 3×3 and 5×5 windows with horizontal stride 1 or 2 and horizontal dilation 1 run a
 // tiled kernel (each thread a few outputs along W, an input row segment and the filter row in
-// registers; NHWC: 4 channels a thread, float4 loads and stores when M = 1, C % 4 == 0 and the
-// pointers are 16-byte aligned); every other shape a plain one (a thread an output element).
+// registers; NHWC: 4 channels a thread; when M = 1, C % 4 == 0 and the pointers are 16-byte
+// aligned, float4 loads and stores and the block's filters staged tap-major in shared memory);
+// every other shape a plain one (a thread an output element).
 // Threads are laid out as rows of the output (N·H' rows in NHWC, N·K·H' in NCHW) by items of a
 // row, the row index int64, the item index within a row int32 (prepare checks it fits).
 // Only queues work on `stream` and returns the launch error.

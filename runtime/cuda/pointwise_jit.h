@@ -1,7 +1,8 @@
 // Note [generated pointwise kernels]
 // The interpreter (device::Interpreted, runtime/cuda/fused_pointwise_device.cuh) runs any pointwise
 // program but pays for it: every instruction dispatches on its opcode and every register is a slot of
-// a local array in memory. On the H200 a SiLU ran at ~1.5 TB/s where a copy runs at ~4.
+// a local array in memory. On the H200 EfficientNet-B1's SiLU nodes took 5.9 ms interpreted and 2.3 ms
+// generated (--profile, batch 128; about 1.5 TB/s against the tensor sizes the layer shapes give).
 //
 // So for each distinct program FusedPointwise's prepare writes a small struct whose run() is the
 // program as straight-line code — eval_pointwise with constant opcodes, which the compiler folds to the

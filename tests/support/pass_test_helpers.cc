@@ -53,6 +53,12 @@ PassStats run_pass(Pass pass, ir::Graph& graph) {
   return stats;
 }
 
+PassStats run_passes(ir::Graph& graph, const InferencePassOptions& options) {
+  auto stats = run_inference_passes(graph, options);
+  EXPECT_TRUE(stats.has_value()) << stats.status().to_string();
+  return stats.has_value() ? *stats : PassStats{};
+}
+
 void expect_unchanged(Pass pass, const std::vector<UnchangedCase>& cases) {
   for (const UnchangedCase& c : cases) {
     SCOPED_TRACE("must not rewrite: " + c.why);

@@ -29,6 +29,8 @@ void expect_same_outputs(const ir::Graph& before, const ir::Graph& after);
 using Pass = Status (*)(ir::Graph&, PassStats*);
 // Runs one pass; a failed status fails the test.
 PassStats run_pass(Pass pass, ir::Graph& graph);
+// Runs run_inference_passes with `options`; a failed status fails the test.
+PassStats run_passes(ir::Graph& graph, const InferencePassOptions& options = {});
 
 // A graph a pass must not rewrite; `why` names the condition that forbids it.
 struct UnchangedCase {
