@@ -14,7 +14,8 @@
 //   fuse_depthwise_activation  (GPU) a depthwise Conv → FusedPointwise activation (SiLU, HardSwish,
 //                          Sigmoid, Clip) becomes one Conv applying it in its epilogue
 //   fuse_conv_bias         (GPU) a Conv's bias moves into the FusedPointwise that alone reads its
-//                          output (added while the pointwise kernel reads Y, not as a pass of its own)
+//                          output (added while the pointwise kernel reads Y, not as a pass of its own);
+//                          a lone residual Add reading such a Conv first becomes a FusedPointwise
 // One more pass is not part of run_inference_passes; the CUDA backend runs it
 // when a session's layout is NHWC:
 //   convert_to_channels_last  4-D activations between convolutions stored NHWC, with
