@@ -54,7 +54,8 @@ Expected<runtime::Plan> load_saved_plan(const SessionOptions& options, const run
                             layout_name(options.layout));
   if (layout == Layout::kNhwc) {
     optimizer::PassStats stats;
-    UCUDNN_RETURN_IF_ERROR(optimizer::convert_to_channels_last(*graph, &stats));
+    UCUDNN_RETURN_IF_ERROR(
+        optimizer::convert_to_channels_last_except(*graph, &stats, plan.nchw_convs).with_context(path));
   }
   UCUDNN_RETURN_IF_ERROR(runtime::check_plan_matches(plan, *graph, backend.name(), backend.device_name())
                              .with_context(path));

@@ -13,6 +13,7 @@
 
 #include "optimizer/bench/device_benchmarker.h"
 #include "optimizer/bench/stored_benchmarker.h"
+#include "optimizer/layout_regions.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_backend.h"
@@ -338,6 +339,71 @@ Expected<double> measure_cpu_run_ms(const ir::Graph& graph, const runtime::Plan&
   return times[times.size() / 2];
 }
 
+// One graph planned for --layout auto: NCHW, NHWC, or NHWC with regions kept NCHW.
+struct Candidate {
+  std::string label;          // "nchw", "nhwc", "regions (3 of 52 Convs nchw)"
+  PlannedModel model;
+  double transposes_ms = 0;   // layout_transposes_ms of its graph
+  double predicted_ms = 0;    // its convolutions' predicted time + transposes_ms
+};
+
+std::string format_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", ms);
+  return text;
+}
+
+// Per Conv node of a planned graph: its kernel's predicted time per call.
+ConvTimes conv_times(const PlannedModel& model) {
+  ConvTimes times;
+  const PlanResult& r = model.result;
+  for (size_t k = 0; k < r.kernels.size() && k < r.policy.kernels.size(); ++k)
+    for (ir::NodeId id : r.kernels[k].nodes) {
+      const ir::Node& node = model.graph.nodes[id];
+      if (node.op == OpKind::kConv) times[node.name] = r.policy.kernels[k].config.time_ms;
+    }
+  return times;
+}
+
+// The timings of `graph`'s convolution kernels taken from the candidates that planned them
+// (every kernel of a mixed graph is one of theirs, key for key): nothing is measured again.
+Expected<GraphTimings> timings_from(const ir::Graph& graph, const std::vector<Candidate>& planned) {
+  const PlanResult& first = planned.front().model.result;
+  GraphTimings timings;
+  timings.device_name = first.plan.device_name;
+  UCUDNN_ASSIGN_OR_RETURN(timings.kernels, collect_conv_kernels(graph, first.kernels.front().key));
+  for (const ConvKernel& kernel : timings.kernels) {
+    const std::string key = kernel.key.to_string();
+    const NamedKernel* found = nullptr;
+    for (const Candidate& c : planned)
+      for (size_t k = 0; k < c.model.result.kernels.size() && !found; ++k)
+        if (c.model.result.kernels[k].key.to_string() == key) found = &c.model.result.timings[k];
+    if (!found) return not_found("no layout planned has the kernel " + kernel_name(graph, kernel));
+    timings.timings.push_back({kernel_name(graph, kernel), found->timings, static_cast<int>(kernel.nodes.size())});
+    ++timings.kernels_reused;
+  }
+  return timings;
+}
+
+// Note [layout regions] (layout_regions.h): from the NCHW and NHWC candidates (in that
+// order), the graph with the Convs that are faster in NCHW — transposes counted — kept
+// there, planned from the same timings; nullopt when every Conv takes one layout.
+Expected<std::optional<Candidate>> plan_regions(const ir::Graph& graph, const std::vector<Candidate>& planned,
+                                                const std::string& device, const PlannerOptions& options,
+                                                double transpose_cost) {
+  const LayoutRegions regions =
+      choose_layout_regions(graph, conv_times(planned[0].model), conv_times(planned[1].model), transpose_cost);
+  if (!regions.mixed) return std::optional<Candidate>();
+  ir::Graph mixed = graph;
+  PassStats stats;
+  UCUDNN_RETURN_IF_ERROR(convert_to_channels_last_except(mixed, &stats, regions.nchw_convs));
+  UCUDNN_ASSIGN_OR_RETURN(GraphTimings timings, timings_from(mixed, planned));
+  UCUDNN_ASSIGN_OR_RETURN(PlanResult result, plan_from_timings(mixed, device, options, std::move(timings)));
+  const std::string label = "regions (" + std::to_string(regions.nchw_convs.size()) + " of " +
+                            std::to_string(regions.convs) + " Convs nchw)";
+  return std::optional<Candidate>(Candidate{label, PlannedModel{std::move(mixed), std::move(result), ""}});
+}
+
 }  // namespace
 
 const char* graph_layout_name(GraphLayout layout) { return layout == GraphLayout::kNhwc ? "nhwc" : "nchw"; }
@@ -373,64 +439,75 @@ Expected<GraphTimings> gather_timings(const ir::Graph& graph, BatchSizePolicy ba
 Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& request) {
   UCUDNN_RETURN_IF_ERROR(check_request(request));
   TimingSource source(request);
-  std::vector<PlannedModel> planned;  // one per layout that could be planned
+  PlannerOptions options = request.planner;
+  if (options.step_workspace == nullptr) options.step_workspace = step_workspace_query(request.device);
+  const double transpose_cost = transpose_ms_per_byte(request.device);
+  std::vector<Candidate> planned;  // one per layout that could be planned, then the regions
   Status first_error;
-  std::string note;
+  std::string not_planned;
   double seconds = 0;  // planning every layout tried: the optimisation time of this call
   for (GraphLayout layout : request.layouts) {
     const auto start = Clock::now();
     UCUDNN_ASSIGN_OR_RETURN(ir::Graph laid_out, in_layout(graph, layout));
     Expected<PlanResult> result = [&]() -> Expected<PlanResult> {
       UCUDNN_ASSIGN_OR_RETURN(GraphTimings timings, source.timings_of(laid_out));
-      PlannerOptions options = request.planner;
-      if (options.step_workspace == nullptr) options.step_workspace = step_workspace_query(request.device);
       return plan_from_timings(laid_out, request.device, options, std::move(timings));
     }();
     seconds += seconds_since(start);
     if (!result) {
       if (request.layouts.size() == 1) return result.status();
       if (first_error.is_ok()) first_error = result.status();
-      note += std::string(note.empty() ? "" : ", ") + graph_layout_name(layout) +
-              (result.status().code() == StatusCode::kNotFound ? " not in the database" : " not plannable");
+      not_planned += std::string(", ") + graph_layout_name(layout) +
+                     (result.status().code() == StatusCode::kNotFound ? " not in the database" : " not plannable");
       continue;
     }
-    char line[96];
-    std::snprintf(line, sizeof line, "%s %.3f ms", graph_layout_name(layout), result->policy.total_time_ms);
-    note += (note.empty() ? "" : ", ") + std::string(line);
-    planned.push_back(PlannedModel{std::move(laid_out), std::move(*result), ""});
+    planned.push_back(Candidate{graph_layout_name(layout), PlannedModel{std::move(laid_out), std::move(*result), ""}});
   }
   if (planned.empty()) return first_error;
-  auto predicted = [](const PlannedModel& m) { return m.result.policy.total_time_ms; };
+  if (planned.size() == 2 && !planned[0].model.result.kernels.empty()) {  // Note [layout regions]
+    const auto start = Clock::now();
+    Expected<std::optional<Candidate>> regions = plan_regions(graph, planned, request.device, options, transpose_cost);
+    seconds += seconds_since(start);
+    if (!regions) return regions.status();
+    if (*regions) planned.push_back(std::move(**regions));
+  }
+  for (Candidate& c : planned) {
+    c.transposes_ms = layout_transposes_ms(c.model.graph, transpose_cost);
+    c.predicted_ms = c.model.result.policy.total_time_ms + c.transposes_ms;
+  }
   size_t best = 0;
   for (size_t i = 1; i < planned.size(); ++i)
-    if (predicted(planned[i]) < predicted(planned[best])) best = i;
+    if (planned[i].predicted_ms < planned[best].predicted_ms) best = i;
   std::string measured_note;
-  const bool layouts_differ = std::any_of(planned.begin(), planned.end(), [&](const PlannedModel& m) {
-    return m.result.plan.layout != planned.front().result.plan.layout;
+  const bool layouts_differ = std::any_of(planned.begin(), planned.end(), [&](const Candidate& c) {
+    return c.model.result.plan.layout != planned.front().model.result.plan.layout;
   });
   if (request.device == "cpu" && layouts_differ) {  // Note [the CPU's layout is measured]
     const auto start = Clock::now();
     std::vector<double> ms(planned.size(), 0);
     bool all_measured = true;
     for (size_t i = 0; i < planned.size() && all_measured; ++i) {
-      Expected<double> run_ms = measure_cpu_run_ms(planned[i].graph, planned[i].result.plan);
+      Expected<double> run_ms = measure_cpu_run_ms(planned[i].model.graph, planned[i].model.result.plan);
       all_measured = run_ms.has_value();
       if (run_ms) ms[i] = *run_ms;
     }
     seconds += seconds_since(start);
     if (all_measured) {
       best = static_cast<size_t>(std::min_element(ms.begin(), ms.end()) - ms.begin());
-      for (size_t i = 0; i < planned.size(); ++i) {
-        char line[96];
-        std::snprintf(line, sizeof line, "%s %.3f ms", planned[i].result.plan.layout.c_str(), ms[i]);
-        measured_note += (measured_note.empty() ? "" : ", ") + std::string(line);
-      }
+      for (size_t i = 0; i < planned.size(); ++i)
+        measured_note += (i ? ", " : "") + planned[i].label + " " + format_ms(ms[i]);
     }
   }
-  PlannedModel chosen = std::move(planned[best]);
+  std::string predicted_note;
+  for (size_t i = 0; i < planned.size(); ++i) {
+    predicted_note += (i ? ", " : "") + planned[i].label + " " + format_ms(planned[i].predicted_ms);
+    if (planned[i].transposes_ms >= 0.001)
+      predicted_note += " (" + format_ms(planned[i].transposes_ms) + " of transposes)";
+  }
+  PlannedModel chosen = std::move(planned[best].model);
   chosen.result.optimize_seconds = seconds;
   if (request.layouts.size() > 1) {
-    chosen.layout_note = "predicted convolution time: " + note;
+    chosen.layout_note = "predicted time (convolutions + layout transposes): " + predicted_note + not_planned;
     if (!measured_note.empty()) chosen.layout_note = "measured run: " + measured_note + "; " + chosen.layout_note;
   }
   return chosen;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "optimizer/passes/passes.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/side_stream.h"
 #include "runtime/ir/fusion.h"
@@ -125,6 +126,11 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   plan.model_fingerprint = runtime::graph_fingerprint(graph);
   plan.policy = policy_name(options.policy);
   plan.layout = ir::graph_layout_name(graph);
+  if (plan.layout == std::string("nhwc")) {
+    for (const ir::Node& node : graph.nodes)  // Note [layout regions]: Convs left in NCHW
+      if (node.op == OpKind::kConv && !ir::is_channels_last(node) && can_run_channels_last(graph, node))
+        plan.nchw_convs.push_back(node.name);
+  }
   plan.predicted_conv_ms = result.policy.total_time_ms;
   plan.workspace_pool_bytes = result.policy.pool_bytes;
   plan.steps.resize(graph.nodes.size());

@@ -53,9 +53,10 @@ struct ReportData {
   std::string device, device_name;
   std::string policy, batch_sizes;
   std::string layout = "nchw";     // the plan's activation layout: "nchw" or "nhwc"
+  std::vector<std::string> nchw_convs;  // "nhwc": the Conv nodes that stay NCHW (Note [layout regions])
   // How the layout was chosen: "" when only one was planned (the one asked for, or
   // the CPU's); under --layout auto on the GPU, each layout's predicted convolution
-  // time from measured timings ("predicted convolution time: nchw 1.2 ms, nhwc 0.9 ms").
+  // time from measured timings (plan_model.h: PlannedModel::layout_note).
   std::string layout_choice;
   int64_t batch = 0;
   size_t workspace_limit = 0;      // as asked: per kernel (undivided, wr) or total (wd)

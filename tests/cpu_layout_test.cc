@@ -110,10 +110,10 @@ TEST(CpuLayout, AutoPlansBothLayoutsAndRunsOne) {
     ASSERT_NE(automatic, nullptr);
     auto planned = plan(model_path(name), cpu_options(Layout::kAuto));
     ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
-    // "measured run: nchw … ms, nhwc … ms; predicted convolution time: nchw … ms, nhwc … ms"; a model
+    // "measured run: nchw … ms, nhwc … ms; predicted time (convolutions + layout transposes): nchw … ms, …"; a model
     // without convolutions has one graph in both layouts, so nothing is run (only the prediction).
     const std::string& note = planned->summary().layout_note;
-    EXPECT_NE(note.find("predicted convolution time: nchw"), std::string::npos) << note;
+    EXPECT_NE(note.find("predicted time (convolutions + layout transposes): nchw"), std::string::npos) << note;
     EXPECT_NE(note.find("nhwc"), std::string::npos) << note;
     const bool has_convs = conv_steps(*automatic, [](int, const std::string&) {}) > 0;
     EXPECT_EQ(note.find("measured run: nchw") != std::string::npos, has_convs) << note;

@@ -207,7 +207,7 @@ struct PlanSummary {
   std::string device_name;        // the processor it was planned for ("NVIDIA H200"; the CPU's model)
   Policy policy = Policy::kWr;
   Layout layout = Layout::kNchw;  // kNchw or kNhwc
-  std::string layout_note;        // Layout::kAuto: each layout's predicted convolution time (CPU: and measured run)
+  std::string layout_note;        // Layout::kAuto: each layout's predicted time (CPU: and measured run)
   int convolution_kernels = 0;    // distinct convolutions (nodes of equal shapes count once)
   int kernels_benchmarked = 0;    // measured by this plan() call
   int kernels_reused = 0;         // timings taken from the database

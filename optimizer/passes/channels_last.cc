@@ -5,17 +5,19 @@
 // an NHWC twin (made by a Transpose node, or for a constant a transposed copy);
 // each NHWC node output keeps an NCHW twin made on demand for readers that need
 // NCHW. A node runs channels-last when
-//   - it is a 2-D Conv with a constant weight, or a 2-D MaxPool/AveragePool:
-//     always (its NCHW input is transposed if no NHWC twin exists yet);
-//   - it is GlobalAveragePool/GlobalMaxPool, a layout-free elementwise op (FusedPointwise
-//     among them; its concat_axis moves as a Concat's axis does) or Concat: when one of its
-//     inputs already is NHWC and every input that is not a single element is 4-D (so
-//     broadcasting means the same in both layouts);
+//   - it is a 2-D Conv with a constant weight: always (its NCHW input is transposed if
+//     no NHWC twin exists yet), unless the caller names it among the Convs to keep NCHW
+//     (Note [layout regions], optimizer/layout_regions.h);
+//   - it is a 2-D MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, a layout-free
+//     elementwise op (FusedPointwise among them; its concat_axis moves as a Concat's axis
+//     does) or Concat: when one of its inputs already is NHWC and every input that is not a
+//     single element is 4-D (so broadcasting means the same in both layouts);
 // otherwise it reads NCHW twins. Flatten(axis 1) and Reshape of an NHWC value
 // whose H and W are 1 read it as it is: both layouts hold the same bytes then.
 // The graph's outputs keep their NCHW shapes and names.
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include "optimizer/passes/passes.h"
 #include "runtime/executor/plan.h"
@@ -38,6 +40,40 @@ bool is_layout_free_elementwise(OpKind op) {
     default:
       return false;
   }
+}
+
+bool is_4d(const ir::Graph& graph, ir::ValueId id) {
+  return id != ir::kNoValue && graph.value(id).shape.size() == 4;
+}
+
+// Conv (constant 4-D weight), MaxPool (no Indices), AveragePool and the global pools on a
+// 4-D float32 X: the nodes with a `channels_last` attribute.
+bool has_channels_last_kernel(const ir::Graph& graph, const ir::Node& node) {
+  if (node.inputs.empty() || !is_4d(graph, node.inputs[0]) || graph.value(node.inputs[0]).dtype != DType::kFloat32)
+    return false;
+  switch (node.op) {
+    case OpKind::kConv:
+      return node.inputs.size() >= 2 && is_4d(graph, node.inputs[1]) && graph.value(node.inputs[1]).constant;
+    case OpKind::kMaxPool:
+      return node.outputs.size() == 1 || node.outputs[1] == ir::kNoValue;  // no Indices output
+    case OpKind::kAveragePool:
+    case OpKind::kGlobalAveragePool:
+    case OpKind::kGlobalMaxPool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Elementwise ops and Concat whose operands are all 4-D or single elements: the same
+// computation on NHWC operands.
+bool runs_as_is_on_nhwc(const ir::Graph& graph, const ir::Node& node) {
+  if (!is_layout_free_elementwise(node.op) && node.op != OpKind::kConcat) return false;
+  for (ir::ValueId id : node.inputs) {
+    if (id == ir::kNoValue || is_4d(graph, id)) continue;
+    if (node.op == OpKind::kConcat || shape_numel(graph.value(id).shape) != 1) return false;
+  }
+  return true;
 }
 
 // `t` ([A, B, C, D], any dtype) with dims permuted by `perm`.
@@ -63,8 +99,8 @@ Tensor transpose4(const Tensor& t, const std::vector<int64_t>& perm) {
 
 class ChannelsLastRewriter {
  public:
-  ChannelsLastRewriter(ir::Graph& graph, PassStats* stats)
-      : graph_(graph), stats_(stats), nhwc_twin_(graph.values.size(), ir::kNoValue),
+  ChannelsLastRewriter(ir::Graph& graph, PassStats* stats, const std::set<std::string>& nchw_convs)
+      : graph_(graph), stats_(stats), nchw_convs_(nchw_convs), nhwc_twin_(graph.values.size(), ir::kNoValue),
         nchw_twin_(graph.values.size(), ir::kNoValue), is_nhwc_(graph.values.size(), false),
         nchw_name_(graph.values.size()) {}
 
@@ -80,13 +116,15 @@ class ChannelsLastRewriter {
   }
 
  private:
-  bool is_4d(ir::ValueId id) const { return id != ir::kNoValue && graph_.value(id).shape.size() == 4; }
+  bool is_4d(ir::ValueId id) const { return ucudnn::optimizer::is_4d(graph_, id); }
   bool nhwc_now(ir::ValueId id) const { return id != ir::kNoValue && is_nhwc_[id]; }
 
   void rewrite(ir::Node node) {
     const bool has_nhwc_input = std::any_of(node.inputs.begin(), node.inputs.end(),
                                             [&](ir::ValueId id) { return nhwc_now(id); });
-    if (is_layout_sensitive(node, has_nhwc_input)) {
+    const bool kernel_runs_nhwc = has_channels_last_kernel(graph_, node) &&
+                                  (node.op == OpKind::kConv ? nchw_convs_.count(node.name) == 0 : has_nhwc_input);
+    if (kernel_runs_nhwc) {
       node.inputs[0] = nhwc(node.inputs[0]);
       if (node.op == OpKind::kConv) {
         node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed here, once
@@ -95,7 +133,7 @@ class ChannelsLastRewriter {
       }
       node.attrs.set(ir::kChannelsLastAttr, int64_t{1});
       emit_nhwc(std::move(node));
-    } else if (has_nhwc_input && runs_as_is_on_nhwc(node)) {
+    } else if (has_nhwc_input && runs_as_is_on_nhwc(graph_, node)) {
       for (ir::ValueId& id : node.inputs)
         if (is_4d(id)) id = nhwc(id);
       if (node.op == OpKind::kConcat) remap_axis(node, "axis");
@@ -116,35 +154,6 @@ class ChannelsLastRewriter {
     int64_t axis = node.attrs.get_int(name);
     if (axis < 0) axis += 4;
     node.attrs.set(name, kNhwcPosition[axis]);
-  }
-
-  // Conv, MaxPool, AveragePool (always), global pools (after an NHWC producer).
-  bool is_layout_sensitive(const ir::Node& node, bool has_nhwc_input) const {
-    if (node.inputs.empty() || !is_4d(node.inputs[0]) || graph_.value(node.inputs[0]).dtype != DType::kFloat32)
-      return false;
-    switch (node.op) {
-      case OpKind::kConv:
-        return node.inputs.size() >= 2 && is_4d(node.inputs[1]) && graph_.value(node.inputs[1]).constant;
-      case OpKind::kMaxPool:
-        return node.outputs.size() == 1 || node.outputs[1] == ir::kNoValue;  // no Indices output
-      case OpKind::kAveragePool:
-        return true;
-      case OpKind::kGlobalAveragePool:
-      case OpKind::kGlobalMaxPool:
-        return has_nhwc_input;
-      default:
-        return false;
-    }
-  }
-
-  // Elementwise ops and Concat whose operands are all 4-D or single elements.
-  bool runs_as_is_on_nhwc(const ir::Node& node) const {
-    if (!is_layout_free_elementwise(node.op) && node.op != OpKind::kConcat) return false;
-    for (ir::ValueId id : node.inputs) {
-      if (id == ir::kNoValue || is_4d(id)) continue;
-      if (node.op == OpKind::kConcat || shape_numel(graph_.value(id).shape) != 1) return false;
-    }
-    return true;
   }
 
   bool reads_same_bytes(const ir::Node& node) const {
@@ -221,6 +230,7 @@ class ChannelsLastRewriter {
 
   ir::Graph& graph_;
   PassStats* stats_;
+  const std::set<std::string>& nchw_convs_;
   std::vector<ir::ValueId> nhwc_twin_, nchw_twin_;
   std::vector<bool> is_nhwc_;
   std::vector<std::string> nchw_name_;  // for NHWC node outputs: the name their NCHW twin takes back
@@ -228,8 +238,23 @@ class ChannelsLastRewriter {
 
 }  // namespace
 
+bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node) {
+  return has_channels_last_kernel(graph, node) || runs_as_is_on_nhwc(graph, node);
+}
+
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats) {
-  ChannelsLastRewriter(graph, stats).run();
+  return convert_to_channels_last_except(graph, stats, {});
+}
+
+Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const std::vector<std::string>& nchw_convs) {
+  const std::set<std::string> keep(nchw_convs.begin(), nchw_convs.end());
+  for (const std::string& name : keep) {
+    const bool found = std::any_of(graph.nodes.begin(), graph.nodes.end(), [&](const ir::Node& node) {
+      return node.op == OpKind::kConv && node.name == name;
+    });
+    if (!found) return invalid_argument("the Conv '" + name + "' to keep in NCHW is not a Conv node of the model");
+  }
+  ChannelsLastRewriter(graph, stats, keep).run();
   return graph.validate().with_context("after the channels-last pass");
 }
 

@@ -56,6 +56,12 @@ Status fuse_pointwise(ir::Graph& graph, PassStats* stats);
 Status fuse_depthwise_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_bias(ir::Graph& graph, PassStats* stats);
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
+// The same with the Conv nodes named in `nchw_convs` kept NCHW (Note [layout regions],
+// optimizer/layout_regions.h); InvalidArgument naming one that is no Conv of the graph.
+Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const std::vector<std::string>& nchw_convs);
+// Whether convert_to_channels_last can run `node` (of an NCHW graph) channels-last: a Conv
+// with a constant weight, a pool, or an elementwise op or Concat on 4-D operands.
+bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node);
 
 struct InferencePassOptions {
   // The GPU's passes, fuse_depthwise_activation and fuse_conv_bias: they pay where cuDNN adds a bias

@@ -37,6 +37,9 @@ struct Plan {
   std::string model_fingerprint;        // graph_fingerprint() of the graph it was planned for
   std::string policy = "undivided";     // how the convolution configurations were chosen
   std::string layout = "nchw";          // activation layout of the graph it runs ("nchw", "nhwc")
+  // "nhwc": the Conv nodes (by name) that run NCHW in it — regions of the other layout (Note
+  // [layout regions], optimizer/layout_regions.h); convert_to_channels_last_except rebuilds the graph from them.
+  std::vector<std::string> nchw_convs;
   double predicted_conv_ms = 0;         // Σ convolution time the planner predicted (0: not predicted)
   std::vector<PlanStep> steps;
   std::vector<int64_t> value_offsets;   // arena offset per graph value; -1 = not in the arena
