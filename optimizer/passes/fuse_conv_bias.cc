@@ -9,9 +9,13 @@
 // FusedPointwise: the residual join of MobileNet's, MNASNet's and EfficientNet's blocks, whose
 // projection Conv has a bias and no activation. Its bias pass then disappears into the Add's.
 //
+// A Conv whose output is only another Conv's residual z (fuse_conv_add: ResNet's downsample beside
+// conv3, relu(conv3(x) + b3 + downsample(x') + b_ds)) gives its bias to that Conv instead: b3 + b_ds
+// as one constant, added in the call that adds z anyway. The other Conv must have a bias already.
+//
 // Applies when the Conv has exactly X, W and a float32 constant B of K elements, no fused
-// activation, its output is read by one FusedPointwise without a concat and is not a graph output,
-// and the program has room for one more leaf and two more registers.
+// activation, its output is read once (by that FusedPointwise without a concat, or as that z) and is
+// not a graph output, and the program has room for one more leaf and two more registers.
 #include <map>
 #include <span>
 #include <string>
@@ -25,10 +29,9 @@ namespace ucudnn::optimizer {
 
 namespace {
 
-// The Conv whose bias `pointwise` may take through input `i`, or -1.
-ir::NodeId conv_giving_bias(const ir::Graph& graph, const std::vector<int>& uses, const ir::Node& pointwise,
-                            size_t i) {
-  const ir::ValueId y = pointwise.inputs[i];
+// The Conv producing `y` that may give its bias to the one node reading `y`, or -1.
+ir::NodeId conv_giving_bias(const ir::Graph& graph, const std::vector<int>& uses, ir::ValueId y) {
+  if (y == ir::kNoValue) return -1;
   const ir::NodeId producer = graph.value(y).producer;
   if (producer < 0 || uses[y] != 1 || is_graph_output(graph, y)) return -1;
   const ir::Node& conv = graph.nodes[producer];
@@ -105,14 +108,35 @@ void move_bias(ir::Graph& graph, ir::Node& conv, ir::Node& pointwise, size_t i,
   pointwise.attrs.set(ir::kPointwisePatternAttr, "Bias+" + pointwise.attrs.get_string(ir::kPointwisePatternAttr));
 }
 
+// Whether `conv` reads a residual z and has a float32 constant bias of as many elements as `giver`'s.
+bool takes_residual_bias(const ir::Graph& graph, const ir::Node& conv, const ir::Node& giver) {
+  if (conv.op != OpKind::kConv || conv.inputs.size() <= ir::kConvResidualInput || conv.inputs[2] == ir::kNoValue)
+    return false;
+  const ir::Value& bias = graph.value(conv.inputs[2]);
+  return bias.constant && bias.dtype == DType::kFloat32 &&
+         bias.constant->numel() == graph.value(giver.inputs[2]).constant->numel();
+}
+
+// Gives the bias of `giver`, whose output is `conv`'s residual z, to `conv`: its bias becomes the sum.
+void add_bias_to_residual_reader(ir::Graph& graph, ir::Node& giver, ir::Node& conv) {
+  const ir::Value& own = graph.value(conv.inputs[2]);
+  const ir::Value& given = graph.value(giver.inputs[2]);
+  std::vector<float> sum(own.constant->data<float>(), own.constant->data<float>() + own.constant->numel());
+  for (size_t k = 0; k < sum.size(); ++k) sum[k] += given.constant->data<float>()[k];
+  const std::string name = own.name + "+" + given.name;
+  const Shape shape = own.shape;
+  conv.inputs[2] = graph.add_value({name, DType::kFloat32, shape, Tensor::from_floats(shape, sum), -1});
+  giver.inputs.resize(2);
+}
+
 }  // namespace
 
 Status fuse_conv_bias(ir::Graph& graph, PassStats* stats) {
   const std::vector<int> uses = count_uses(graph);
   std::map<std::pair<ir::ValueId, size_t>, ir::ValueId> as_leaf;
   for (ir::Node& pointwise : graph.nodes) {
-    if (is_lone_add(graph, pointwise) && (conv_giving_bias(graph, uses, pointwise, 0) >= 0 ||
-                                          conv_giving_bias(graph, uses, pointwise, 1) >= 0)) {
+    if (is_lone_add(graph, pointwise) && (conv_giving_bias(graph, uses, pointwise.inputs[0]) >= 0 ||
+                                          conv_giving_bias(graph, uses, pointwise.inputs[1]) >= 0)) {
       pointwise = add_as_pointwise(pointwise);
       ++stats->adds_made_pointwise;
     }
@@ -125,11 +149,18 @@ Status fuse_conv_bias(ir::Graph& graph, PassStats* stats) {
       if (pointwise.inputs.size() + 1 > static_cast<size_t>(ir::kMaxPointwiseLeaves) ||
           registers + 2 > ir::kMaxPointwiseRegisters)
         break;
-      const ir::NodeId conv = conv_giving_bias(graph, uses, pointwise, i);
+      const ir::NodeId conv = conv_giving_bias(graph, uses, pointwise.inputs[i]);
       if (conv < 0) continue;
       move_bias(graph, graph.nodes[conv], pointwise, i, as_leaf);
       ++stats->conv_biases_moved;
     }
+  }
+  for (ir::Node& conv : graph.nodes) {
+    if (conv.op != OpKind::kConv || conv.inputs.size() <= ir::kConvResidualInput) continue;
+    const ir::NodeId giver = conv_giving_bias(graph, uses, conv.inputs[ir::kConvResidualInput]);
+    if (giver < 0 || !takes_residual_bias(graph, conv, graph.nodes[giver])) continue;
+    add_bias_to_residual_reader(graph, graph.nodes[giver], conv);
+    ++stats->conv_biases_moved;
   }
   graph.prune();  // the biases no one reads now
   return Status::ok();
