@@ -12,12 +12,16 @@
 //   - a node that cannot run channels-last (passes.h: can_run_channels_last) is NCHW,
 //     and so are the graph's inputs and outputs;
 //   - every 4-D float activation read by a node of the other label than its producer
-//     costs one transpose of its bytes (transpose_ms_per_byte). A value read by several
-//     nodes of the other label is transposed once but charged per reader: the model
-//     leans towards fewer regions.
+//     costs one transpose (TransposeCost: a pass over its bytes and a fixed cost per
+//     kernel). A value read by several nodes of the other label is transposed once but
+//     charged per reader: the model leans towards fewer regions.
 // Pools and elementwise nodes are free in either layout; the rewriter then runs each
 // by its inputs (channels_last.cc), and plan_model costs the graph it builds, not the
-// labelling.
+// labelling. It keeps that graph only when predicted kRegionsMargin faster than the
+// faster single layout: the predictions sum convolutions timed one at a time, and on
+// the H200 smaller predicted gains ran slower (MNASNet 1.0 at batch 128: the regions
+// were predicted 2.5 % faster and ran 11 % slower; RegNetY-800MF 1.1 % and 25 %;
+// docs/PERFORMANCE.md, "Layout per region").
 #pragma once
 
 #include <map>
@@ -31,6 +35,18 @@ namespace ucudnn::optimizer {
 // Predicted time of one call of each Conv node, by node name.
 using ConvTimes = std::map<std::string, double>;
 
+// What a layout Transpose costs on a device: `ms_per_byte` × its bytes + `fixed_ms`.
+struct TransposeCost {
+  double ms_per_byte = 0;
+  double fixed_ms = 0;
+  double of(double bytes) const { return bytes * ms_per_byte + fixed_ms; }
+};
+// Measured on each device (layout_regions.cc says how).
+TransposeCost transpose_cost(const std::string& device);  // "cpu", "cuda"
+
+// How much faster than the faster single layout the regions must be predicted to be kept.
+inline constexpr double kRegionsMargin = 0.05;
+
 struct LayoutRegions {
   std::vector<std::string> nchw_convs;  // Conv nodes labelled NCHW, in graph order
   int convs = 0;                        // Conv nodes that can run channels-last
@@ -43,13 +59,9 @@ struct LayoutRegions {
 // The labelling above for `graph` (NCHW, after the inference passes). A Conv missing
 // from a map costs 0 in that layout.
 LayoutRegions choose_layout_regions(const ir::Graph& graph, const ConvTimes& nchw_ms, const ConvTimes& nhwc_ms,
-                                    double transpose_ms_per_byte);
+                                    const TransposeCost& transpose);
 
-// The layout Transposes of `graph` (4-D, NCHW↔NHWC permutations), priced at `transpose_ms_per_byte`.
-double layout_transposes_ms(const ir::Graph& graph, double transpose_ms_per_byte);
-
-// What one byte of a layout transpose costs on `device` ("cpu", "cuda"): read once, written
-// once, at a bandwidth measured for our Transpose kernels (layout_regions.cc says where).
-double transpose_ms_per_byte(const std::string& device);
+// The layout Transposes of `graph` (4-D, NCHW↔NHWC permutations), each priced by `transpose`.
+double layout_transposes_ms(const ir::Graph& graph, const TransposeCost& transpose);
 
 }  // namespace ucudnn::optimizer

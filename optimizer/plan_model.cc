@@ -343,6 +343,7 @@ Expected<double> measure_cpu_run_ms(const ir::Graph& graph, const runtime::Plan&
 struct Candidate {
   std::string label;          // "nchw", "nhwc", "regions (3 of 52 Convs nchw)"
   PlannedModel model;
+  bool regions = false;       // NHWC with some Convs kept NCHW (Note [layout regions])
   double transposes_ms = 0;   // layout_transposes_ms of its graph
   double predicted_ms = 0;    // its convolutions' predicted time + transposes_ms
 };
@@ -390,9 +391,9 @@ Expected<GraphTimings> timings_from(const ir::Graph& graph, const std::vector<Ca
 // there, planned from the same timings; nullopt when every Conv takes one layout.
 Expected<std::optional<Candidate>> plan_regions(const ir::Graph& graph, const std::vector<Candidate>& planned,
                                                 const std::string& device, const PlannerOptions& options,
-                                                double transpose_cost) {
+                                                const TransposeCost& transpose) {
   const LayoutRegions regions =
-      choose_layout_regions(graph, conv_times(planned[0].model), conv_times(planned[1].model), transpose_cost);
+      choose_layout_regions(graph, conv_times(planned[0].model), conv_times(planned[1].model), transpose);
   if (!regions.mixed) return std::optional<Candidate>();
   ir::Graph mixed = graph;
   PassStats stats;
@@ -401,7 +402,7 @@ Expected<std::optional<Candidate>> plan_regions(const ir::Graph& graph, const st
   UCUDNN_ASSIGN_OR_RETURN(PlanResult result, plan_from_timings(mixed, device, options, std::move(timings)));
   const std::string label = "regions (" + std::to_string(regions.nchw_convs.size()) + " of " +
                             std::to_string(regions.convs) + " Convs nchw)";
-  return std::optional<Candidate>(Candidate{label, PlannedModel{std::move(mixed), std::move(result), ""}});
+  return std::optional<Candidate>(Candidate{label, PlannedModel{std::move(mixed), std::move(result), ""}, true});
 }
 
 }  // namespace
@@ -441,7 +442,7 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
   TimingSource source(request);
   PlannerOptions options = request.planner;
   if (options.step_workspace == nullptr) options.step_workspace = step_workspace_query(request.device);
-  const double transpose_cost = transpose_ms_per_byte(request.device);
+  const TransposeCost transpose = transpose_cost(request.device);
   std::vector<Candidate> planned;  // one per layout that could be planned, then the regions
   Status first_error;
   std::string not_planned;
@@ -466,18 +467,20 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
   if (planned.empty()) return first_error;
   if (planned.size() == 2 && !planned[0].model.result.kernels.empty()) {  // Note [layout regions]
     const auto start = Clock::now();
-    Expected<std::optional<Candidate>> regions = plan_regions(graph, planned, request.device, options, transpose_cost);
+    Expected<std::optional<Candidate>> regions = plan_regions(graph, planned, request.device, options, transpose);
     seconds += seconds_since(start);
     if (!regions) return regions.status();
     if (*regions) planned.push_back(std::move(**regions));
   }
   for (Candidate& c : planned) {
-    c.transposes_ms = layout_transposes_ms(c.model.graph, transpose_cost);
+    c.transposes_ms = layout_transposes_ms(c.model.graph, transpose);
     c.predicted_ms = c.model.result.policy.total_time_ms + c.transposes_ms;
   }
+  // The regions must be predicted kRegionsMargin faster than the faster single layout (layout_regions.h).
+  auto ranked = [](const Candidate& c) { return c.predicted_ms * (c.regions ? 1.0 / (1.0 - kRegionsMargin) : 1.0); };
   size_t best = 0;
   for (size_t i = 1; i < planned.size(); ++i)
-    if (planned[i].predicted_ms < planned[best].predicted_ms) best = i;
+    if (ranked(planned[i]) < ranked(planned[best])) best = i;
   std::string measured_note;
   const bool layouts_differ = std::any_of(planned.begin(), planned.end(), [&](const Candidate& c) {
     return c.model.result.plan.layout != planned.front().model.result.plan.layout;
