@@ -59,6 +59,7 @@ optimizer::PlanRequest plan_request(const SessionOptions& options) {
   request.planner.batch_sizes = optimizer_batch_sizes(options.batch_sizes);
   request.planner.share_workspace = options.share_workspace;
   request.planner.streams = options.streams;
+  request.planner.workspace_in_arena = true;  // Note [workspace in the arena]
   request.math_type = math_name(options.math);
   request.layouts = layouts_to_try(options);
   request.db_path = options.benchmark_db;

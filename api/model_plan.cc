@@ -44,6 +44,7 @@ PlanSummary summarize(const optimizer::PlannedModel& planned) {
   s.predicted_conv_ms = result.policy.total_time_ms;
   s.optimize_seconds = result.optimize_seconds;
   s.workspace_pool_bytes = plan.workspace_pool_bytes;
+  s.largest_workspace_bytes = runtime::largest_step_workspace(plan);
   s.arena_bytes = plan.arena_bytes;
   return s;
 }

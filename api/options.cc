@@ -4,6 +4,7 @@
 #include <string>
 
 #include "optimizer/bench/sharded_benchmarking.h"
+#include "runtime/core/bytes.h"
 #include "runtime/cpu/conv_algorithms.h"
 #include "ucudnn/ucudnn.h"
 
@@ -44,6 +45,11 @@ const char* batch_sizes_name(BatchSizes sizes) {
     case BatchSizes::kUndivided: return "undivided";
   }
   return kUnknown;
+}
+
+std::string MemoryStats::workspace_text() const {
+  if (workspace_bytes > 0 || largest_workspace_bytes == 0) return format_bytes(workspace_bytes);
+  return "in the arena (largest " + format_bytes(largest_workspace_bytes) + ")";
 }
 
 const char* layout_name(Layout layout) {

@@ -160,6 +160,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
       if (plan.steps[n].stream == runtime::kSideStream) result.side_steps.push_back(n);
   }
   plan.io_bound = options.io_bound;
+  plan.workspace_in_arena = options.workspace_in_arena;
   runtime::plan_activation_memory(graph, &plan);
   return result;
 }

@@ -47,6 +47,9 @@ struct PlannerOptions {
   bool share_workspace = false;  // wd: kernels that never overlap share bytes (policies.h)
   int streams = 1;               // 2: independent convolutions on a side stream (Note [side stream])
   bool io_bound = false;         // the graph's inputs and outputs stay out of the arena (runtime::Plan::io_bound)
+  // Each step's workspace a buffer of the arena, not a slice of a pool (Note [workspace in the arena],
+  // runtime/executor/plan.h): what sessions plan. The policies' budgets bound the workspaces alike.
+  bool workspace_in_arena = false;
   // The workspace of a step that is not a convolution, from shapes alone (the device's own
   // query: plan_model sets it from bench/device_benchmarker.h); nullptr: the CPU's query on
   // "cpu", 0 on "cuda" (a build without the CUDA backend).

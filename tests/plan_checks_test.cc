@@ -1,6 +1,7 @@
 // What the Executor refuses in a plan before it allocates anything: values
 // outside the arena (offsets that wrap around) or misaligned, two live values
-// sharing bytes, workspace slices outside the pool, steps out of order,
+// sharing bytes, workspace slices outside the pool (or, in the arena, on a live
+// value, outside it or misaligned), steps out of order,
 // micro-batches that do not cover the batch (sums that wrap included), algorithm
 // ids out of range; and what the plan JSON reader refuses: numbers that do not
 // fit their field, named by JSON path. Each check names what is wrong; a
@@ -14,6 +15,7 @@
 
 #include "optimizer/passes/passes.h"
 #include "runtime/cpu/conv_algorithms.h"
+#include "runtime/core/bytes.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/plan_json.h"
@@ -265,6 +267,88 @@ TEST(PlanChecks, MisalignedValuesAndArenasPastInt64AreRefused) {
   plan = liveness_plan(chain.graph);
   plan.arena_bytes = size_t{1} << 63;
   expect_refused(create(chain.graph, plan), "larger than arena offsets reach");
+}
+
+// --- workspaces in the arena (Note [workspace in the arena]) ------------------------
+
+// The chain's liveness plan with a workspace at every step (256, 700, 300 bytes) placed in the arena.
+runtime::Plan arena_workspace_plan(const ir::Graph& graph) {
+  runtime::Plan plan;
+  plan.device = "cpu";
+  plan.workspace_in_arena = true;
+  plan.steps.resize(graph.nodes.size());
+  const size_t bytes[] = {256, 700, 300};
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    plan.steps[n].node = static_cast<ir::NodeId>(n);
+    plan.steps[n].workspace_bytes = bytes[n % 3];
+  }
+  runtime::plan_activation_memory(graph, &plan);
+  return plan;
+}
+
+TEST(PlanChecks, WorkspacesInTheArenaTakeBytesNoValueOfTheirStepHolds) {
+  const Chain chain = make_chain();
+  const runtime::Plan plan = arena_workspace_plan(chain.graph);
+  EXPECT_EQ(plan.workspace_pool_bytes, 0u);
+  const std::vector<runtime::Lifetime> life = runtime::value_lifetimes(chain.graph, plan);
+  for (int32_t step = 0; step < 3; ++step) {
+    const runtime::PlanStep& s = plan.steps[step];
+    EXPECT_EQ(s.workspace_offset % kBufferAlignment, 0u);
+    EXPECT_LE(s.workspace_offset + s.workspace_bytes, plan.arena_bytes);
+    for (ir::ValueId id : {chain.x, chain.a, chain.b, chain.c}) {
+      if (life[id].first > step || life[id].last < step) continue;
+      const size_t begin = static_cast<size_t>(plan.value_offsets[id]), end = begin + 2 * 3 * 4 * 4 * 4;
+      EXPECT_TRUE(s.workspace_offset >= end || s.workspace_offset + s.workspace_bytes <= begin)
+          << "the workspace of step " << step << " overlaps value " << chain.graph.value(id).name;
+    }
+  }
+  // The same run as with a pool beside the arena, byte for byte.
+  std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
+  runtime::Plan beside = liveness_plan(chain.graph);
+  for (size_t n = 0; n < 3; ++n) beside.steps[n].workspace_bytes = plan.steps[n].workspace_bytes;
+  beside.workspace_pool_bytes = 700;
+  const runtime::Plan& pool_plan = beside;
+  const Tensor x = ucudnn_test::random_tensor({2, 3, 4, 4}, 5);
+  std::vector<std::vector<Tensor>> outputs;
+  for (const runtime::Plan* p : {&plan, &pool_plan}) {
+    auto executor = runtime::Executor::create(*backend, chain.graph, *p);
+    ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+    auto run = (*executor)->run({x});
+    ASSERT_TRUE(run.has_value()) << run.status().to_string();
+    outputs.push_back(std::move(*run));
+  }
+  ucudnn_test::expect_bitwise_equal(outputs[0], outputs[1], "workspaces in the arena against a pool");
+}
+
+TEST(PlanChecks, AWorkspaceOnALiveValueOutsideTheArenaOrMisalignedIsRefused) {
+  const Chain chain = make_chain();
+  runtime::Plan plan = arena_workspace_plan(chain.graph);
+  plan.steps[1].workspace_offset = static_cast<size_t>(plan.value_offsets[chain.a]);  // step 1 reads a
+  expect_refused(create(chain.graph, plan), "the workspace of step 1");
+
+  plan = arena_workspace_plan(chain.graph);
+  plan.steps[2].workspace_offset = plan.arena_bytes;
+  expect_refused(create(chain.graph, plan), "outside the arena");
+
+  plan = arena_workspace_plan(chain.graph);
+  plan.steps[0].workspace_offset += 64;
+  expect_refused(create(chain.graph, plan), "not a multiple of 256");
+}
+
+TEST(PlanJson, WorkspacesInTheArenaReadBackAndAPoolBesideThemIsRefused) {
+  const Chain chain = make_chain();
+  const runtime::Plan plan = arena_workspace_plan(chain.graph);
+  auto read = runtime::plan_from_json(runtime::plan_to_json(plan, chain.graph));
+  ASSERT_TRUE(read.has_value()) << read.status().to_string();
+  EXPECT_TRUE(read->workspace_in_arena);
+  EXPECT_EQ(read->steps[1].workspace_offset, plan.steps[1].workspace_offset);
+  EXPECT_TRUE(create(chain.graph, *read).is_ok());
+
+  nlohmann::json j = nlohmann::json::parse(runtime::plan_to_json(plan, chain.graph));
+  j["workspace_pool_bytes"] = 4096;
+  auto lying = runtime::plan_from_json(j.dump());
+  ASSERT_FALSE(lying.has_value());
+  EXPECT_NE(lying.status().message().find("in the arena"), std::string::npos) << lying.status().message();
 }
 
 // --- the plan JSON reader ---------------------------------------------------------

@@ -147,8 +147,11 @@ struct MemoryStats {
   size_t arena_bytes = 0;         // activation arena, planned by liveness
   size_t unplanned_bytes = 0;     // sum of all activation tensors (what no planning would need)
   size_t weight_bytes = 0;        // initializers and folded constants
-  size_t workspace_bytes = 0;     // workspace pool
+  size_t workspace_bytes = 0;     // workspace pool; 0 when the workspaces are in the arena
+  size_t largest_workspace_bytes = 0;  // the largest one step uses (in the pool or in the arena)
   size_t peak_bytes() const { return arena_bytes + weight_bytes + workspace_bytes; }
+  // "36.8 MiB" (the pool), or "in the arena (largest 36.8 MiB)" (Note [workspace in the arena]).
+  std::string workspace_text() const;
 };
 
 // One part of a profiled run: a graph node (after the graph passes), or one of
@@ -215,8 +218,9 @@ struct PlanSummary {
   int side_stream_convolutions = 0;  // streams = 2: convolutions run on the second stream
   double predicted_conv_ms = 0;   // Σ predicted convolution time
   double optimize_seconds = 0;    // wall time of the planning, benchmarks included
-  size_t workspace_pool_bytes = 0;
-  size_t arena_bytes = 0;         // planned activation memory
+  size_t workspace_pool_bytes = 0;  // 0 when the workspaces are in the arena
+  size_t largest_workspace_bytes = 0;  // the largest one step uses (in the pool or in the arena)
+  size_t arena_bytes = 0;         // planned activation memory (and the workspaces when in the arena)
 };
 
 // A plan made by plan(): what Session::load would run for that model and those

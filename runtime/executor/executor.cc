@@ -136,7 +136,9 @@ Status Executor::check_step(size_t s) const {
                             "; steps must run the model's nodes in order");
   const ir::Node& node = graph_.nodes[s];
   size_t end = 0;
-  if (!checked_add(step.workspace_offset, step.workspace_bytes, &end) || end > plan_.workspace_pool_bytes)
+  // In the arena (Note [workspace in the arena]) check_activation_memory has placed it already.
+  if (!plan_.workspace_in_arena &&
+      (!checked_add(step.workspace_offset, step.workspace_bytes, &end) || end > plan_.workspace_pool_bytes))
     return invalid_argument(node.describe() + ": the plan's workspace slice (offset " +
                             std::to_string(step.workspace_offset) + ", " + bytes_text(step.workspace_bytes) +
                             ") lies outside the pool of " + bytes_text(plan_.workspace_pool_bytes));
@@ -259,7 +261,8 @@ Status Executor::prepare_call(const ir::Node& node, int64_t micro_batch, int alg
 
 Status Executor::prepare_steps() {
   const bool two_streams = backend_.max_streams() >= 2;
-  auto* pool = static_cast<std::byte*>(workspace_->data());
+  // The workspaces' base: the pool, or the arena (Note [workspace in the arena]).
+  auto* pool = static_cast<std::byte*>(plan_.workspace_in_arena ? arena_->data() : workspace_->data());
   for (const PlanStep& plan_step : plan_.steps) {
     const ir::Node& node = graph_.nodes[plan_step.node];
     Step step;

@@ -65,7 +65,21 @@ bool may_write_over(const ir::Graph& graph, const Plan& plan, const std::vector<
          life[output].first == step && in.dtype == out.dtype && in.shape == out.shape;
 }
 
+// The steps during which step `step`'s workspace is in use: the step itself, or a side-stream step's
+// whole window (it may run beside any main step in it: Note [side stream]).
+Lifetime workspace_lifetime(const ir::Graph& graph, const Plan& plan, int32_t step) {
+  if (plan.steps[step].stream != kSideStream) return {step, step};
+  const SideWindow window = side_window(graph, step);
+  return {window.fork + 1, window.join};
+}
+
 }  // namespace
+
+size_t largest_step_workspace(const Plan& plan) {
+  size_t largest = 0;
+  for (const PlanStep& step : plan.steps) largest = std::max(largest, step.workspace_bytes);
+  return largest;
+}
 
 bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t batch) {
   int64_t sum = 0;
@@ -179,10 +193,27 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
     requests.push_back({value_bytes(v), life[id].first, last[id]});
     request_value.push_back(static_cast<ir::ValueId>(id));
   }
-  const memory::ArenaLayout layout = memory::plan_arena(requests);
+  // Note [workspace in the arena]: the workspaces are buffers too, each alive while its step runs. A
+  // convolution's workspace then takes bytes the activations of that step leave free, instead of a
+  // pool beside the arena that holds the largest one all the time.
+  const size_t value_requests = requests.size();
+  if (plan->workspace_in_arena) {
+    for (int32_t step = 0; step < static_cast<int32_t>(plan->steps.size()); ++step) {
+      if (plan->steps[step].workspace_bytes == 0) continue;
+      const Lifetime w = workspace_lifetime(graph, *plan, step);
+      requests.push_back({plan->steps[step].workspace_bytes, w.first, w.last});
+      request_value.push_back(step);
+    }
+  }
+  // A workspace starts at kBufferAlignment, as the pool's slices do; values need less.
+  const memory::ArenaLayout layout =
+      plan->workspace_in_arena ? memory::plan_arena(requests, kBufferAlignment) : memory::plan_arena(requests);
   std::vector<int64_t> buffer_offset(n_values, -1);
-  for (size_t i = 0; i < requests.size(); ++i)
+  for (size_t i = 0; i < value_requests; ++i)
     buffer_offset[request_value[i]] = static_cast<int64_t>(layout.offsets[i]);
+  for (size_t i = value_requests; i < requests.size(); ++i)
+    plan->steps[request_value[i]].workspace_offset = layout.offsets[i];
+  if (plan->workspace_in_arena) plan->workspace_pool_bytes = 0;
   plan->value_offsets.assign(n_values, -1);
   for (size_t id = 0; id < n_values; ++id)
     if (!graph.values[id].constant && life[id].first >= 0) plan->value_offsets[id] = buffer_offset[buffer_of[id]];
@@ -192,9 +223,15 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
 
 Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
   struct Placed {
-    ir::ValueId id;
+    ir::ValueId id;  // kNoValue: the workspace of step `step`
     size_t begin, end;
     Lifetime life;
+    int32_t step = -1;
+  };
+  auto name = [&](const Placed& p) {
+    return p.id != ir::kNoValue ? "value '" + graph.value(p.id).name + "'"
+                                : "the workspace of step " + std::to_string(p.step) + " (" +
+                                      graph.nodes[p.step].describe() + ")";
   };
   const std::vector<Lifetime> life = value_lifetimes(graph, plan);
   std::vector<Placed> placed;
@@ -218,10 +255,30 @@ Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
     if (end > static_cast<size_t>(offset) && life[id].first >= 0)
       placed.push_back({static_cast<ir::ValueId>(id), static_cast<size_t>(offset), end, life[id]});
   }
+  if (plan.workspace_in_arena) {  // Note [workspace in the arena]
+    for (int32_t step = 0; step < static_cast<int32_t>(plan.steps.size()) &&
+                           static_cast<size_t>(step) < graph.nodes.size(); ++step) {
+      const PlanStep& s = plan.steps[step];
+      if (s.workspace_bytes == 0) continue;
+      size_t end = 0;
+      if (!checked_add(s.workspace_offset, s.workspace_bytes, &end) || end > plan.arena_bytes)
+        return invalid_argument("the plan places the workspace of step " + std::to_string(step) + " (" +
+                                graph.nodes[step].describe() + ", " + std::to_string(s.workspace_bytes) +
+                                " bytes at arena offset " + std::to_string(s.workspace_offset) +
+                                ") outside the arena of " + std::to_string(plan.arena_bytes) + " bytes");
+      if (s.workspace_offset % kBufferAlignment != 0)
+        return invalid_argument("the plan places the workspace of step " + std::to_string(step) + " (" +
+                                graph.nodes[step].describe() + ") at arena offset " +
+                                std::to_string(s.workspace_offset) + ", not a multiple of " +
+                                std::to_string(kBufferAlignment));
+      placed.push_back({ir::kNoValue, s.workspace_offset, end, workspace_lifetime(graph, plan, step), step});
+    }
+  }
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
   // Whether one of the two is the output of the step that last reads the other, written over it.
   const std::vector<bool> side = side_stream_values(graph, plan);
   auto writes_over = [&](const Placed& a, const Placed& b) {
+    if (a.id == ir::kNoValue || b.id == ir::kNoValue) return false;
     return may_write_over(graph, plan, life, side, b.life.first, a.id, b.id) ||
            may_write_over(graph, plan, life, side, a.life.first, b.id, a.id);
   };
@@ -231,8 +288,8 @@ Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
       const Placed& b = placed[j];
       if (a.life.last < b.life.first || b.life.last < a.life.first) continue;  // never alive together
       if (a.begin == b.begin && a.end == b.end && writes_over(a, b)) continue;  // Note [in-place pointwise]
-      return invalid_argument("the plan gives values '" + graph.value(a.id).name + "' and '" + graph.value(b.id).name +
-                              "' overlapping arena bytes while both are alive (steps " +
+      return invalid_argument("the plan gives " + name(a) + " and " + name(b) +
+                              " overlapping arena bytes while both are alive (steps " +
                               std::to_string(std::max(a.life.first, b.life.first)) + " to " +
                               std::to_string(std::min(a.life.last, b.life.last)) + ")");
     }

@@ -26,8 +26,8 @@ struct MicroBatch {
 struct PlanStep {
   ir::NodeId node = -1;
   std::vector<MicroBatch> micro_batches;  // empty: one call on the whole batch, default algorithm
-  size_t workspace_offset = 0;            // slice of the workspace pool this step may use
-  size_t workspace_bytes = 0;
+  size_t workspace_offset = 0;            // the step's workspace: offset in the pool (or, with
+  size_t workspace_bytes = 0;             //   Plan::workspace_in_arena, in the activation arena)
   int stream = 0;                         // 0: main; 1: side (Note [side stream], side_stream.h)
 };
 
@@ -46,10 +46,17 @@ struct Plan {
   size_t arena_bytes = 0;
   size_t unplanned_bytes = 0;           // Σ activation bytes without liveness planning
   size_t workspace_pool_bytes = 0;
+  // Note [workspace in the arena]: each step's workspace is a buffer of the activation arena, alive
+  // while the step runs (a side-stream step: over its window), placed by liveness beside the values;
+  // there is no pool (workspace_pool_bytes 0). Sessions plan so; the paper's separate pool otherwise.
+  bool workspace_in_arena = false;
   // Graph inputs and outputs live in the caller's buffers, not in the arena: the plan runs only
   // through Executor::run_bound (the Trainer's parameters, gradients and batches).
   bool io_bound = false;
 };
+
+// The largest workspace one step of `plan` uses.
+size_t largest_step_workspace(const Plan& plan);
 
 // A short hash of the graph's structure and shapes (ops, attributes' names,
 // value shapes and dtypes): a plan made for one graph is refused by another.
@@ -64,7 +71,9 @@ bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t b
 Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
 
 // Lays out the activation arena of `graph` by liveness (graph inputs and all node
-// outputs; constants stay out, and with plan->io_bound the graph's inputs and outputs), filling value_offsets, arena_bytes and unplanned_bytes.
+// outputs; constants stay out, and with plan->io_bound the graph's inputs and outputs), filling
+// value_offsets, arena_bytes and unplanned_bytes; with plan->workspace_in_arena also each step's
+// workspace_offset (and workspace_pool_bytes = 0).
 // Values a side-stream step touches live over its whole window (Note [side stream]);
 // plan->steps must be set, one per node in order.
 void plan_activation_memory(const ir::Graph& graph, Plan* plan);
@@ -78,8 +87,9 @@ struct Lifetime {
 // Per graph value, as plan_activation_memory lays them out (side-stream windows included).
 std::vector<Lifetime> value_lifetimes(const ir::Graph& graph, const Plan& plan);
 
-// A plan's arena against the graph: every value inside the arena (overflow-safe)
-// and no two values alive at the same time sharing a byte. Names the values.
+// A plan's arena against the graph: every value (and with workspace_in_arena every step's
+// workspace) inside the arena (overflow-safe), and no two of them alive at the same time sharing
+// a byte. Names the values and steps.
 Status check_activation_memory(const ir::Graph& graph, const Plan& plan);
 
 }  // namespace ucudnn::runtime

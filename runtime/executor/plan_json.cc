@@ -29,6 +29,7 @@ std::string plan_to_json(const Plan& plan, const ir::Graph& graph) {
   j["arena_bytes"] = plan.arena_bytes;
   j["unplanned_bytes"] = plan.unplanned_bytes;
   j["workspace_pool_bytes"] = plan.workspace_pool_bytes;
+  if (plan.workspace_in_arena) j["workspace_in_arena"] = true;
   if (plan.io_bound) j["io_bound"] = true;
   j["value_offsets"] = plan.value_offsets;
   json steps = json::array();
@@ -176,6 +177,15 @@ Expected<Plan> read_plan(const json& j) {
   UCUDNN_ASSIGN_OR_RETURN(plan.arena_bytes, f.size("arena_bytes"));
   UCUDNN_ASSIGN_OR_RETURN(plan.unplanned_bytes, f.size("unplanned_bytes"));
   UCUDNN_ASSIGN_OR_RETURN(plan.workspace_pool_bytes, f.size("workspace_pool_bytes"));
+  if (f.has("workspace_in_arena")) {
+    UCUDNN_ASSIGN_OR_RETURN(const json* in_arena, f.at("workspace_in_arena"));
+    if (!in_arena->is_boolean())
+      return invalid_argument("malformed plan: /workspace_in_arena is " + in_arena->dump() + "; expected true or false");
+    plan.workspace_in_arena = in_arena->get<bool>();
+    if (plan.workspace_in_arena && plan.workspace_pool_bytes != 0)
+      return invalid_argument("malformed plan: /workspace_pool_bytes is " + std::to_string(plan.workspace_pool_bytes) +
+                              ", but the workspaces are in the arena (/workspace_in_arena): expected 0");
+  }
   if (f.has("io_bound")) {
     UCUDNN_ASSIGN_OR_RETURN(const json* bound, f.at("io_bound"));
     if (!bound->is_boolean()) return invalid_argument("malformed plan: /io_bound is " + bound->dump() + "; expected true or false");

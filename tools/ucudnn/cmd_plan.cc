@@ -48,7 +48,8 @@ int cmd_plan(int argc, char** argv) {
               s.convolution_kernels, s.kernels_benchmarked, s.kernels_reused, s.divided_steps);
   std::printf("time:     %.3f ms predicted for all convolutions; optimized in %.2f s\n", s.predicted_conv_ms,
               s.optimize_seconds);
-  std::printf("memory:   workspace pool %s, activations %s\n", format_bytes(s.workspace_pool_bytes).c_str(),
+  const MemoryStats memory{s.arena_bytes, 0, 0, s.workspace_pool_bytes, s.largest_workspace_bytes};
+  std::printf("memory:   workspace %s, activations %s\n", memory.workspace_text().c_str(),
               format_bytes(s.arena_bytes).c_str());
   if (options.streams == 2)
     std::printf("streams:  %d convolutions on the side stream (see `ucudnn report` for which)\n",

@@ -281,6 +281,7 @@ int cmd_run(int argc, char** argv) {
                    {"unplanned_activation_bytes", memory.unplanned_bytes},
                    {"weight_bytes", memory.weight_bytes},
                    {"workspace_bytes", memory.workspace_bytes},
+                   {"largest_workspace_bytes", memory.largest_workspace_bytes},
                    {"total_bytes", memory.peak_bytes()}};
     nlohmann::json outs = nlohmann::json::array();
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -320,7 +321,7 @@ int cmd_run(int argc, char** argv) {
   std::printf("memory:   activations %s planned (%s without reuse), weights %s, workspace %s: %s on the %s; "
               "peak RSS %s\n",
               format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.unplanned_bytes).c_str(),
-              format_bytes(memory.weight_bytes).c_str(), format_bytes(memory.workspace_bytes).c_str(),
+              format_bytes(memory.weight_bytes).c_str(), memory.workspace_text().c_str(),
               format_bytes(memory.peak_bytes()).c_str(), options.device == Device::kCuda ? "GPU" : "CPU",
               format_bytes(peak_rss).c_str());
   if (args.has("profile")) print_profile(profile, profile_total_ms, device_name(options.device));

@@ -432,6 +432,7 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
                      {"predicted_conv_ms", trainer.predicted_conv_ms()},
                      {"memory", {{"arena_bytes", memory.arena_bytes},
                                  {"workspace_bytes", memory.workspace_bytes},
+                                 {"largest_workspace_bytes", memory.largest_workspace_bytes},
                                  {"weight_bytes", memory.weight_bytes},
                                  {"total_bytes", memory.peak_bytes()}}}};
     if (last_val) s["val_top1"] = double(last_val->top1) / last_val->samples;
@@ -447,7 +448,7 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
                 images_per_s, med_compute, med_upload);
     std::printf("  memory %s (activations %s, workspace %s, weights/grads/state %s)\n",
                 format_bytes(memory.peak_bytes()).c_str(),
-                format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.workspace_bytes).c_str(),
+                format_bytes(memory.arena_bytes).c_str(), memory.workspace_text().c_str(),
                 format_bytes(memory.weight_bytes).c_str());
     if (!run.save_path.empty()) std::printf("  saved %s\n", run.save_path.c_str());
     if (profile) print_profile(*profile, profile_total_ms, device_name(options.session.device));
