@@ -81,8 +81,8 @@ LayoutRegions choose_layout_regions(const ir::Graph& graph, const ConvTimes& nch
 double layout_transposes_ms(const ir::Graph& graph, const TransposeCost& transpose) {
   double ms = 0;
   for (const ir::Node& node : graph.nodes) {
-    if (node.op != OpKind::kTranspose || node.inputs.empty()) continue;
-    const std::vector<int64_t> perm = node.attrs.get_ints("perm");
+    if (node.op != OpKind::kTranspose || node.inputs.empty() || !node.attrs.has("perm")) continue;
+    const std::vector<int64_t>& perm = node.attrs.get_ints("perm");
     if (perm == ir::kNchwToNhwcPerm || perm == ir::kNhwcToNchwPerm)
       ms += transpose.of(transposable_bytes(graph, node.inputs[0]));
   }

@@ -131,6 +131,8 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
   }
   data.pool_bytes = result.policy.pool_bytes;
   data.plan_pool_bytes = result.plan.workspace_pool_bytes;
+  data.workspace_in_arena = result.plan.workspace_in_arena;
+  data.largest_step_workspace = runtime::largest_step_workspace(result.plan);
   data.has_ilp = result.options.policy == Policy::kWd && !data.kernels.empty();
   data.ilp = result.policy.ilp;
   data.unshared_ms = result.policy.unshared_time_ms;
@@ -161,6 +163,13 @@ std::string format_workspace_limit(const ReportData& data) {
   if (data.workspace_limit != SIZE_MAX) return format_bytes(data.workspace_limit);
   // The benchmarkers time every algorithm that gets its workspace allocated.
   return std::string("unlimited (benchmarked with the free ") + (data.device == "cpu" ? "host" : "device") + " memory)";
+}
+
+std::string format_workspace_pool(const ReportData& data) {
+  const std::string policy = format_bytes(data.pool_bytes) + " for convolutions, ";
+  if (!data.workspace_in_arena) return policy + format_bytes(data.plan_pool_bytes) + " in the plan";
+  return policy + "in the plan's activation arena instead (largest step " + format_bytes(data.largest_step_workspace) +
+         ")";
 }
 
 std::string format_layout(const ReportData& data) {
@@ -214,8 +223,7 @@ std::string report_text(const ReportData& d) {
   const double vs_unlimited = d.total_unlimited_ms > 0 ? d.total_predicted_ms / d.total_unlimited_ms : 0;
   out << "  speedup            " << format_ratio(speedup) << " vs undivided; " << format_ratio(vs_unlimited)
       << " the unlimited time\n";
-  out << "  workspace pool     " << format_bytes(d.pool_bytes) << " for convolutions, " << format_bytes(d.plan_pool_bytes)
-      << " in the plan\n";
+  out << "  workspace pool     " << format_workspace_pool(d) << "\n";
   if (!d.fused_pointwise.empty()) out << "  fused pointwise    " << format_fused_pointwise(d) << "\n";
   if (d.streams == 2)
     out << "  side stream        " << d.side_stream_nodes.size() << " convolutions beside the main branch"
@@ -283,6 +291,8 @@ nlohmann::json report_json(const ReportData& d) {
                                                                  : nlohmann::json(nullptr)}};
   j["pool_bytes"] = d.pool_bytes;
   j["plan_pool_bytes"] = d.plan_pool_bytes;
+  j["workspace_in_arena"] = d.workspace_in_arena;
+  j["largest_step_workspace_bytes"] = d.largest_step_workspace;
   j["streams"] = d.streams;
   j["side_stream_nodes"] = d.side_stream_nodes;
   j["ilp"] = d.has_ilp ? nlohmann::json{{"objective_ms", d.ilp.objective_ms},

@@ -68,7 +68,9 @@ struct ReportData {
   int kernels_without_undivided = 0;
   double total_unlimited_ms = 0;
   size_t pool_bytes = 0;           // the convolutions' pool (PolicyResult)
-  size_t plan_pool_bytes = 0;      // the Plan's pool (all steps)
+  size_t plan_pool_bytes = 0;      // the Plan's pool (all steps); 0 with its workspaces in the arena
+  bool workspace_in_arena = false;  // the Plan's (Note [workspace in the arena], runtime/executor/plan.h)
+  size_t largest_step_workspace = 0;  // the largest workspace one step of the Plan uses
   bool has_ilp = false;            // policy wd
   IlpSolution ilp;
   double unshared_ms = -1;         // wd --share-workspace: the unshared model's total; -1 otherwise
@@ -92,6 +94,9 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
 // "nhwc, the faster of the layouts planned (--layout auto) by measured timings: predicted
 // convolution time: nchw 1.2 ms, nhwc 0.9 ms", or just "nchw" when only one was planned.
 std::string format_layout(const ReportData& data);
+// "12.0 MiB for convolutions, 12.0 MiB in the plan", or with the plan's workspaces in its arena
+// "12.0 MiB for convolutions, in the plan's activation arena instead (largest step 9.0 MiB)".
+std::string format_workspace_pool(const ReportData& data);
 
 // "52 (SiLU 16, SE gate 16, BN+ReLU 20)": the FusedPointwise nodes, counted per pattern (most
 // first); "none" when there are none.

@@ -314,8 +314,7 @@ std::string report_html(const ReportData& d) {
   summary_row(s, "speedup vs undivided", speedup > 0 ? num(speedup, "%.2f") + "×" : "n/a");
   summary_row(s, "predicted / unlimited",
               d.total_unlimited_ms > 0 ? num(d.total_predicted_ms / d.total_unlimited_ms, "%.2f") + "×" : "n/a");
-  summary_row(s, "workspace pool", format_bytes(d.pool_bytes) + " for convolutions, " + format_bytes(d.plan_pool_bytes) +
-                                       " in the plan");
+  summary_row(s, "workspace pool", format_workspace_pool(d));
   if (!d.fused_pointwise.empty()) summary_row(s, "fused pointwise", format_fused_pointwise(d));
   if (d.streams == 2) {
     std::string side = std::to_string(d.side_stream_nodes.size()) + " convolutions beside the main branch";

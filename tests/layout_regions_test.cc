@@ -115,6 +115,17 @@ TEST(LayoutRegions, EveryConvFasterInNhwcKeepsNone) {
   EXPECT_FALSE(regions.mixed);
 }
 
+// Only NCHW↔NHWC Transposes are layout transposes; a Transpose without `perm` (reversed dims) is not.
+TEST(LayoutRegions, PricesOnlyLayoutTransposes) {
+  ucudnn_test::GraphBuilder b;
+  const ir::ValueId x = b.input("x", {2, 3, 4, 5});
+  b.output(b.transpose(x, ir::kNchwToNhwcPerm), "nhwc");
+  b.output(b.transpose(x, {0, 1, 3, 2}), "swapped");
+  b.output(b.node(OpKind::kTranspose, {x}, {{5, 4, 3, 2}})[0], "reversed");
+  const ir::Graph graph = b.finish();
+  EXPECT_DOUBLE_EQ(optimizer::layout_transposes_ms(graph, {0.5, 1.0}), 2 * 3 * 4 * 5 * 4 * 0.5 + 1.0);
+}
+
 // ---- the graph convert_to_channels_last makes from the list ----
 
 int count_transposes(const ir::Graph& graph) {

@@ -21,7 +21,8 @@ using ucudnn_test::same_graph;
 // x → Conv(stride 2)-BN-Relu → Conv-BN → Identity ─┐
 // x → Conv 1x1(stride 2)-BN (downsample) ───────────┴→ Add → Relu → y
 // becomes three Convs: the first with its Relu, the downsample, and the second
-// Conv taking the downsample as its residual input z, with the join's Relu.
+// Conv taking the downsample as its residual input z, with the join's Relu; the
+// downsample's bias joins the second Conv's (fuse_conv_bias: one bias pass less).
 TEST(InferencePasses, ResNetBlockWithDownsampleBecomesThreeConvs) {
   const Tensor w1 = random_tensor({8, 4, 3, 3}, 1), w2 = random_tensor({8, 8, 3, 3}, 2);
   const Tensor wd = random_tensor({8, 4, 1, 1}, 3);
@@ -45,6 +46,7 @@ TEST(InferencePasses, ResNetBlockWithDownsampleBecomesThreeConvs) {
   EXPECT_EQ(stats->batch_norms_folded, 3);
   EXPECT_EQ(stats->activations_fused, 2);  // the first Conv's Relu and the join's (Add → Relu)
   EXPECT_EQ(stats->residuals_fused, 1);
+  EXPECT_EQ(stats->conv_biases_moved, 1);
 
   const ConvConstants f1 = fold_reference(w1, nullptr, bn1), f2 = fold_reference(w2, nullptr, bn2);
   const ConvConstants fd = fold_reference(wd, nullptr, bnd);
@@ -52,9 +54,11 @@ TEST(InferencePasses, ResNetBlockWithDownsampleBecomesThreeConvs) {
   const ir::ValueId ex = expected.input("x", {2, 4, 8, 8});
   const ir::ValueId first = expected.conv(ex, expected.constant("w1'", f1.weight), expected.constant("b1'", f1.bias),
                                           {.stride = 2, .pad = 1, .activation = "Relu"});
-  const ir::ValueId downsample =
-      expected.conv(ex, expected.constant("wd'", fd.weight), expected.constant("bd'", fd.bias), {.stride = 2});
-  expected.output(expected.conv(first, expected.constant("w2'", f2.weight), expected.constant("b2'", f2.bias),
+  const ir::ValueId downsample = expected.conv(ex, expected.constant("wd'", fd.weight), ir::kNoValue, {.stride = 2});
+  std::vector<float> b2(8);
+  for (int64_t k = 0; k < 8; ++k) b2[k] = f2.bias.data<float>()[k] + fd.bias.data<float>()[k];
+  expected.output(expected.conv(first, expected.constant("w2'", f2.weight),
+                                expected.constant("b2'+bd'", Tensor::from_floats({8}, b2)),
                                 {.pad = 1, .activation = "Relu", .residual = downsample}),
                   "y");
   EXPECT_TRUE(same_graph(expected.finish(), graph));

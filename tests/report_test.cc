@@ -363,6 +363,28 @@ TEST(Report, NamesTheLayoutAndHowItWasChosen) {
   EXPECT_NE(report_html(asked).find("<th>layout</th><td>nchw</td>"), std::string::npos);
 }
 
+// An NHWC plan that keeps some Convs in NCHW names them (Note [layout regions]); a plan with its
+// workspaces in the arena says so instead of a pool size (Note [workspace in the arena]).
+TEST(Report, NamesTheNchwRegionsAndWhereTheWorkspacesAre) {
+  const Fixture f = alexnet_fixture();
+  auto policy = plan_wr(f.named, f.batch, 64 * kMiB);
+  ASSERT_TRUE(policy.has_value()) << policy.status().to_string();
+  PlanResult result = wrap(f, Policy::kWr, 64 * kMiB, std::move(policy).value());
+  result.plan.layout = "nhwc";
+  result.plan.nchw_convs = {"conv1", "conv2"};
+  result.plan.workspace_in_arena = true;
+  result.plan.workspace_pool_bytes = 0;
+  result.plan.steps.assign(2, runtime::PlanStep{});
+  result.plan.steps[1].workspace_bytes = 9 * kMiB;
+  const ReportData data = build_report(result, f.graph, "alexnet");
+  const std::string text = report_text(data);
+  EXPECT_NE(text.find("\nlayout:   nhwc except 2 Conv nodes in nchw (conv1, conv2)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("in the plan's activation arena instead (largest step 9.0 MiB)"), std::string::npos) << text;
+  EXPECT_EQ(report_json(data)["nchw_convs"], nlohmann::json({"conv1", "conv2"}));
+  EXPECT_EQ(report_json(data)["workspace_in_arena"], true);
+  EXPECT_NE(report_html(data).find("(largest step 9.0 MiB)"), std::string::npos);
+}
+
 TEST(Report, NoConvolutions) {
   PlanResult result;
   ir::Graph graph;

@@ -58,18 +58,10 @@ bool is_lone_add(const ir::Graph& graph, const ir::Node& node) {
 
 // `add` as a FusedPointwise of one instruction: register 2 = leaf 0 + leaf 1.
 ir::Node add_as_pointwise(const ir::Node& add) {
-  ir::Node fused;
-  fused.name = add.name;
-  fused.op = OpKind::kFusedPointwise;
-  fused.opset = add.opset;
-  fused.inputs = add.inputs;
-  fused.outputs = add.outputs;
-  fused.attrs.set(ir::kPointwiseProgramAttr, std::vector<int64_t>{static_cast<int64_t>(ir::PointwiseOp::kAdd), 0, 1, 0});
-  fused.attrs.set(ir::kPointwiseConstantsAttr, std::vector<float>{});
-  fused.attrs.set(ir::kPointwiseConcatAxisAttr, int64_t{-1});
-  fused.attrs.set(ir::kPointwiseConcatCountAttr, int64_t{0});
-  fused.attrs.set(ir::kPointwisePatternAttr, std::string("Add"));
-  return fused;
+  PointwiseAttrs attrs;
+  attrs.program = {static_cast<int64_t>(ir::PointwiseOp::kAdd), 0, 1, 0};
+  attrs.pattern = "Add";
+  return make_fused_pointwise(add, add.inputs, std::move(attrs));
 }
 
 // Gives the bias of `conv` to `pointwise`, whose input `i` (leaf i) is the Conv's output. `as_leaf`: the

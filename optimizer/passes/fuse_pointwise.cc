@@ -476,19 +476,15 @@ class NodeMaker {
   explicit NodeMaker(ir::Graph& graph) : graph_(graph) {}
 
   ir::Node make(const Tree& tree, const ir::Node& root, std::string pattern) {
-    const ir::ValueId out = root.outputs[0];
-    const size_t rank = graph_.value(out).shape.size();
-    ir::Node fused;
-    fused.name = root.name;
-    fused.op = OpKind::kFusedPointwise;
-    fused.opset = root.opset;
-    fused.outputs = {out};
-    int64_t concat_count = 0, concat_axis = -1;
+    const size_t rank = graph_.value(root.outputs[0]).shape.size();
+    PointwiseAttrs attrs;
+    attrs.pattern = std::move(pattern);
+    std::vector<ir::ValueId> inputs;
     if (tree.concat >= 0) {
       const ir::Node& concat = graph_.nodes[tree.concat];
-      fused.inputs = concat.inputs;
-      concat_count = static_cast<int64_t>(concat.inputs.size());
-      concat_axis = normalize_axis(concat.attrs.get_int("axis"), static_cast<int64_t>(rank));
+      inputs = concat.inputs;
+      attrs.concat_count = static_cast<int64_t>(concat.inputs.size());
+      attrs.concat_axis = normalize_axis(concat.attrs.get_int("axis"), static_cast<int64_t>(rank));
     }
     // Registers: the concat's leaf first, then the others in the order the tree met them.
     std::vector<int> leaf_register(tree.leaves.size());
@@ -500,21 +496,19 @@ class NodeMaker {
         continue;
       }
       leaf_register[j] = next++;
-      fused.inputs.push_back(with_rank(tree.leaves[j], rank));
+      inputs.push_back(with_rank(tree.leaves[j], rank));
     }
     const int leaves = next;
     auto reg = [&](Ref r) -> int64_t { return r.leaf ? leaf_register[r.index] : leaves + r.index; };
-    std::vector<int64_t> program;
     for (const Instruction& in : tree.code) {
       const bool unary_or_constant = !ir::pointwise_op_is_binary(in.op);
-      program.insert(program.end(), {static_cast<int64_t>(in.op), in.op == PointwiseOp::kConstant ? 0 : reg(in.a),
-                                     unary_or_constant ? 0 : reg(in.b), ir::pointwise_op_immediates(in.op) ? in.k : 0});
+      attrs.program.insert(attrs.program.end(),
+                           {static_cast<int64_t>(in.op), in.op == PointwiseOp::kConstant ? 0 : reg(in.a),
+                            unary_or_constant ? 0 : reg(in.b), ir::pointwise_op_immediates(in.op) ? in.k : 0});
     }
-    fused.attrs.set(ir::kPointwiseProgramAttr, std::move(program));
-    fused.attrs.set(ir::kPointwiseConstantsAttr, tree.constants);
-    fused.attrs.set(ir::kPointwiseConcatAxisAttr, concat_axis);
-    fused.attrs.set(ir::kPointwiseConcatCountAttr, concat_count);
-    fused.attrs.set(ir::kPointwisePatternAttr, std::move(pattern));
+    attrs.constants = tree.constants;
+    ir::Node fused = make_fused_pointwise(root, std::move(inputs), std::move(attrs));
+    fused.outputs = {root.outputs[0]};
     return fused;
   }
 

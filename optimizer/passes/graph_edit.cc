@@ -2,6 +2,9 @@
 #include "optimizer/passes/graph_edit.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "runtime/ir/pointwise_program.h"
 
 namespace ucudnn::optimizer {
 
@@ -34,6 +37,21 @@ void remove_nodes(ir::Graph& graph, const std::vector<bool>& remove) {
   }
   graph.nodes = std::move(kept);
   graph.prune();
+}
+
+ir::Node make_fused_pointwise(const ir::Node& replaced, std::vector<ir::ValueId> inputs, PointwiseAttrs attrs) {
+  ir::Node fused;
+  fused.name = replaced.name;
+  fused.op = OpKind::kFusedPointwise;
+  fused.opset = replaced.opset;
+  fused.inputs = std::move(inputs);
+  fused.outputs = replaced.outputs;
+  fused.attrs.set(ir::kPointwiseProgramAttr, std::move(attrs.program));
+  fused.attrs.set(ir::kPointwiseConstantsAttr, std::move(attrs.constants));
+  fused.attrs.set(ir::kPointwiseConcatAxisAttr, attrs.concat_axis);
+  fused.attrs.set(ir::kPointwiseConcatCountAttr, attrs.concat_count);
+  fused.attrs.set(ir::kPointwisePatternAttr, std::move(attrs.pattern));
+  return fused;
 }
 
 }  // namespace ucudnn::optimizer
