@@ -161,6 +161,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   }
   plan.io_bound = options.io_bound;
   plan.workspace_in_arena = options.workspace_in_arena;
+  plan.zero_copy_views = options.zero_copy_views;
   runtime::plan_activation_memory(graph, &plan);
   return result;
 }

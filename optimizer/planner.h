@@ -50,6 +50,8 @@ struct PlannerOptions {
   // Each step's workspace a buffer of the arena, not a slice of a pool (Note [workspace in the arena],
   // runtime/executor/plan.h): what sessions plan. The policies' budgets bound the workspaces alike.
   bool workspace_in_arena = false;
+  // Views' outputs on their inputs' bytes (Note [views], runtime/executor/plan.h): what sessions plan.
+  bool zero_copy_views = false;
   // The workspace of a step that is not a convolution, from shapes alone (the device's own
   // query: plan_model sets it from bench/device_benchmarker.h); nullptr: the CPU's query on
   // "cpu", 0 on "cuda" (a build without the CUDA backend).

@@ -1,7 +1,7 @@
 // What the Executor refuses in a plan before it allocates anything: values
 // outside the arena (offsets that wrap around) or misaligned, two live values
 // sharing bytes, workspace slices outside the pool (or, in the arena, on a live
-// value, outside it or misaligned), steps out of order,
+// value, outside it or misaligned), a view's bytes shared without zero-copy views, steps out of order,
 // micro-batches that do not cover the batch (sums that wrap included), algorithm
 // ids out of range; and what the plan JSON reader refuses: numbers that do not
 // fit their field, named by JSON path. Each check names what is wrong; a
@@ -349,6 +349,80 @@ TEST(PlanJson, WorkspacesInTheArenaReadBackAndAPoolBesideThemIsRefused) {
   auto lying = runtime::plan_from_json(j.dump());
   ASSERT_FALSE(lying.has_value());
   EXPECT_NE(lying.status().message().find("in the arena"), std::string::npos) << lying.status().message();
+}
+
+// --- views (Note [views]) -----------------------------------------------------------
+
+// x → Relu → a → Flatten → v → Relu → out, planned with or without zero-copy views.
+struct ViewChain {
+  ir::Graph graph;
+  ir::ValueId a, v;
+};
+
+ViewChain make_view_chain() {
+  GraphBuilder builder;
+  ViewChain chain;
+  chain.a = builder.relu(builder.input("x", {2, 3, 4, 4}));
+  chain.v = builder.flatten(chain.a);
+  builder.output(builder.relu(chain.v), "y");
+  chain.graph = builder.finish();
+  return chain;
+}
+
+runtime::Plan view_plan(const ir::Graph& graph, bool zero_copy) {
+  runtime::Plan plan;
+  plan.device = "cpu";
+  plan.zero_copy_views = zero_copy;
+  plan.steps.resize(graph.nodes.size());
+  for (size_t n = 0; n < graph.nodes.size(); ++n) plan.steps[n].node = static_cast<ir::NodeId>(n);
+  runtime::plan_activation_memory(graph, &plan);
+  return plan;
+}
+
+TEST(PlanChecks, AViewIsItsInputsBytesAndRunsNoCopy) {
+  const ViewChain chain = make_view_chain();
+  const runtime::Plan views = view_plan(chain.graph, true), copies = view_plan(chain.graph, false);
+  EXPECT_EQ(views.value_offsets[chain.v], views.value_offsets[chain.a]);
+  EXPECT_NE(copies.value_offsets[chain.v], copies.value_offsets[chain.a]);
+  EXPECT_LE(views.arena_bytes, copies.arena_bytes);
+  std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
+  const Tensor x = ucudnn_test::random_tensor({2, 3, 4, 4}, 9);
+  std::vector<std::vector<Tensor>> outputs;
+  for (const runtime::Plan* plan : {&views, &copies}) {
+    auto executor = runtime::Executor::create(*backend, chain.graph, *plan);
+    ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+    auto profile = (*executor)->profile({x});
+    ASSERT_TRUE(profile.has_value()) << profile.status().to_string();
+    for (const runtime::StepTiming& step : *profile)
+      if (step.op == OpKind::kFlatten) EXPECT_EQ(step.calls, plan == &views ? 0 : 1);
+    auto run = (*executor)->run({x});
+    ASSERT_TRUE(run.has_value()) << run.status().to_string();
+    outputs.push_back(std::move(*run));
+  }
+  ucudnn_test::expect_bitwise_equal(outputs[0], outputs[1], "a view against a copy");
+}
+
+// A FusedPointwise may not write over a buffer a view of it still reads later; without zero-copy
+// views, a view and its input sharing bytes is a lying plan.
+TEST(PlanChecks, NoPointwiseWritesOverAViewReadLaterAndOnlyViewsShare) {
+  GraphBuilder builder;
+  const ir::ValueId a = builder.relu(builder.input("x", {1, 2, 4, 4}));
+  const ir::ValueId v = builder.identity(a);
+  const ir::ValueId s = builder.same_shape(OpKind::kMul, {a, builder.same_shape(OpKind::kSigmoid, {a})});
+  builder.output(builder.concat({s, v}, 1), "y");
+  ir::Graph graph = builder.finish();
+  optimizer::PassStats stats;
+  ASSERT_TRUE(optimizer::fuse_pointwise(graph, &stats).is_ok());
+  ir::ValueId silu = ir::kNoValue;
+  for (const ir::Node& node : graph.nodes)
+    if (node.op == OpKind::kFusedPointwise && node.inputs.size() == 1) silu = node.outputs[0];
+  ASSERT_NE(silu, ir::kNoValue) << "the SiLU is one FusedPointwise reading a";
+  const runtime::Plan plan = view_plan(graph, true);
+  EXPECT_NE(plan.value_offsets[silu], plan.value_offsets[a]);  // v (a's bytes) is read after the SiLU
+  EXPECT_TRUE(create(graph, plan).is_ok());
+  runtime::Plan lying = view_plan(graph, true);
+  lying.zero_copy_views = false;  // the same offsets, claimed without views
+  expect_refused(create(graph, lying), "overlapping arena bytes while both are alive");
 }
 
 // --- the plan JSON reader ---------------------------------------------------------

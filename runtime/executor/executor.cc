@@ -273,6 +273,11 @@ Status Executor::prepare_steps() {
     for (ir::ValueId id : node.outputs) whole.dst.push_back(id == ir::kNoValue ? TensorRef{} : values_[id]);
     whole.workspace = pool == nullptr ? nullptr : pool + plan_step.workspace_offset;
     whole.workspace_bytes = plan_step.workspace_bytes;
+    if (is_view_node(node) && !whole.dst.empty() && whole.dst[0].data != nullptr &&
+        whole.dst[0].data == whole.src[0].data) {  // Note [views]: the output is the input's bytes
+      steps_.push_back(std::move(step));
+      continue;
+    }
 
     if (plan_step.micro_batches.empty()) {
       UCUDNN_RETURN_IF_ERROR(prepare_call(node, 0, -1, false, &whole));

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 #include <variant>
 
 #include "runtime/core/bytes.h"
@@ -33,6 +34,37 @@ std::vector<bool> side_stream_values(const ir::Graph& graph, const Plan& plan) {
   return touched;
 }
 
+// Note [views]: a Reshape, Flatten, Squeeze, Unsqueeze or Identity writes its input's bytes unchanged,
+// so with Plan::zero_copy_views its output is placed on its input (the executor then runs no copy:
+// the two pointers are equal). A view and the value it views are one buffer: every member lives
+// until the last of them is read (value_lifetimes), so a FusedPointwise writes over such a buffer
+// only when no member is read later. Not for constants, values a side-stream step touches, nor the
+// graph's inputs and outputs of an io-bound plan (the caller's buffers).
+//
+// Per value, the value whose bytes it is (itself when it is no view); chains resolve to the first.
+std::vector<ir::ValueId> view_roots(const ir::Graph& graph, const Plan& plan) {
+  std::vector<ir::ValueId> root(graph.values.size());
+  std::iota(root.begin(), root.end(), 0);
+  if (!plan.zero_copy_views) return root;
+  const std::vector<bool> side = side_stream_values(graph, plan);
+  auto callers = [&](ir::ValueId id) {
+    return plan.io_bound && (std::find(graph.inputs.begin(), graph.inputs.end(), id) != graph.inputs.end() ||
+                             std::find(graph.outputs.begin(), graph.outputs.end(), id) != graph.outputs.end());
+  };
+  for (const ir::Node& node : graph.nodes) {
+    if (!is_view_node(node) || node.inputs.empty() || node.outputs.size() != 1) continue;
+    const ir::ValueId in = node.inputs[0], out = node.outputs[0];
+    if (in == ir::kNoValue || out == ir::kNoValue) continue;
+    const ir::Value& a = graph.value(in);
+    const ir::Value& b = graph.value(out);
+    if (a.constant || b.constant || side[in] || side[out] || callers(in) || callers(out) || a.dtype != b.dtype ||
+        value_bytes(a) != value_bytes(b) || value_bytes(a) == SIZE_MAX)
+      continue;
+    root[out] = root[in];
+  }
+  return root;
+}
+
 // Note [in-place pointwise]: a FusedPointwise without a concat reads each leaf at the output's own
 // index where the leaf has the output's shape, each output element once, before writing it — on the
 // CPU in one block of one thread, on the GPU in one thread (runtime/cpu/fused_pointwise.cc,
@@ -43,9 +75,11 @@ std::vector<bool> side_stream_values(const ir::Graph& graph, const Plan& plan) {
 // first written by this step. plan_activation_memory gives such pairs one buffer;
 // check_activation_memory accepts exactly them as sharing bytes while alive together.
 //
-// Whether step `step` may write its output `output` over its input `input`.
+// Whether step `step` may write its output `output` over its input `input` (or over the buffer of a
+// view of it the step reads: `root`, Note [views]).
 bool may_write_over(const ir::Graph& graph, const Plan& plan, const std::vector<Lifetime>& life,
-                    const std::vector<bool>& side, int32_t step, ir::ValueId input, ir::ValueId output) {
+                    const std::vector<bool>& side, const std::vector<ir::ValueId>& root, int32_t step,
+                    ir::ValueId input, ir::ValueId output) {
   if (step < 0 || static_cast<size_t>(step) >= graph.nodes.size() ||
       static_cast<size_t>(step) >= plan.steps.size() || plan.steps[step].stream == kSideStream)
     return false;
@@ -57,8 +91,11 @@ bool may_write_over(const ir::Graph& graph, const Plan& plan, const std::vector<
     const int64_t* count = std::get_if<int64_t>(&concat->second);
     if (count == nullptr || *count != 0) return false;
   }
-  if (std::find(node.inputs.begin(), node.inputs.end(), input) == node.inputs.end()) return false;
-  if (std::find(graph.inputs.begin(), graph.inputs.end(), input) != graph.inputs.end()) return false;
+  const auto reads = std::find_if(node.inputs.begin(), node.inputs.end(),
+                                  [&](ir::ValueId id) { return id != ir::kNoValue && root[id] == root[input]; });
+  if (reads == node.inputs.end()) return false;
+  input = *reads;  // the value the step reads: the shape that must match the output's
+  if (std::find(graph.inputs.begin(), graph.inputs.end(), root[input]) != graph.inputs.end()) return false;
   const ir::Value& in = graph.value(input);
   const ir::Value& out = graph.value(output);
   return !in.constant && !side[input] && !side[output] && life[input].first >= 0 && life[input].last == step &&
@@ -74,6 +111,16 @@ Lifetime workspace_lifetime(const ir::Graph& graph, const Plan& plan, int32_t st
 }
 
 }  // namespace
+
+bool is_view_node(const ir::Node& node) {
+  switch (node.op) {
+    case OpKind::kReshape: case OpKind::kFlatten: case OpKind::kSqueeze: case OpKind::kUnsqueeze:
+    case OpKind::kIdentity:
+      return true;
+    default:
+      return false;
+  }
+}
 
 size_t largest_step_workspace(const Plan& plan) {
   size_t largest = 0;
@@ -155,6 +202,12 @@ std::vector<Lifetime> value_lifetimes(const ir::Graph& graph, const Plan& plan) 
     for (ir::ValueId id : graph.inputs) life[id] = {};
     for (ir::ValueId id : graph.outputs) life[id] = {};
   }
+  // Note [views]: a view and the value it views are one buffer, alive until the last of them is read.
+  const std::vector<ir::ValueId> root = view_roots(graph, plan);
+  std::vector<int32_t> group_last(life.size(), -1);
+  for (size_t id = 0; id < life.size(); ++id) group_last[root[id]] = std::max(group_last[root[id]], life[id].last);
+  for (size_t id = 0; id < life.size(); ++id)
+    if (life[id].first >= 0) life[id].last = group_last[root[id]];
   return life;
 }
 
@@ -162,12 +215,13 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
   const size_t n_values = graph.values.size();
   const std::vector<Lifetime> life = value_lifetimes(graph, *plan);
   const std::vector<bool> side = side_stream_values(graph, *plan);
-  // One buffer per chain of values that write over each other (Note [in-place pointwise]), named by
-  // its first value; `last` is the chain's last step.
+  const std::vector<ir::ValueId> root = view_roots(graph, *plan);
+  // One buffer per view group (Note [views]) and per chain of values that write over each other (Note
+  // [in-place pointwise]), named by its first value; `last` is the buffer's last step.
   std::vector<ir::ValueId> buffer_of(n_values, ir::kNoValue);
   std::vector<int32_t> last(n_values, -1);
   for (size_t id = 0; id < n_values; ++id) {
-    buffer_of[id] = static_cast<ir::ValueId>(id);
+    buffer_of[id] = root[id];
     last[id] = life[id].last;
   }
   for (size_t step = 0; step < graph.nodes.size(); ++step) {
@@ -175,7 +229,8 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
     if (node.outputs.size() != 1) continue;
     const ir::ValueId output = node.outputs[0];
     for (ir::ValueId input : node.inputs) {
-      if (input == ir::kNoValue || !may_write_over(graph, *plan, life, side, static_cast<int32_t>(step), input, output))
+      if (input == ir::kNoValue ||
+          !may_write_over(graph, *plan, life, side, root, static_cast<int32_t>(step), input, output))
         continue;
       buffer_of[output] = buffer_of[input];
       last[buffer_of[input]] = life[output].last;
@@ -277,10 +332,12 @@ Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
   std::sort(placed.begin(), placed.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
   // Whether one of the two is the output of the step that last reads the other, written over it.
   const std::vector<bool> side = side_stream_values(graph, plan);
+  const std::vector<ir::ValueId> root = view_roots(graph, plan);
   auto writes_over = [&](const Placed& a, const Placed& b) {
     if (a.id == ir::kNoValue || b.id == ir::kNoValue) return false;
-    return may_write_over(graph, plan, life, side, b.life.first, a.id, b.id) ||
-           may_write_over(graph, plan, life, side, a.life.first, b.id, a.id);
+    if (root[a.id] == root[b.id]) return true;  // a view and what it views (Note [views])
+    return may_write_over(graph, plan, life, side, root, b.life.first, a.id, b.id) ||
+           may_write_over(graph, plan, life, side, root, a.life.first, b.id, a.id);
   };
   for (size_t i = 0; i < placed.size(); ++i)
     for (size_t j = i + 1; j < placed.size() && placed[j].begin < placed[i].end; ++j) {

@@ -50,10 +50,16 @@ struct Plan {
   // while the step runs (a side-stream step: over its window), placed by liveness beside the values;
   // there is no pool (workspace_pool_bytes 0). Sessions plan so; the paper's separate pool otherwise.
   bool workspace_in_arena = false;
+  // Note [views]: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity is its input's
+  // bytes (one buffer; the step copies nothing). Sessions plan so.
+  bool zero_copy_views = false;
   // Graph inputs and outputs live in the caller's buffers, not in the arena: the plan runs only
   // through Executor::run_bound (the Trainer's parameters, gradients and batches).
   bool io_bound = false;
 };
+
+// Whether `node` only reshapes: Reshape, Flatten, Squeeze, Unsqueeze or Identity (Note [views]).
+bool is_view_node(const ir::Node& node);
 
 // The largest workspace one step of `plan` uses.
 size_t largest_step_workspace(const Plan& plan);

@@ -30,6 +30,7 @@ std::string plan_to_json(const Plan& plan, const ir::Graph& graph) {
   j["unplanned_bytes"] = plan.unplanned_bytes;
   j["workspace_pool_bytes"] = plan.workspace_pool_bytes;
   if (plan.workspace_in_arena) j["workspace_in_arena"] = true;
+  if (plan.zero_copy_views) j["zero_copy_views"] = true;
   if (plan.io_bound) j["io_bound"] = true;
   j["value_offsets"] = plan.value_offsets;
   json steps = json::array();
@@ -185,6 +186,12 @@ Expected<Plan> read_plan(const json& j) {
     if (plan.workspace_in_arena && plan.workspace_pool_bytes != 0)
       return invalid_argument("malformed plan: /workspace_pool_bytes is " + std::to_string(plan.workspace_pool_bytes) +
                               ", but the workspaces are in the arena (/workspace_in_arena): expected 0");
+  }
+  if (f.has("zero_copy_views")) {
+    UCUDNN_ASSIGN_OR_RETURN(const json* views, f.at("zero_copy_views"));
+    if (!views->is_boolean())
+      return invalid_argument("malformed plan: /zero_copy_views is " + views->dump() + "; expected true or false");
+    plan.zero_copy_views = views->get<bool>();
   }
   if (f.has("io_bound")) {
     UCUDNN_ASSIGN_OR_RETURN(const json* bound, f.at("io_bound"));
