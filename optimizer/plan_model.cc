@@ -465,12 +465,16 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
     planned.push_back(Candidate{graph_layout_name(layout), PlannedModel{std::move(laid_out), std::move(*result), ""}});
   }
   if (planned.empty()) return first_error;
-  if (planned.size() == 2 && !planned[0].model.result.kernels.empty()) {  // Note [layout regions]
+  if (planned.size() == 2 && planned[0].label == "nchw" && planned[1].label == "nhwc" &&
+      !planned[0].model.result.kernels.empty()) {  // Note [layout regions]
     const auto start = Clock::now();
     Expected<std::optional<Candidate>> regions = plan_regions(graph, planned, request.device, options, transpose);
     seconds += seconds_since(start);
-    if (!regions) return regions.status();
-    if (*regions) planned.push_back(std::move(**regions));
+    if (!regions) {
+      not_planned += ", regions not plannable (" + regions.status().message() + ")";
+    } else if (*regions) {
+      planned.push_back(std::move(**regions));
+    }
   }
   for (Candidate& c : planned) {
     c.transposes_ms = layout_transposes_ms(c.model.graph, transpose);
