@@ -393,8 +393,11 @@ TEST(PlanChecks, AViewIsItsInputsBytesAndRunsNoCopy) {
     ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
     auto profile = (*executor)->profile({x});
     ASSERT_TRUE(profile.has_value()) << profile.status().to_string();
-    for (const runtime::StepTiming& step : *profile)
-      if (step.op == OpKind::kFlatten) EXPECT_EQ(step.calls, plan == &views ? 0 : 1);
+    for (const runtime::StepTiming& step : *profile) {
+      if (step.op == OpKind::kFlatten) {
+        EXPECT_EQ(step.calls, plan == &views ? 0 : 1);
+      }
+    }
     auto run = (*executor)->run({x});
     ASSERT_TRUE(run.has_value()) << run.status().to_string();
     outputs.push_back(std::move(*run));
