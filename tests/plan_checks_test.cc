@@ -333,6 +333,11 @@ TEST(PlanChecks, AWorkspaceOnALiveValueOutsideTheArenaOrMisalignedIsRefused) {
   plan = arena_workspace_plan(chain.graph);
   plan.steps[0].workspace_offset += 64;
   expect_refused(create(chain.graph, plan), "not a multiple of 256");
+
+  plan = arena_workspace_plan(chain.graph);
+  plan.steps[0].workspace_bytes = 0;
+  plan.steps[0].workspace_offset = plan.arena_bytes + 4096;
+  expect_refused(create(chain.graph, plan), "the empty workspace of step 0");
 }
 
 TEST(PlanJson, WorkspacesInTheArenaReadBackAndAPoolBesideThemIsRefused) {
@@ -403,6 +408,40 @@ TEST(PlanChecks, AViewIsItsInputsBytesAndRunsNoCopy) {
     outputs.push_back(std::move(*run));
   }
   ucudnn_test::expect_bitwise_equal(outputs[0], outputs[1], "a view against a copy");
+}
+
+// A view of a value written in place (a SiLU over the Relu's output) joins that buffer; the graph's
+// inputs and outputs are never views (a bound run puts them in the caller's buffers).
+TEST(PlanChecks, AViewOfAnInPlaceOutputJoinsItsBufferAndGraphEdgesStayApart) {
+  GraphBuilder builder;
+  const ir::ValueId x = builder.input("x", {2, 3, 4, 4});
+  const ir::ValueId a = builder.relu(x);
+  const ir::ValueId s = builder.same_shape(OpKind::kMul, {a, builder.same_shape(OpKind::kSigmoid, {a})});
+  builder.output(builder.relu(builder.flatten(s)), "y");
+  builder.output(builder.flatten(x), "flat_x");
+  ir::Graph graph = builder.finish();
+  optimizer::PassStats stats;
+  ASSERT_TRUE(optimizer::fuse_pointwise(graph, &stats).is_ok());  // renumbers the values
+  ASSERT_EQ(graph.nodes.size(), 5u);
+  ASSERT_EQ(graph.nodes[1].op, OpKind::kFusedPointwise);
+  ASSERT_EQ(graph.nodes[2].op, OpKind::kFlatten);
+  const ir::ValueId relu = graph.nodes[0].outputs[0], silu = graph.nodes[1].outputs[0];
+  const ir::ValueId view = graph.nodes[2].outputs[0];
+  const runtime::Plan plan = view_plan(graph, true);
+  EXPECT_EQ(plan.value_offsets[silu], plan.value_offsets[relu]);  // in place
+  EXPECT_EQ(plan.value_offsets[view], plan.value_offsets[relu]);  // and its view
+  EXPECT_NE(plan.value_offsets[graph.outputs[1]], plan.value_offsets[graph.inputs[0]]);
+  std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
+  const Tensor input = ucudnn_test::random_tensor({2, 3, 4, 4}, 3);
+  std::vector<std::vector<Tensor>> outputs;
+  for (const runtime::Plan& p : {plan, view_plan(graph, false)}) {
+    auto executor = runtime::Executor::create(*backend, graph, p);
+    ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+    auto run = (*executor)->run({input});
+    ASSERT_TRUE(run.has_value()) << run.status().to_string();
+    outputs.push_back(std::move(*run));
+  }
+  ucudnn_test::expect_bitwise_equal(outputs[0], outputs[1], "views against copies");
 }
 
 // A FusedPointwise may not write over a buffer a view of it still reads later; without zero-copy

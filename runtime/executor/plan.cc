@@ -39,7 +39,7 @@ std::vector<bool> side_stream_values(const ir::Graph& graph, const Plan& plan) {
 // the two pointers are equal). A view and the value it views are one buffer: every member lives
 // until the last of them is read (value_lifetimes), so a FusedPointwise writes over such a buffer
 // only when no member is read later. Not for constants, values a side-stream step touches, nor the
-// graph's inputs and outputs of an io-bound plan (the caller's buffers).
+// graph's inputs and outputs (a bound run, Executor::run_bound, puts those in the caller's buffers).
 //
 // Per value, the value whose bytes it is (itself when it is no view); chains resolve to the first.
 std::vector<ir::ValueId> view_roots(const ir::Graph& graph, const Plan& plan) {
@@ -48,8 +48,8 @@ std::vector<ir::ValueId> view_roots(const ir::Graph& graph, const Plan& plan) {
   if (!plan.zero_copy_views) return root;
   const std::vector<bool> side = side_stream_values(graph, plan);
   auto callers = [&](ir::ValueId id) {
-    return plan.io_bound && (std::find(graph.inputs.begin(), graph.inputs.end(), id) != graph.inputs.end() ||
-                             std::find(graph.outputs.begin(), graph.outputs.end(), id) != graph.outputs.end());
+    return std::find(graph.inputs.begin(), graph.inputs.end(), id) != graph.inputs.end() ||
+           std::find(graph.outputs.begin(), graph.outputs.end(), id) != graph.outputs.end();
   };
   for (const ir::Node& node : graph.nodes) {
     if (!is_view_node(node) || node.inputs.empty() || node.outputs.size() != 1) continue;
@@ -221,19 +221,27 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
   std::vector<ir::ValueId> buffer_of(n_values, ir::kNoValue);
   std::vector<int32_t> last(n_values, -1);
   for (size_t id = 0; id < n_values; ++id) {
-    buffer_of[id] = root[id];
+    buffer_of[id] = static_cast<ir::ValueId>(id);
     last[id] = life[id].last;
   }
+  // In step order, so a value's buffer is known before a later step joins it.
+  auto join = [&](ir::ValueId value, ir::ValueId into) {
+    buffer_of[value] = buffer_of[into];
+    last[buffer_of[into]] = std::max(last[buffer_of[into]], life[value].last);
+  };
   for (size_t step = 0; step < graph.nodes.size(); ++step) {
     const ir::Node& node = graph.nodes[step];
-    if (node.outputs.size() != 1) continue;
+    if (node.outputs.size() != 1 || node.outputs[0] == ir::kNoValue) continue;
     const ir::ValueId output = node.outputs[0];
+    if (root[output] != output) {  // a view: its input's buffer
+      join(output, node.inputs[0]);
+      continue;
+    }
     for (ir::ValueId input : node.inputs) {
       if (input == ir::kNoValue ||
           !may_write_over(graph, *plan, life, side, root, static_cast<int32_t>(step), input, output))
         continue;
-      buffer_of[output] = buffer_of[input];
-      last[buffer_of[input]] = life[output].last;
+      join(output, input);
       break;
     }
   }
@@ -266,9 +274,12 @@ void plan_activation_memory(const ir::Graph& graph, Plan* plan) {
   std::vector<int64_t> buffer_offset(n_values, -1);
   for (size_t i = 0; i < value_requests; ++i)
     buffer_offset[request_value[i]] = static_cast<int64_t>(layout.offsets[i]);
+  if (plan->workspace_in_arena) {
+    for (PlanStep& step : plan->steps) step.workspace_offset = 0;  // a step without one: 0
+    plan->workspace_pool_bytes = 0;
+  }
   for (size_t i = value_requests; i < requests.size(); ++i)
     plan->steps[request_value[i]].workspace_offset = layout.offsets[i];
-  if (plan->workspace_in_arena) plan->workspace_pool_bytes = 0;
   plan->value_offsets.assign(n_values, -1);
   for (size_t id = 0; id < n_values; ++id)
     if (!graph.values[id].constant && life[id].first >= 0) plan->value_offsets[id] = buffer_offset[buffer_of[id]];
@@ -314,6 +325,11 @@ Status check_activation_memory(const ir::Graph& graph, const Plan& plan) {
     for (int32_t step = 0; step < static_cast<int32_t>(plan.steps.size()) &&
                            static_cast<size_t>(step) < graph.nodes.size(); ++step) {
       const PlanStep& s = plan.steps[step];
+      if (s.workspace_bytes == 0 && s.workspace_offset > plan.arena_bytes)
+        return invalid_argument("the plan places the empty workspace of step " + std::to_string(step) + " (" +
+                                graph.nodes[step].describe() + ") at arena offset " +
+                                std::to_string(s.workspace_offset) + ", outside the arena of " +
+                                std::to_string(plan.arena_bytes) + " bytes");
       if (s.workspace_bytes == 0) continue;
       size_t end = 0;
       if (!checked_add(s.workspace_offset, s.workspace_bytes, &end) || end > plan.arena_bytes)
