@@ -61,6 +61,7 @@ optimizer::PlanRequest plan_request(const SessionOptions& options) {
   request.planner.streams = options.streams;
   request.planner.workspace_in_arena = true;  // Note [workspace in the arena]
   request.planner.zero_copy_views = true;     // Note [views]
+  request.planner.residual_in_place = options.device == Device::kCpu;  // Note [residual in place]
   request.math_type = math_name(options.math);
   request.layouts = layouts_to_try(options);
   request.db_path = options.benchmark_db;

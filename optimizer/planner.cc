@@ -162,6 +162,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   plan.io_bound = options.io_bound;
   plan.workspace_in_arena = options.workspace_in_arena;
   plan.zero_copy_views = options.zero_copy_views;
+  plan.residual_in_place = options.residual_in_place;
   runtime::plan_activation_memory(graph, &plan);
   return result;
 }

@@ -52,6 +52,9 @@ struct PlannerOptions {
   bool workspace_in_arena = false;
   // Views' outputs on their inputs' bytes (Note [views], runtime/executor/plan.h): what sessions plan.
   bool zero_copy_views = false;
+  // A Conv's Y over its residual z where z dies there (Note [residual in place], runtime/executor/plan.h):
+  // what CPU sessions plan.
+  bool residual_in_place = false;
   // The workspace of a step that is not a convolution, from shapes alone (the device's own
   // query: plan_model sets it from bench/device_benchmarker.h); nullptr: the CPU's query on
   // "cpu", 0 on "cuda" (a build without the CUDA backend).

@@ -156,7 +156,7 @@ std::vector<OpCase> data_movement_cases() {
       {"slice_int64", OpKind::kSlice, 13, {typed_input(int64, {4}), ints({-2}), ints({kLargestExactInt64})}},
       {"transpose_default", OpKind::kTranspose, 13, {input({2, 3, 4})}},
       {"transpose_perm", OpKind::kTranspose, 13, {input({2, 3, 4, 5})}, {{"perm", IntList{0, 2, 3, 1}}}},
-      // NCHW ↔ NHWC take the GPU's tiled batched transpose: sizes not multiples of its 32×32 tile.
+      // NCHW ↔ NHWC take the tiled batched transpose (GPU and CPU): sizes not multiples of its 32×32 tile.
       {"transpose_to_nhwc_tiles", OpKind::kTranspose, 13, {input({3, 37, 9, 7})}, {{"perm", IntList{0, 2, 3, 1}}}},
       {"transpose_to_nchw_tiles", OpKind::kTranspose, 13, {input({3, 9, 7, 37})}, {{"perm", IntList{0, 3, 1, 2}}}},
       {"transpose_to_nhwc_narrow", OpKind::kTranspose, 13, {input({2, 3, 11, 13})},  // C = 3: an RGB input

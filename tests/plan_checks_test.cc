@@ -257,6 +257,92 @@ TEST(PlanChecks, ValuesAliveTogetherShareBytesOnlyForAPointwiseNodeWritingOverIt
   expect_refused(create(graph, lying), "overlapping arena bytes while both are alive");
 }
 
+// A ResNet join in small: x → Relu → r; a = Conv(r); d = Conv(r) (the shortcut); y = Relu(Conv(a) + d),
+// the last Conv carrying d as its residual z (Note [fused nodes]). With `z_is_x` the join adds its own
+// input instead: y = Relu(Conv(a) + a).
+struct Join {
+  ir::Graph graph;
+  ir::ValueId a, d, y;
+};
+
+Join make_join(bool z_is_x) {
+  GraphBuilder builder;
+  std::mt19937 random(5);
+  auto weight = [&](const std::string& name) {
+    return builder.constant(name, ucudnn_test::make_random_tensor(DType::kFloat32, {4, 4, 3, 3}, random));
+  };
+  Join j;
+  const ir::ValueId r = builder.relu(builder.input("x", {2, 4, 5, 5}));
+  j.a = builder.conv(r, weight("w1"), ir::kNoValue, {.pad = 1});
+  j.d = z_is_x ? j.a : builder.conv(r, weight("w2"), ir::kNoValue, {.pad = 1});
+  j.y = builder.conv(j.a, weight("w3"), ir::kNoValue, {.pad = 1, .activation = "Relu", .residual = j.d});
+  builder.output(builder.relu(j.y), "out");
+  j.graph = builder.finish();
+  return j;
+}
+
+// Note [residual in place] (runtime/executor/plan.cc): with Plan::residual_in_place the join's Y takes
+// the bytes of the shortcut it adds, and the CPU run matches one where every value has its own bytes.
+// Without the flag, or when z is also the Conv's X, sharing those bytes is refused.
+// The Convs run the direct loops (no workspace).
+runtime::Plan join_plan(const ir::Graph& graph, bool residual_in_place) {
+  runtime::Plan plan;
+  plan.device = "cpu";
+  plan.residual_in_place = residual_in_place;
+  plan.steps.resize(graph.nodes.size());
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    plan.steps[n].node = static_cast<ir::NodeId>(n);
+    if (graph.nodes[n].op == OpKind::kConv)
+      plan.steps[n].micro_batches = {{2, static_cast<int>(cpu::CpuConvAlgorithm::kDirect)}};
+  }
+  runtime::plan_activation_memory(graph, &plan);
+  return plan;
+}
+
+TEST(PlanChecks, AConvWritesOverTheResidualItAddsOnlyWhenThePlanSaysSo) {
+  const Join join = make_join(/*z_is_x=*/false);
+  const runtime::Plan separate = join_plan(join.graph, false), in_place = join_plan(join.graph, true);
+  EXPECT_NE(separate.value_offsets[join.y], separate.value_offsets[join.d]);
+  EXPECT_EQ(in_place.value_offsets[join.y], in_place.value_offsets[join.d]);
+
+  std::mt19937 random(9);
+  const Tensor x = ucudnn_test::make_random_tensor(DType::kFloat32, {2, 4, 5, 5}, random);
+  const auto run = [&](const runtime::Plan& plan) -> std::vector<Tensor> {
+    std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
+    auto executor = runtime::Executor::create(*backend, join.graph, plan);
+    EXPECT_TRUE(executor.has_value()) << executor.status().to_string();
+    if (!executor) return {};
+    auto outputs = (*executor)->run({x});
+    EXPECT_TRUE(outputs.has_value()) << outputs.status().to_string();
+    return outputs ? std::move(*outputs) : std::vector<Tensor>{};
+  };
+  const std::vector<Tensor> want = run(separate), got = run(in_place);
+  ASSERT_EQ(want.size(), 1u);
+  ASSERT_EQ(got.size(), 1u);
+  ucudnn_test::expect_close(got[0], want[0], {1e-5, 1e-5}, "Y over z against a buffer per value");
+
+  auto read = runtime::plan_from_json(runtime::plan_to_json(in_place, join.graph));
+  ASSERT_TRUE(read.has_value()) << read.status().to_string();
+  EXPECT_TRUE(read->residual_in_place);
+  EXPECT_TRUE(create(join.graph, *read).is_ok());
+  nlohmann::json malformed = nlohmann::json::parse(runtime::plan_to_json(in_place, join.graph));
+  malformed["residual_in_place"] = "yes";
+  auto refused = runtime::plan_from_json(malformed.dump());
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.status().message().find("/residual_in_place is \"yes\"; expected true or false"), std::string::npos)
+      << refused.status().message();
+
+  runtime::Plan lying = in_place;
+  lying.residual_in_place = false;
+  expect_refused(create(join.graph, lying), "overlapping arena bytes while both are alive");
+
+  const Join self = make_join(/*z_is_x=*/true);  // Y over z would be Y over X, which the Conv still reads
+  runtime::Plan self_plan = join_plan(self.graph, true);
+  EXPECT_NE(self_plan.value_offsets[self.y], self_plan.value_offsets[self.a]);
+  self_plan.value_offsets[self.y] = self_plan.value_offsets[self.a];
+  expect_refused(create(self.graph, self_plan), "overlapping arena bytes while both are alive");
+}
+
 TEST(PlanChecks, MisalignedValuesAndArenasPastInt64AreRefused) {
   const Chain chain = make_chain();
   runtime::Plan plan = liveness_plan(chain.graph);

@@ -50,8 +50,10 @@ class CpuBenchmarker final : public Benchmarker {
     // with another version) lack or differ in its algorithms, so they are measured anew.
     const std::string onednn = cpu::onednn::version();
     if (!onednn.empty()) key.device_name += ", " + onednn;
-    // Rows stored by a build with fewer algorithms would leave the new ones untimed: measured anew.
+    // Rows stored by a build with fewer algorithms would leave the new ones untimed, and rows of
+    // another timings version mean something else: measured anew.
     key.device_name += ", " + std::to_string(cpu::kNumCpuConvAlgorithms) + " algorithms";
+    if (cpu::kCpuConvTimingsVersion > 1) key.device_name += " v" + std::to_string(cpu::kCpuConvTimingsVersion);
     key.math_type = "fp32";
     key.layout = "nchw";
     return key;

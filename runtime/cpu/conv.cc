@@ -79,6 +79,13 @@ size_t conv_workspace(const ir::Node& node, const std::vector<Shape>& src_shapes
   return conv_workspace_bytes(*problem, algorithm);
 }
 
+// A plan that puts Y on z's bytes (Note [residual in place]) needs a convolution that adds z there.
+Status check_residual_in_place(const ir::Node& node, const PreparedConv& conv, const float* z, const float* y) {
+  if (z != y || conv.adds_residual_in_place()) return Status::ok();
+  return unsupported(node.describe() + ": the plan writes Y over the residual input z, but oneDNN could not fuse " +
+                     "this convolution's epilogue, so it cannot add z in place (plan again without that plan file)");
+}
+
 // Every input float32, as the CPU convolutions compute.
 Status check_float(const ir::Node& node, const std::vector<DType>& dtypes) {
   for (size_t i = 0; i < dtypes.size(); ++i)
@@ -105,6 +112,7 @@ Status run_conv(const KernelArgs& args) {
   UCUDNN_RETURN_IF_ERROR(
       check_workspace(args.node, s.algorithm, conv->workspace_bytes(), args.workspace, args.workspace_bytes));
   auto data = [&](size_t i) { return i < args.src.size() && args.src[i] ? args.src[i]->data<float>() : nullptr; };
+  UCUDNN_RETURN_IF_ERROR(check_residual_in_place(args.node, *conv, data(ir::kConvResidualInput), y.data<float>()));
   conv->run(data(0), data(1), data(2), data(ir::kConvResidualInput), y.data<float>(), args.workspace);
   apply_after(s, y.data<float>(), y.numel());
   return Status::ok();
@@ -133,6 +141,8 @@ class ConvCall final : public runtime::Kernel {
     auto data = [&](size_t i) -> const float* {
       return i < io.src.size() && io.src[i].dtype != DType::kUndefined ? io.src[i].as<const float>() : nullptr;
     };
+    UCUDNN_RETURN_IF_ERROR(
+        check_residual_in_place(node_, *conv_, data(ir::kConvResidualInput), io.dst[0].as<float>()));
     conv_->run(data(0), data(1), data(2), data(ir::kConvResidualInput), io.dst[0].as<float>(), io.workspace);
     apply_after(setup_, io.dst[0].as<float>(), shape_numel(y_shape_));
     return Status::ok();

@@ -26,12 +26,15 @@ namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// c[m, n] = a[m, k] · b[k, n], row-major, leading dimensions = column counts.
-void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k) {
+// c[m, n] = a[m, k] · b[k, n] (c += with `accumulate`), row-major, leading dimensions = column counts.
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool accumulate = false) {
   Eigen::Map<const RowMatrix> lhs(a, m, k);
   Eigen::Map<const RowMatrix> rhs(b, k, n);
   Eigen::Map<RowMatrix> out(c, m, n);
-  out.noalias() = lhs * rhs;
+  if (accumulate)
+    out.noalias() += lhs * rhs;
+  else
+    out.noalias() = lhs * rhs;
 }
 
 // The output columns [lo, hi) whose input column iw0 + ow * stride lies in [0, width).
@@ -96,14 +99,17 @@ void add_bias(const ConvProblem& p, const float* bias, float* y) {
   }
 }
 
+// The algorithms below write Y = conv + bias, or with `accumulate` add it to what Y holds (Note
+// [residual in place]).
 void run_im2col_batched(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y,
-                        float* workspace) {
+                        float* workspace, bool accumulate) {
   const int64_t k = p.patch_size(), mg = p.filters_per_group(), plane = p.out_plane();
   const int64_t columns = p.batch * plane;
   float* col = workspace;
   im2col(p, x, p.batch, col);
   float* out = p.batch == 1 ? y : col + p.in_channels * p.kernel_h * p.kernel_w * columns;
-  for (int64_t g = 0; g < p.group; ++g) gemm(w + g * mg * k, col + g * k * columns, out + g * mg * columns, mg, columns, k);
+  for (int64_t g = 0; g < p.group; ++g)
+    gemm(w + g * mg * k, col + g * k * columns, out + g * mg * columns, mg, columns, k, accumulate && p.batch == 1);
   if (p.batch == 1) {
     add_bias(p, bias, y);
     return;
@@ -116,32 +122,36 @@ void run_im2col_batched(const ConvProblem& p, const float* x, const float* w, co
     const float b = bias ? bias[m] : 0.0f;
     const float* s = out + m * columns + n * plane;
     float* d = y + i * plane;
-    for (int64_t j = 0; j < plane; ++j) d[j] = s[j] + b;
+    if (accumulate) {
+      for (int64_t j = 0; j < plane; ++j) d[j] += s[j] + b;
+    } else {
+      for (int64_t j = 0; j < plane; ++j) d[j] = s[j] + b;
+    }
   }
 }
 
 void run_im2col_per_sample(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y,
-                           float* col) {
+                           float* col, bool accumulate) {
   const int64_t k = p.patch_size(), mg = p.filters_per_group(), plane = p.out_plane();
   const int64_t in_sample = p.in_channels * p.in_h * p.in_w, out_sample = p.out_channels * plane;
   for (int64_t n = 0; n < p.batch; ++n) {
     im2col(p, x + n * in_sample, 1, col);
     for (int64_t g = 0; g < p.group; ++g)
-      gemm(w + g * mg * k, col + g * k * plane, y + n * out_sample + g * mg * plane, mg, plane, k);
+      gemm(w + g * mg * k, col + g * k * plane, y + n * out_sample + g * mg * plane, mg, plane, k, accumulate);
   }
   add_bias(p, bias, y);
 }
 
-void run_gemm_1x1(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y) {
+void run_gemm_1x1(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y, bool accumulate) {
   const int64_t cg = p.channels_per_group(), mg = p.filters_per_group(), plane = p.out_plane();
   for (int64_t n = 0; n < p.batch; ++n)
     for (int64_t g = 0; g < p.group; ++g)
       gemm(w + g * mg * cg, x + (n * p.in_channels + g * cg) * plane, y + (n * p.out_channels + g * mg) * plane, mg,
-           plane, cg);
+           plane, cg, accumulate);
   add_bias(p, bias, y);
 }
 
-void run_direct(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y) {
+void run_direct(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y, bool accumulate) {
   const int64_t cg = p.channels_per_group(), mg = p.filters_per_group(), plane = p.out_plane();
   const int64_t in_plane = p.in_h * p.in_w, taps = p.kernel_h * p.kernel_w;
   const int64_t planes = p.batch * p.out_channels;
@@ -149,7 +159,12 @@ void run_direct(const ConvProblem& p, const float* x, const float* w, const floa
   for (int64_t i = 0; i < planes; ++i) {
     const int64_t n = i / p.out_channels, m = i % p.out_channels, g = m / mg;
     float* out = y + i * plane;
-    std::fill(out, out + plane, bias ? bias[m] : 0.0f);
+    const float b = bias ? bias[m] : 0.0f;
+    if (accumulate) {
+      for (int64_t j = 0; j < plane; ++j) out[j] += b;
+    } else {
+      std::fill(out, out + plane, b);
+    }
     for (int64_t c = 0; c < cg; ++c) {
       const float* src = x + (n * p.in_channels + g * cg + c) * in_plane;
       const float* filter = w + (m * cg + c) * taps;
@@ -176,6 +191,18 @@ void run_direct(const ConvProblem& p, const float* x, const float* w, const floa
   }
 }
 
+// One of the Eigen and loop algorithms (Y = conv + bias; with `accumulate` Y += conv + bias).
+void run_eigen_algorithm(const ConvProblem& p, int algorithm, const float* x, const float* w, const float* bias,
+                         float* y, float* workspace, bool accumulate) {
+  switch (static_cast<CpuConvAlgorithm>(algorithm)) {
+    case CpuConvAlgorithm::kIm2colGemm: run_im2col_batched(p, x, w, bias, y, workspace, accumulate); break;
+    case CpuConvAlgorithm::kDirect: run_direct(p, x, w, bias, y, accumulate); break;
+    case CpuConvAlgorithm::kGemm1x1: run_gemm_1x1(p, x, w, bias, y, accumulate); break;
+    case CpuConvAlgorithm::kIm2colGemmPerSample: run_im2col_per_sample(p, x, w, bias, y, workspace, accumulate); break;
+    default: break;  // the oneDNN algorithms: never here (EigenConv and run_conv_algorithm send them to onednn_conv)
+  }
+}
+
 onednn::Kind onednn_kind(int algorithm) {
   switch (static_cast<CpuConvAlgorithm>(algorithm)) {
     case CpuConvAlgorithm::kOnednnWinograd: return onednn::Kind::kWinograd;
@@ -194,9 +221,12 @@ class EigenConv final : public PreparedConv {
   size_t workspace_bytes() const override { return conv_workspace_bytes(p_, algorithm_); }
   void run(const float* x, const float* w, const float* bias, const float* z, float* y, void* workspace) override {
     if (p_.batch == 0) return;
-    run_conv_algorithm(p_, algorithm_, x, w, epilogue_.bias ? bias : nullptr, y, static_cast<float*>(workspace));
-    apply_conv_epilogue(p_, nullptr, epilogue_.residual ? z : nullptr, epilogue_.relu, y);
+    const bool in_place = epilogue_.residual && z == y;  // Note [residual in place]: Y holds z
+    run_eigen_algorithm(p_, algorithm_, x, w, epilogue_.bias ? bias : nullptr, y, static_cast<float*>(workspace),
+                        in_place);
+    apply_conv_epilogue(p_, nullptr, epilogue_.residual && !in_place ? z : nullptr, epilogue_.relu, y);
   }
+  bool adds_residual_in_place() const override { return true; }
 
  private:
   ConvProblem p_;
@@ -373,10 +403,12 @@ void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, con
                         float* y, float* workspace) {
   if (p.batch == 0) return;
   switch (static_cast<CpuConvAlgorithm>(algorithm)) {
-    case CpuConvAlgorithm::kIm2colGemm: run_im2col_batched(p, x, w, bias, y, workspace); break;
-    case CpuConvAlgorithm::kDirect: run_direct(p, x, w, bias, y); break;
-    case CpuConvAlgorithm::kGemm1x1: run_gemm_1x1(p, x, w, bias, y); break;
-    case CpuConvAlgorithm::kIm2colGemmPerSample: run_im2col_per_sample(p, x, w, bias, y, workspace); break;
+    case CpuConvAlgorithm::kIm2colGemm:
+    case CpuConvAlgorithm::kDirect:
+    case CpuConvAlgorithm::kGemm1x1:
+    case CpuConvAlgorithm::kIm2colGemmPerSample:
+      run_eigen_algorithm(p, algorithm, x, w, bias, y, workspace, /*accumulate=*/false);
+      break;
     case CpuConvAlgorithm::kOnednnDirect:
     case CpuConvAlgorithm::kOnednnWinograd:
     case CpuConvAlgorithm::kOnednnAuto:

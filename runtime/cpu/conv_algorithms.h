@@ -36,7 +36,8 @@
 // A build without oneDNN therefore has no channels-last CPU convolution.
 //
 // The oneDNN algorithms fuse the Conv node's epilogue (bias, residual z, Relu: Note
-// [fused nodes]) into the primitive as post-ops; the others add it after the GEMMs.
+// [fused nodes]) into the primitive as post-ops; the others add it after the GEMMs, or, when
+// z lies in Y already (Note [residual in place]), accumulate the GEMMs into Y.
 // An algorithm that does not apply (kGemm1x1 on a 3x3) makes workspace_bytes
 // return SIZE_MAX and run return Unsupported. Algorithm -1 is the default, in
 // order: kDirect for depthwise (C/group == 1); kIm2colGemm when N > 1, the output
@@ -70,6 +71,9 @@ enum class CpuConvAlgorithm : int {
 // The same in every build (ids stay stable in the benchmark database); an algorithm
 // this build lacks never applies (cpu_conv_algorithm_available).
 inline constexpr int kNumCpuConvAlgorithms = 8;
+// Bumped when what a stored CPU timing means changes (v2: oneDNN's workspace query covers its fused
+// epilogue): the benchmarker's device key carries it, so rows of another version are measured anew.
+inline constexpr int kCpuConvTimingsVersion = 2;
 inline constexpr int kDefaultCpuConvAlgorithm = -1;
 // Largest workspace the default (-1) picks kIm2colGemm for.
 inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;
@@ -143,9 +147,14 @@ class PreparedConv {
   virtual ~PreparedConv() = default;
   // Scratch bytes run() needs: at most conv_workspace_bytes(problem, algorithm).
   virtual size_t workspace_bytes() const = 0;
-  // Y = epilogue(conv(X, W)); bias and z are read only when the epilogue has them.
+  // Y = epilogue(conv(X, W)); bias and z are read only when the epilogue has them. z may be y
+  // (Note [residual in place], runtime/executor/plan.h) where adds_residual_in_place().
   virtual void run(const float* x, const float* w, const float* bias, const float* z, float* y,
                    void* workspace) = 0;
+  // Whether run() accepts z == y: Y then holds z before the call and the convolution adds to it
+  // (the Eigen algorithms accumulate into Y; oneDNN's sum post-op does). False only where oneDNN
+  // could not fuse the epilogue (the bare primitive writes Y).
+  virtual bool adds_residual_in_place() const = 0;
 };
 
 // The prepared convolution; nullptr when `algorithm` (not -1) does not apply. weights_constant:

@@ -3,12 +3,15 @@
 // Elements are moved by size (1, 2, 4 or 8 bytes), so every dtype works.
 // Slice, Transpose and Expand (stride 0 along broadcast dims) are one strided copy: each output dim reads the input
 // with some stride from some base offset; the output is walked row by row (a
-// row = its last dim), rows split across threads. Concat/Split/Gather copy
+// row = its last dim), rows split across threads; a Transpose that swaps two blocks of dims (NCHW <->
+// NHWC, a 2-D transpose) copies in square tiles instead. Concat/Split/Gather copy
 // contiguous blocks. Pad (constant mode) fills rows that fall outside the input
 // and copies the overlapping span of the others; negative pads crop.
 // Parameters come from the same rules the shape rules use (data_movement.h).
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "runtime/cpu/cpu_kernel.h"
@@ -137,6 +140,48 @@ Status run_slice(const KernelArgs& args) {
   });
 }
 
+// dst[b, q, r] = src[b, r, q] for src [batches, rows, cols] (dst [batches, cols, rows]), in tiles
+// that keep both sides' cache lines in use: NCHW <-> NHWC is this with rows = C, cols = H·W.
+template <typename T>
+void batched_transpose(const T* src, T* dst, int64_t batches, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 32;
+  const int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
+  const int64_t tiles = batches * row_tiles * col_tiles;
+#pragma omp parallel for schedule(static) if (batches * rows * cols > kParallelThreshold)
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t b = t / (row_tiles * col_tiles), r0 = (t / col_tiles) % row_tiles * kTile, c0 = t % col_tiles * kTile;
+    const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+    const T* in = src + b * rows * cols;
+    T* out = dst + b * rows * cols;
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
+  }
+}
+
+// A transpose whose output dims (after dropping 1s and merging dims that stay adjacent) are
+// [B, Q, R] of an input [B, R, Q] (B may be 1): {B, R, Q}; nullopt for any other permutation.
+std::optional<std::array<int64_t, 3>> as_batched_transpose(const Shape& out_shape, const std::vector<int64_t>& strides) {
+  std::vector<int64_t> dims, merged_strides;
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (out_shape[d] == 1) continue;
+    if (!dims.empty() && merged_strides.back() == strides[d] * out_shape[d]) {
+      dims.back() *= out_shape[d];
+      merged_strides.back() = strides[d];
+      continue;
+    }
+    dims.push_back(out_shape[d]);
+    merged_strides.push_back(strides[d]);
+  }
+  if (dims.size() == 2) {
+    dims.insert(dims.begin(), 1);
+    merged_strides.insert(merged_strides.begin(), dims[1] * dims[2]);
+  }
+  if (dims.size() != 3) return std::nullopt;
+  const int64_t b = dims[0], q = dims[1], r = dims[2];
+  if (merged_strides[1] != 1 || merged_strides[2] != q || merged_strides[0] != r * q) return std::nullopt;
+  return std::array<int64_t, 3>{b, r, q};
+}
+
 Status run_transpose(const KernelArgs& args) {
   const Tensor& src = *args.src[0];
   Tensor& dst = *args.dst[0];
@@ -150,9 +195,13 @@ Status run_transpose(const KernelArgs& args) {
   const std::vector<int64_t> in_strides = shape_strides(src.shape());
   std::vector<int64_t> strides(rank);
   for (size_t i = 0; i < rank; ++i) strides[i] = in_strides[perm[i]];
+  const auto swap = as_batched_transpose(dst.shape(), strides);
   return with_element_type(args.node, src.dtype(), [&](auto t) {
     using T = decltype(t);
-    strided_copy<T>(src.data<T>(), 0, strides, dst.shape(), dst.data<T>());
+    if (swap)
+      batched_transpose<T>(src.data<T>(), dst.data<T>(), (*swap)[0], (*swap)[1], (*swap)[2]);
+    else
+      strided_copy<T>(src.data<T>(), 0, strides, dst.shape(), dst.data<T>());
   });
 }
 

@@ -10,13 +10,15 @@
 // (workspace_bytes) is the latter's, so a plan made without knowing fits either.
 //
 // Note [oneDNN epilogue]: bias is the primitive's bias; a residual z is a sum post-op
-// (Y's buffer holds z before the convolution: copied in, or reordered into the blocked
-// Y); Relu an eltwise post-op after it: Y = relu(conv + B + z), Note [fused nodes]'s order.
+// (Y's buffer holds z before the convolution: copied in unless z is Y already (Note [residual in
+// place]), or reordered into the blocked Y); Relu an eltwise post-op after it:
+// Y = relu(conv + B + z), Note [fused nodes]'s order.
 #include "runtime/cpu/onednn_conv.h"
 
 #include <limits>
 
 #ifdef UCUDNN_HAVE_ONEDNN
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -219,6 +221,8 @@ class OnednnConv final : public PreparedConv {
   }
 
   size_t workspace_bytes() const override { return cached_weights_ ? e_.wei_off : e_.total; }
+  // The sum post-op reads Y (Note [oneDNN epilogue]); the bare primitive overwrites it.
+  bool adds_residual_in_place() const override { return fused_ || !epilogue_.residual; }
 
   void run(const float* x, const float* w, const float* bias, const float* z, float* y, void* workspace) override {
     if (p_.batch == 0) return;
@@ -305,9 +309,13 @@ bool applies(const ConvProblem& p, Kind kind) {
   return entry_applies(p, kind);
 }
 
+// The bare primitive's, or the fused one's where it needs more (a sum post-op may want more scratchpad):
+// the plan's workspace then lets any epilogue fuse, which adding z in place needs (Note [residual in place]).
 size_t workspace_bytes(const ConvProblem& p, Kind kind) {
   if (!applies(p, kind)) return std::numeric_limits<size_t>::max();
-  return p.batch == 0 ? 0 : entry(p, kind).total;
+  if (p.batch == 0) return 0;
+  const Entry& fused = entry(p, kind, ConvEpilogue{.bias = true, .residual = true, .relu = true});
+  return std::max(entry(p, kind).total, fused.ok ? fused.total : 0);
 }
 
 // The epilogue is fused where oneDNN takes it and the fused primitive needs no more
@@ -319,7 +327,7 @@ std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, Kind kind, const Con
   if (one.batch == 0) one.batch = 1;  // never run (run returns at once); any entry will do
   const Entry& bare = entry(one, kind);
   const Entry& fused = entry(one, kind, epilogue);
-  const bool use_fused = fused.ok && fused.total <= bare.total;
+  const bool use_fused = fused.ok && fused.total <= workspace_bytes(one, kind);
   return std::make_unique<OnednnConv>(p, use_fused ? fused : bare, epilogue, use_fused, weights_constant);
 }
 

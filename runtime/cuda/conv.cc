@@ -127,6 +127,9 @@ class ConvState final : public KernelState {
   std::string algorithm_name() const override { return graph ? graph->config().name() : std::string(); }
 
   Status run(const RunArgs& a) override {
+    if (has_z && a.src[kZ].data == a.dst[0].data)  // Note [residual in place]: a CPU plan's, not ours
+      return invalid_argument(context + ": the plan writes Y over the residual input z; the GPU's Conv writes Y " +
+                              "before it adds z");
     const void* x_data = a.src[0].data;
     void* cudnn_workspace = a.workspace;
     if (pad_input) {

@@ -8,6 +8,7 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/executor/side_stream.h"
+#include "runtime/ir/fusion.h"
 #include "runtime/ir/pointwise_program.h"
 #include "runtime/memory/arena_planner.h"
 
@@ -75,6 +76,12 @@ std::vector<ir::ValueId> view_roots(const ir::Graph& graph, const Plan& plan) {
 // first written by this step. plan_activation_memory gives such pairs one buffer;
 // check_activation_memory accepts exactly them as sharing bytes while alive together.
 //
+// Note [residual in place]: with Plan::residual_in_place a Conv may likewise write Y over its residual
+// input z (Note [fused nodes]) under the same conditions, when z is none of X, W and B: ResNet's
+// block output then takes the bytes of the shortcut it adds instead of a copy of them (the CPU's
+// oneDNN sum post-op accumulates into Y, which had to hold z first: 352 MB copied per ResNet-50 run at
+// batch 16). The backend must then add z where it lies: the CPU's convolutions do (conv_algorithms.h).
+//
 // Whether step `step` may write its output `output` over its input `input` (or over the buffer of a
 // view of it the step reads: `root`, Note [views]).
 bool may_write_over(const ir::Graph& graph, const Plan& plan, const std::vector<Lifetime>& life,
@@ -84,16 +91,26 @@ bool may_write_over(const ir::Graph& graph, const Plan& plan, const std::vector<
       static_cast<size_t>(step) >= plan.steps.size() || plan.steps[step].stream == kSideStream)
     return false;
   const ir::Node& node = graph.nodes[step];
-  if (node.op != OpKind::kFusedPointwise || node.outputs.size() != 1 || node.outputs[0] != output) return false;
-  const auto& attrs = node.attrs.all();
-  const auto concat = attrs.find(ir::kPointwiseConcatCountAttr);
-  if (concat != attrs.end()) {
-    const int64_t* count = std::get_if<int64_t>(&concat->second);
-    if (count == nullptr || *count != 0) return false;
-  }
+  if (node.outputs.size() != 1 || node.outputs[0] != output) return false;
   const auto reads = std::find_if(node.inputs.begin(), node.inputs.end(),
                                   [&](ir::ValueId id) { return id != ir::kNoValue && root[id] == root[input]; });
   if (reads == node.inputs.end()) return false;
+  if (node.op == OpKind::kConv) {  // Note [residual in place]: z alone may be written over, X, W and B not
+    const size_t z = ir::kConvResidualInput;
+    if (!plan.residual_in_place || node.inputs.size() <= z || *reads != node.inputs[z] ||
+        std::count_if(node.inputs.begin(), node.inputs.end(),
+                      [&](ir::ValueId id) { return id != ir::kNoValue && root[id] == root[input]; }) != 1)
+      return false;
+  } else if (node.op == OpKind::kFusedPointwise) {
+    const auto& attrs = node.attrs.all();
+    const auto concat = attrs.find(ir::kPointwiseConcatCountAttr);
+    if (concat != attrs.end()) {
+      const int64_t* count = std::get_if<int64_t>(&concat->second);
+      if (count == nullptr || *count != 0) return false;
+    }
+  } else {
+    return false;
+  }
   input = *reads;  // the value the step reads: the shape that must match the output's
   if (std::find(graph.inputs.begin(), graph.inputs.end(), root[input]) != graph.inputs.end()) return false;
   const ir::Value& in = graph.value(input);

@@ -53,6 +53,10 @@ struct Plan {
   // Note [views]: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity is its input's
   // bytes (one buffer; the step copies nothing). Sessions plan so.
   bool zero_copy_views = false;
+  // Note [residual in place]: a Conv whose residual input z is read by no later step writes Y over z's
+  // bytes, and the backend adds z where it lies (the CPU's: runtime/cpu/conv_algorithms.h). CPU sessions
+  // plan so; not the GPU, whose fallback path writes Y before it adds z.
+  bool residual_in_place = false;
   // Graph inputs and outputs live in the caller's buffers, not in the arena: the plan runs only
   // through Executor::run_bound (the Trainer's parameters, gradients and batches).
   bool io_bound = false;

@@ -31,6 +31,7 @@ std::string plan_to_json(const Plan& plan, const ir::Graph& graph) {
   j["workspace_pool_bytes"] = plan.workspace_pool_bytes;
   if (plan.workspace_in_arena) j["workspace_in_arena"] = true;
   if (plan.zero_copy_views) j["zero_copy_views"] = true;
+  if (plan.residual_in_place) j["residual_in_place"] = true;
   if (plan.io_bound) j["io_bound"] = true;
   j["value_offsets"] = plan.value_offsets;
   json steps = json::array();
@@ -87,6 +88,14 @@ class Fields {
   Expected<size_t> size(const char* key) const {
     UCUDNN_ASSIGN_OR_RETURN(const int64_t v, integer(key, 0, INT64_MAX));
     return static_cast<size_t>(v);
+  }
+  // An optional true/false member: false when absent.
+  Expected<bool> flag(const char* key) const {
+    if (!has(key)) return false;
+    UCUDNN_ASSIGN_OR_RETURN(const json* v, at(key));
+    if (!v->is_boolean())
+      return invalid_argument("malformed plan: " + path(key) + " is " + v->dump() + "; expected true or false");
+    return v->get<bool>();
   }
   Expected<const json*> array(const char* key) const {
     UCUDNN_ASSIGN_OR_RETURN(const json* v, at(key));
@@ -178,26 +187,13 @@ Expected<Plan> read_plan(const json& j) {
   UCUDNN_ASSIGN_OR_RETURN(plan.arena_bytes, f.size("arena_bytes"));
   UCUDNN_ASSIGN_OR_RETURN(plan.unplanned_bytes, f.size("unplanned_bytes"));
   UCUDNN_ASSIGN_OR_RETURN(plan.workspace_pool_bytes, f.size("workspace_pool_bytes"));
-  if (f.has("workspace_in_arena")) {
-    UCUDNN_ASSIGN_OR_RETURN(const json* in_arena, f.at("workspace_in_arena"));
-    if (!in_arena->is_boolean())
-      return invalid_argument("malformed plan: /workspace_in_arena is " + in_arena->dump() + "; expected true or false");
-    plan.workspace_in_arena = in_arena->get<bool>();
-    if (plan.workspace_in_arena && plan.workspace_pool_bytes != 0)
-      return invalid_argument("malformed plan: /workspace_pool_bytes is " + std::to_string(plan.workspace_pool_bytes) +
-                              ", but the workspaces are in the arena (/workspace_in_arena): expected 0");
-  }
-  if (f.has("zero_copy_views")) {
-    UCUDNN_ASSIGN_OR_RETURN(const json* views, f.at("zero_copy_views"));
-    if (!views->is_boolean())
-      return invalid_argument("malformed plan: /zero_copy_views is " + views->dump() + "; expected true or false");
-    plan.zero_copy_views = views->get<bool>();
-  }
-  if (f.has("io_bound")) {
-    UCUDNN_ASSIGN_OR_RETURN(const json* bound, f.at("io_bound"));
-    if (!bound->is_boolean()) return invalid_argument("malformed plan: /io_bound is " + bound->dump() + "; expected true or false");
-    plan.io_bound = bound->get<bool>();
-  }
+  UCUDNN_ASSIGN_OR_RETURN(plan.workspace_in_arena, f.flag("workspace_in_arena"));
+  if (plan.workspace_in_arena && plan.workspace_pool_bytes != 0)
+    return invalid_argument("malformed plan: /workspace_pool_bytes is " + std::to_string(plan.workspace_pool_bytes) +
+                            ", but the workspaces are in the arena (/workspace_in_arena): expected 0");
+  UCUDNN_ASSIGN_OR_RETURN(plan.zero_copy_views, f.flag("zero_copy_views"));
+  UCUDNN_ASSIGN_OR_RETURN(plan.residual_in_place, f.flag("residual_in_place"));
+  UCUDNN_ASSIGN_OR_RETURN(plan.io_bound, f.flag("io_bound"));
   UCUDNN_ASSIGN_OR_RETURN(const json* offsets, f.array("value_offsets"));
   for (size_t i = 0; i < offsets->size(); ++i) {
     // -1: not in the arena; any other offset is a byte position in it.
