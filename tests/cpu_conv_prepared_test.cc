@@ -125,6 +125,49 @@ TEST(CpuPreparedConv, ResidualAddedWhereItLies) {
   }
 }
 
+// Every fused activation (Note [fused nodes]) in every algorithm: oneDNN's eltwise post-ops (Note [oneDNN
+// epilogue]) and the Eigen algorithms' pass give what the reference computes in double.
+TEST(CpuPreparedConv, EveryActivationInEveryAlgorithm) {
+  const struct {
+    const char* name;
+    float min, max;  // Clip's
+  } activations[] = {{"Relu", 0, 0}, {"SiLU", 0, 0}, {"HardSwish", 0, 0}, {"Sigmoid", 0, 0}, {"Clip", -0.5f, 6.0f}};
+  for (const auto& activation : activations) {
+    ucudnn_test::AttrList attrs = {{"pads", IntList{1, 1, 1, 1}},
+                                   {ucudnn::ir::kFusedActivationAttr, std::string(activation.name)}};
+    if (std::string(activation.name) == "Clip") {
+      attrs.push_back({ucudnn::ir::kFusedActivationMinAttr, activation.min});
+      attrs.push_back({ucudnn::ir::kFusedActivationMaxAttr, activation.max});
+    }
+    auto built = ucudnn_test::make_one_node_graph(
+        "conv", ucudnn::OpKind::kConv, 18, {ucudnn_test::input(kX), ucudnn_test::weight(kW), ucudnn_test::weight({kW[0]})},
+        attrs, 1, 13);
+    ASSERT_TRUE(built.has_value()) << built.status().to_string();
+    const ucudnn::ir::Node& node = built->node();
+    const std::vector<const Tensor*> inputs = built->node_inputs();
+    const Tensor want = ucudnn::reference::reference_conv(node, inputs);
+    auto backend = ucudnn::cpu::make_cpu_backend();
+    auto problem = ucudnn::cpu::conv_problem(node, kX, kW);
+    ASSERT_TRUE(problem.has_value());
+    int ran = 0;
+    for (int a = 0; a < ucudnn::cpu::kNumCpuConvAlgorithms; ++a) {
+      if (!ucudnn::cpu::conv_algorithm_applies(*problem, a)) continue;
+      const std::string what = std::string(activation.name) + ", " + ucudnn::cpu::cpu_conv_algorithm_name(a);
+      auto kernel = backend->prepare(ucudnn::runtime::kernel_request(built->graph, node, 0, a));
+      ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().to_string();
+      std::vector<std::byte> workspace((*kernel)->workspace_bytes());
+      Tensor x = inputs[0]->clone().value(), w = inputs[1]->clone().value(), bias = inputs[2]->clone().value();
+      Tensor y = Tensor::allocate(DType::kFloat32, kY).value();
+      const std::vector<TensorRef> src = {ref(x), ref(w), ref(bias)};
+      const std::vector<TensorRef> dst = {ref(y)};
+      ASSERT_TRUE((*kernel)->run({src, dst, workspace.data(), workspace.size()}).is_ok()) << what;
+      ucudnn_test::expect_close(y, want, {1e-4, 1e-4}, what);
+      ++ran;
+    }
+    EXPECT_GE(ran, 3);
+  }
+}
+
 // A constant W lets oneDNN keep its reordered copy outside the workspace: the prepared call
 // needs less than the query (which must fit a call whose W may change).
 TEST(CpuPreparedConv, ConstantWeightsLeaveTheWorkspace) {

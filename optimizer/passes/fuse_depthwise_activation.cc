@@ -10,6 +10,11 @@
 //
 // Applies when the Conv is 2-D with group = its input channels and one input channel per filter, has
 // no residual input and no activation, and its output is not a graph output.
+//
+// fuse_any_conv_activation (the CPU's) does the same for every Conv without a residual input or an
+// activation: oneDNN applies the activation inside the convolution (an eltwise post-op, Note [oneDNN
+// epilogue] in runtime/cpu/onednn_conv.cc), so EfficientNet's and MobileNetV3's expansions and
+// depthwise layers write Y once instead of reading and writing it again.
 #include <limits>
 #include <optional>
 #include <string>
@@ -85,17 +90,21 @@ std::optional<Activation> activation_of(const ir::Graph& graph, const ir::Node& 
   return std::nullopt;
 }
 
+// A Conv without a residual input or a fused activation.
+bool is_plain_conv(const ir::Graph&, const ir::Node& conv) {
+  return conv.op == OpKind::kConv && conv.inputs.size() <= 3 && !conv.attrs.has(ir::kFusedActivationAttr);
+}
+
 bool is_depthwise_2d(const ir::Graph& graph, const ir::Node& conv) {
-  if (conv.op != OpKind::kConv || conv.inputs.size() > 3 || conv.attrs.has(ir::kFusedActivationAttr)) return false;
+  if (!is_plain_conv(graph, conv)) return false;
   const Shape& x = graph.value(conv.inputs[0]).shape;
   const Shape& w = graph.value(conv.inputs[1]).shape;
   const int64_t group = conv.attrs.has("group") ? conv.attrs.get_int("group") : 1;
   return x.size() == 4 && w.size() == 4 && w[1] == 1 && group == x[1] && group > 1;
 }
 
-}  // namespace
-
-Status fuse_depthwise_activation(ir::Graph& graph, PassStats* stats) {
+// Gives each activation whose input only it reads to the Conv that produced it, where `accepts` the Conv.
+Status fuse_activations(ir::Graph& graph, PassStats* stats, bool (*accepts)(const ir::Graph&, const ir::Node&)) {
   const std::vector<int> uses = count_uses(graph);
   std::vector<bool> remove(graph.nodes.size(), false);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -105,7 +114,7 @@ Status fuse_depthwise_activation(ir::Graph& graph, PassStats* stats) {
     const ir::NodeId producer = graph.value(y).producer;
     if (producer < 0 || uses[y] != 1 || is_graph_output(graph, y)) continue;
     ir::Node& conv = graph.nodes[producer];
-    if (!is_depthwise_2d(graph, conv)) continue;
+    if (!accepts(graph, conv)) continue;
     conv.attrs.set(ir::kFusedActivationAttr, activation->name);
     if (activation->name == "Clip") {
       conv.attrs.set(ir::kFusedActivationMinAttr, activation->min);
@@ -118,6 +127,16 @@ Status fuse_depthwise_activation(ir::Graph& graph, PassStats* stats) {
   }
   remove_nodes(graph, remove);
   return Status::ok();
+}
+
+}  // namespace
+
+Status fuse_depthwise_activation(ir::Graph& graph, PassStats* stats) {
+  return fuse_activations(graph, stats, is_depthwise_2d);
+}
+
+Status fuse_any_conv_activation(ir::Graph& graph, PassStats* stats) {
+  return fuse_activations(graph, stats, is_plain_conv);
 }
 
 }  // namespace ucudnn::optimizer

@@ -9,12 +9,14 @@ Expected<PassStats> run_inference_passes(ir::Graph& graph, const InferencePassOp
   UCUDNN_RETURN_IF_ERROR(fold_batch_norm(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_conv_activation(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_add_activation(graph, &stats));
-  UCUDNN_RETURN_IF_ERROR(fuse_conv_add(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(options.gpu_fusions ? fuse_conv_add(graph, &stats) : fuse_conv_any_add(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(decompose_batch_norm(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_pointwise(graph, &stats));
   if (options.gpu_fusions) {
     UCUDNN_RETURN_IF_ERROR(fuse_depthwise_activation(graph, &stats));
     UCUDNN_RETURN_IF_ERROR(fuse_conv_bias(graph, &stats));
+  } else {
+    UCUDNN_RETURN_IF_ERROR(fuse_any_conv_activation(graph, &stats));
   }
   UCUDNN_RETURN_IF_ERROR(graph.validate().with_context("after the inference passes"));
   return stats;

@@ -6,13 +6,16 @@
 //                          (kernels apply it to their output; cuDNN fuses it)
 //   fuse_add_activation    Add → Relu likewise (one elementwise pass instead of two)
 //   fuse_conv_add          Conv → Add(·, z) → Relu becomes one Conv with a fourth input z
-//                          (Note [fused nodes], runtime/ir/fusion.h)
+//                          (Note [fused nodes], runtime/ir/fusion.h); the CPU runs fuse_conv_any_add,
+//                          which also joins an Add without the Relu
 //   decompose_batch_norm   a BatchNormalization left unfolded (constant parameters) becomes
 //                          Mul(x, scale) → Add(·, shift), scale and shift [1, C, 1, ..., 1]
 //   fuse_pointwise         trees of elementwise nodes (and a Concat feeding one) become one
 //                          FusedPointwise node (Note [pointwise programs], runtime/ir/pointwise_program.h)
 //   fuse_depthwise_activation  (GPU) a depthwise Conv → FusedPointwise activation (SiLU, HardSwish,
 //                          Sigmoid, Clip) becomes one Conv applying it in its epilogue
+//   fuse_any_conv_activation  (CPU) the same for every Conv without a residual input (oneDNN
+//                          applies it inside the convolution)
 //   fuse_conv_bias         (GPU) a Conv's bias moves into the FusedPointwise that alone reads its
 //                          output (added while the pointwise kernel reads Y, not as a pass of its own);
 //                          a lone residual Add reading such a Conv first becomes a FusedPointwise
@@ -51,9 +54,11 @@ Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_add_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_add(ir::Graph& graph, PassStats* stats);
+Status fuse_conv_any_add(ir::Graph& graph, PassStats* stats);
 Status decompose_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_pointwise(ir::Graph& graph, PassStats* stats);
 Status fuse_depthwise_activation(ir::Graph& graph, PassStats* stats);
+Status fuse_any_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_bias(ir::Graph& graph, PassStats* stats);
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
 // The same with the Conv nodes named in `nchw_convs` kept NCHW (Note [layout regions],
@@ -66,12 +71,12 @@ bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node);
 struct InferencePassOptions {
   // The GPU's passes, fuse_depthwise_activation and fuse_conv_bias: they pay where cuDNN adds a bias
   // as a pass of its own (unless a Relu is fused too) and where UCUDNN_DEPTHWISE's epilogue applies any
-  // activation. On the CPU a Conv adds its bias in its own epilogue (oneDNN inside the primitive) and
-  // would apply another activation in a pass of its own: nothing to gain.
+  // activation. Otherwise the CPU's, fuse_any_conv_activation: a CPU Conv adds its bias in its own
+  // epilogue, and oneDNN applies any activation there too.
   bool gpu_fusions = true;
 };
 
-// All nine, in that order (the GPU's as `options` say); then prunes and validates the graph.
+// All of them, in that order (the GPU's or the CPU's as `options` say); then prunes and validates the graph.
 Expected<PassStats> run_inference_passes(ir::Graph& graph, const InferencePassOptions& options = {});
 
 }  // namespace ucudnn::optimizer

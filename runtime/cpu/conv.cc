@@ -18,16 +18,8 @@ namespace {
 struct ConvSetup {
   ConvProblem problem;
   ConvEpilogue epilogue;
-  ir::ConvActivation after;  // a fused activation other than Relu: applied after the epilogue
   int algorithm = kDefaultCpuConvAlgorithm;
 };
-
-// The GPU's fused activations other than Relu (Note [fused nodes]), which the CPU's passes never
-// make: applied to Y after the convolution, so that every graph the GPU runs, the CPU runs too.
-void apply_after(const ConvSetup& s, float* y, int64_t n) {
-  if (s.after.kind == ir::ConvActivationKind::kNone) return;
-  for (int64_t i = 0; i < n; ++i) y[i] = ir::apply_conv_activation(s.after, y[i]);
-}
 
 // `src` holds X, W, B, z ({} where absent; `present` says which are there), `y` Y's shape.
 Expected<ConvSetup> conv_setup(const ir::Node& node, const std::vector<Shape>& src, const std::vector<bool>& present,
@@ -52,9 +44,7 @@ Expected<ConvSetup> conv_setup(const ir::Node& node, const std::vector<Shape>& s
   if (s.epilogue.residual && src[ir::kConvResidualInput] != y)
     return invalid_argument(node.describe() + ": residual input of shape " +
                             shape_to_string(src[ir::kConvResidualInput]) + " does not match Y " + shape_to_string(y));
-  UCUDNN_ASSIGN_OR_RETURN(const ir::ConvActivation activation, ir::conv_activation(node));
-  s.epilogue.relu = activation.kind == ir::ConvActivationKind::kRelu;
-  if (!s.epilogue.relu) s.after = activation;
+  UCUDNN_ASSIGN_OR_RETURN(s.epilogue.activation, ir::conv_activation(node));
   s.algorithm = algorithm == kDefaultCpuConvAlgorithm ? conv_default_algorithm(p) : algorithm;
   if (p.channels_last && !cpu_runs_channels_last())
     return unsupported(node.describe() + ": a channels-last (NHWC) convolution runs on the CPU through oneDNN, " +
@@ -114,7 +104,6 @@ Status run_conv(const KernelArgs& args) {
   auto data = [&](size_t i) { return i < args.src.size() && args.src[i] ? args.src[i]->data<float>() : nullptr; };
   UCUDNN_RETURN_IF_ERROR(check_residual_in_place(args.node, *conv, data(ir::kConvResidualInput), y.data<float>()));
   conv->run(data(0), data(1), data(2), data(ir::kConvResidualInput), y.data<float>(), args.workspace);
-  apply_after(s, y.data<float>(), y.numel());
   return Status::ok();
 }
 
@@ -144,7 +133,6 @@ class ConvCall final : public runtime::Kernel {
     UCUDNN_RETURN_IF_ERROR(
         check_residual_in_place(node_, *conv_, data(ir::kConvResidualInput), io.dst[0].as<float>()));
     conv_->run(data(0), data(1), data(2), data(ir::kConvResidualInput), io.dst[0].as<float>(), io.workspace);
-    apply_after(setup_, io.dst[0].as<float>(), shape_numel(y_shape_));
     return Status::ok();
   }
 

@@ -224,7 +224,7 @@ class EigenConv final : public PreparedConv {
     const bool in_place = epilogue_.residual && z == y;  // Note [residual in place]: Y holds z
     run_eigen_algorithm(p_, algorithm_, x, w, epilogue_.bias ? bias : nullptr, y, static_cast<float*>(workspace),
                         in_place);
-    apply_conv_epilogue(p_, nullptr, epilogue_.residual && !in_place ? z : nullptr, epilogue_.relu, y);
+    apply_conv_epilogue(p_, nullptr, epilogue_.residual && !in_place ? z : nullptr, epilogue_.activation, y);
   }
   bool adds_residual_in_place() const override { return true; }
 
@@ -419,8 +419,10 @@ void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, con
   }
 }
 
-void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z, bool relu, float* y) {
-  if (bias == nullptr && z == nullptr && !relu) return;
+void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z, const ir::ConvActivation& activation,
+                         float* y) {
+  const bool act = activation.kind != ir::ConvActivationKind::kNone;
+  if (bias == nullptr && z == nullptr && !act) return;
   if (p.channels_last) {  // rows of M channels
     const int64_t rows = p.batch * p.out_plane(), m = p.out_channels;
 #pragma omp parallel for schedule(static)
@@ -429,7 +431,7 @@ void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z
       const float* add = z ? z + r * m : nullptr;
       for (int64_t j = 0; j < m; ++j) {
         const float v = d[j] + (bias ? bias[j] : 0.0f) + (add ? add[j] : 0.0f);
-        d[j] = relu ? std::max(v, 0.0f) : v;
+        d[j] = act ? ir::apply_conv_activation(activation, v) : v;
       }
     }
     return;
@@ -442,7 +444,7 @@ void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z
     const float* add = z ? z + i * size : nullptr;
     for (int64_t j = 0; j < size; ++j) {
       const float v = d[j] + b + (add ? add[j] : 0.0f);
-      d[j] = relu ? std::max(v, 0.0f) : v;
+      d[j] = act ? ir::apply_conv_activation(activation, v) : v;
     }
   }
 }

@@ -54,6 +54,7 @@
 #include <memory>
 
 #include "runtime/core/status.h"
+#include "runtime/ir/conv_activation.h"
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::cpu {
@@ -129,15 +130,17 @@ void col2im(const ConvProblem& problem, const float* col, int64_t samples, float
 void run_conv_algorithm(const ConvProblem& problem, int algorithm, const float* x, const float* w, const float* bias,
                         float* y, float* workspace);
 
-// What a Conv node computes after the convolution (Note [fused nodes]): Y = relu?(conv + B + z).
+// What a Conv node computes after the convolution (Note [fused nodes]): Y = act(conv + B + z), act one of
+// ir::ConvActivationKind (Relu; SiLU, HardSwish, Sigmoid, Clip from fuse_any_conv_activation).
 struct ConvEpilogue {
   bool bias = false;
   bool residual = false;
-  bool relu = false;
+  ir::ConvActivation activation;
 };
 
-// y = relu?(y + bias + z) in one pass (bias and z may be null), in Y's layout (NCHW or NHWC).
-void apply_conv_epilogue(const ConvProblem& problem, const float* bias, const float* z, bool relu, float* y);
+// y = act(y + bias + z) in one pass (bias and z may be null), in Y's layout (NCHW or NHWC).
+void apply_conv_epilogue(const ConvProblem& problem, const float* bias, const float* z,
+                         const ir::ConvActivation& activation, float* y);
 
 // One convolution made ready for one problem, algorithm and epilogue: what the algorithm
 // builds once (oneDNN's primitive; the weights in its layout when they are constant) lives

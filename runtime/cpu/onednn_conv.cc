@@ -11,8 +11,8 @@
 //
 // Note [oneDNN epilogue]: bias is the primitive's bias; a residual z is a sum post-op
 // (Y's buffer holds z before the convolution: copied in unless z is Y already (Note [residual in
-// place]), or reordered into the blocked Y); Relu an eltwise post-op after it:
-// Y = relu(conv + B + z), Note [fused nodes]'s order.
+// place]), or reordered into the blocked Y); the activation an eltwise post-op after it:
+// Y = act(conv + B + z), Note [fused nodes]'s order.
 #include "runtime/cpu/onednn_conv.h"
 
 #include <limits>
@@ -78,8 +78,9 @@ struct Entry {
   size_t scratchpad = 0, src_off = 0, dst_off = 0, wei_off = 0, total = 0;
 };
 
-// (kind, epilogue, threads, problem): oneDNN splits the work for the thread count it was made with.
-using Key = std::tuple<int, int, int, std::vector<int64_t>>;
+// (kind, epilogue, Clip's bounds, threads, problem): oneDNN splits the work for the thread count it
+// was made with.
+using Key = std::tuple<int, int, float, float, int, std::vector<int64_t>>;
 
 std::vector<int64_t> problem_fields(const ConvProblem& p) {
   return {p.batch,    p.in_channels, p.in_h,       p.in_w,       p.out_channels, p.group,    p.kernel_h,
@@ -87,7 +88,23 @@ std::vector<int64_t> problem_fields(const ConvProblem& p) {
           p.out_h,    p.out_w,       p.channels_last};
 }
 
-int epilogue_bits(const ConvEpilogue& e) { return (e.bias ? 1 : 0) | (e.residual ? 2 : 0) | (e.relu ? 4 : 0); }
+int epilogue_bits(const ConvEpilogue& e) {
+  return (e.bias ? 1 : 0) | (e.residual ? 2 : 0) | static_cast<int>(e.activation.kind) << 2;
+}
+
+// The activation as an eltwise post-op (Note [oneDNN epilogue]): oneDNN's swish(x) = x · sigmoid(αx),
+// hardswish(x) = x · relu6(x + 3) / 6 and clip(x) = min(max(x, α), β) are ONNX's SiLU, HardSwish and Clip.
+void append_activation(const ir::ConvActivation& a, dnnl::post_ops& ops) {
+  using dnnl::algorithm;
+  switch (a.kind) {
+    case ir::ConvActivationKind::kNone: return;
+    case ir::ConvActivationKind::kRelu: ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f); return;
+    case ir::ConvActivationKind::kSiLU: ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f); return;
+    case ir::ConvActivationKind::kHardSwish: ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f); return;
+    case ir::ConvActivationKind::kSigmoid: ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f); return;
+    case ir::ConvActivationKind::kClip: ops.append_eltwise(1.0f, algorithm::eltwise_clip, a.min, a.max); return;
+  }
+}
 
 // Right/bottom padding that makes oneDNN's output size equal ONNX's (floor) one.
 int64_t pad_end(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin) {
@@ -151,7 +168,7 @@ Entry create(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue) {
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::post_ops ops;  // Note [oneDNN epilogue]
     if (epilogue.residual) ops.append_sum(1.0f);
-    if (epilogue.relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    append_activation(epilogue.activation, ops);
     attr.set_post_ops(ops);
     dnnl::convolution_forward::primitive_desc pd(desc, attr, engine());
     e.src = pd.src_desc();
@@ -183,7 +200,8 @@ Entry create(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue) {
 const Entry& entry(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue = {}) {
   static std::mutex mutex;
   static std::map<Key, std::unique_ptr<Entry>> cache;
-  Key key{static_cast<int>(kind), epilogue_bits(epilogue), num_threads(), problem_fields(p)};
+  Key key{static_cast<int>(kind), epilogue_bits(epilogue), epilogue.activation.min, epilogue.activation.max,
+          num_threads(), problem_fields(p)};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(std::move(key), std::make_unique<Entry>(create(p, kind, epilogue))).first;
@@ -258,7 +276,8 @@ class OnednnConv final : public PreparedConv {
     if (e_.dst_out) e_.dst_out->execute(stream_, dst_, user_dst_);
     stream_.wait();
     if (!fused_)
-      apply_conv_epilogue(p_, epilogue_.bias ? bias : nullptr, epilogue_.residual ? z : nullptr, epilogue_.relu, y);
+      apply_conv_epilogue(p_, epilogue_.bias ? bias : nullptr, epilogue_.residual ? z : nullptr, epilogue_.activation,
+                          y);
   }
 
  private:
@@ -314,7 +333,8 @@ bool applies(const ConvProblem& p, Kind kind) {
 size_t workspace_bytes(const ConvProblem& p, Kind kind) {
   if (!applies(p, kind)) return std::numeric_limits<size_t>::max();
   if (p.batch == 0) return 0;
-  const Entry& fused = entry(p, kind, ConvEpilogue{.bias = true, .residual = true, .relu = true});
+  const ConvEpilogue full{.bias = true, .residual = true, .activation = {.kind = ir::ConvActivationKind::kRelu}};
+  const Entry& fused = entry(p, kind, full);
   return std::max(entry(p, kind).total, fused.ok ? fused.total : 0);
 }
 
