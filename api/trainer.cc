@@ -107,6 +107,7 @@ Expected<std::unique_ptr<Planned>> plan_and_prepare(runtime::Backend& backend, i
   optimizer::PlanRequest request = plan_request(options);
   request.layouts = {optimizer::GraphLayout::kNchw};  // training runs NCHW (docs/TRAINING.md)
   request.planner.io_bound = true;  // parameters, gradients and batches are the trainer's own buffers
+  request.planner.residual_in_place = false;  // training graphs have no Conv with a residual input
   UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned, optimizer::plan_model(graph, request));
   auto p = std::make_unique<Planned>();
   p->graph = std::move(planned.graph);

@@ -87,41 +87,46 @@ TEST(CpuPreparedConv, ConstantWeightsAtAnotherAddressAreSeen) { expect_new_weigh
 
 // Note [residual in place]: Y's buffer holds z and is passed as z too; every algorithm (the Eigen ones
 // accumulating into Y, oneDNN's through its sum post-op) gives relu(conv + B + z), at batch 1 (the
-// GEMM straight into Y) and 2 (im2col_gemm's scatter).
+// GEMM straight into Y) and 2 (im2col_gemm's scatter), 3×3 and 1×1 (gemm_1x1).
 TEST(CpuPreparedConv, ResidualAddedWhereItLies) {
   for (const int64_t batch : {1, 2}) {
-    const Shape x_shape = {batch, kX[1], kX[2], kX[3]}, y_shape = {batch, kY[1], kY[2], kY[3]};
-    const ucudnn_test::AttrList attrs = {{"pads", IntList{1, 1, 1, 1}},
-                                         {ucudnn::ir::kFusedActivationAttr, std::string("Relu")}};
-    auto built = ucudnn_test::make_one_node_graph(
-        "conv", ucudnn::OpKind::kConv, 18,
-        {ucudnn_test::input(x_shape), ucudnn_test::weight(kW), ucudnn_test::weight({kW[0]}), ucudnn_test::input(y_shape)},
-        attrs, 1, 5);
-    ASSERT_TRUE(built.has_value()) << built.status().to_string();
-    const ucudnn::ir::Node& node = built->node();
-    const std::vector<const Tensor*> inputs = built->node_inputs();
-    const Tensor want = ucudnn::reference::reference_conv(node, inputs);
-    auto backend = ucudnn::cpu::make_cpu_backend();
-    auto problem = ucudnn::cpu::conv_problem(node, x_shape, kW);
-    ASSERT_TRUE(problem.has_value());
-    int ran = 0;
-    for (int a = 0; a < ucudnn::cpu::kNumCpuConvAlgorithms; ++a) {
-      if (!ucudnn::cpu::conv_algorithm_applies(*problem, a)) continue;
-      const std::string what = std::string(ucudnn::cpu::cpu_conv_algorithm_name(a)) + ", batch " +
-                               std::to_string(batch);
-      auto kernel = backend->prepare(ucudnn::runtime::kernel_request(built->graph, node, 0, a));
-      ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().to_string();
-      std::vector<std::byte> workspace((*kernel)->workspace_bytes());
-      Tensor x = inputs[0]->clone().value(), w = inputs[1]->clone().value(), bias = inputs[2]->clone().value();
-      Tensor y = inputs[3]->clone().value();  // Y's buffer holds z
-      const std::vector<TensorRef> src = {ref(x), ref(w), ref(bias), ref(y)};
-      const std::vector<TensorRef> dst = {ref(y)};
-      const ucudnn::runtime::KernelIo io{src, dst, workspace.data(), workspace.size()};
-      ASSERT_TRUE((*kernel)->run(io).is_ok()) << what;
-      ucudnn_test::expect_close(y, want, {1e-4, 1e-4}, what);
-      ++ran;
+    for (const int64_t k : {3, 1}) {
+      const Shape x_shape = {batch, kX[1], kX[2], kX[3]}, y_shape = {batch, kY[1], kY[2], kY[3]};
+      const Shape w_shape = {kW[0], kW[1], k, k};
+      const int64_t pad = k / 2;
+      const ucudnn_test::AttrList attrs = {{"pads", IntList{pad, pad, pad, pad}},
+                                           {ucudnn::ir::kFusedActivationAttr, std::string("Relu")}};
+      auto built = ucudnn_test::make_one_node_graph(
+          "conv", ucudnn::OpKind::kConv, 18,
+          {ucudnn_test::input(x_shape), ucudnn_test::weight(w_shape), ucudnn_test::weight({kW[0]}),
+           ucudnn_test::input(y_shape)},
+          attrs, 1, 5);
+      ASSERT_TRUE(built.has_value()) << built.status().to_string();
+      const ucudnn::ir::Node& node = built->node();
+      const std::vector<const Tensor*> inputs = built->node_inputs();
+      const Tensor want = ucudnn::reference::reference_conv(node, inputs);
+      auto backend = ucudnn::cpu::make_cpu_backend();
+      auto problem = ucudnn::cpu::conv_problem(node, x_shape, w_shape);
+      ASSERT_TRUE(problem.has_value());
+      int ran = 0;
+      for (int a = 0; a < ucudnn::cpu::kNumCpuConvAlgorithms; ++a) {
+        if (!ucudnn::cpu::conv_algorithm_applies(*problem, a)) continue;
+        const std::string what = std::string(ucudnn::cpu::cpu_conv_algorithm_name(a)) + ", batch " +
+                                 std::to_string(batch) + ", " + std::to_string(k) + "x" + std::to_string(k);
+        auto kernel = backend->prepare(ucudnn::runtime::kernel_request(built->graph, node, 0, a));
+        ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().to_string();
+        std::vector<std::byte> workspace((*kernel)->workspace_bytes());
+        Tensor x = inputs[0]->clone().value(), w = inputs[1]->clone().value(), bias = inputs[2]->clone().value();
+        Tensor y = inputs[3]->clone().value();  // Y's buffer holds z
+        const std::vector<TensorRef> src = {ref(x), ref(w), ref(bias), ref(y)};
+        const std::vector<TensorRef> dst = {ref(y)};
+        const ucudnn::runtime::KernelIo io{src, dst, workspace.data(), workspace.size()};
+        ASSERT_TRUE((*kernel)->run(io).is_ok()) << what;
+        ucudnn_test::expect_close(y, want, {1e-4, 1e-4}, what);
+        ++ran;
+      }
+      EXPECT_GE(ran, 3);
     }
-    EXPECT_GE(ran, 3);
   }
 }
 
@@ -140,8 +145,8 @@ TEST(CpuPreparedConv, EveryActivationInEveryAlgorithm) {
       attrs.push_back({ucudnn::ir::kFusedActivationMaxAttr, activation.max});
     }
     auto built = ucudnn_test::make_one_node_graph(
-        "conv", ucudnn::OpKind::kConv, 18, {ucudnn_test::input(kX), ucudnn_test::weight(kW), ucudnn_test::weight({kW[0]})},
-        attrs, 1, 13);
+        "conv", ucudnn::OpKind::kConv, 18,
+        {ucudnn_test::input(kX), ucudnn_test::weight(kW), ucudnn_test::weight({kW[0]})}, attrs, 1, 13);
     ASSERT_TRUE(built.has_value()) << built.status().to_string();
     const ucudnn::ir::Node& node = built->node();
     const std::vector<const Tensor*> inputs = built->node_inputs();

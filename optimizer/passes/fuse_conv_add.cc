@@ -41,7 +41,8 @@ Status fuse_adds(ir::Graph& graph, PassStats* stats, bool lone_adds) {
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const ir::Node& add = graph.nodes[n];
     if (add.op != OpKind::kAdd || add.inputs.size() != 2) continue;
-    const bool relu = add.attrs.has(ir::kFusedActivationAttr) && add.attrs.get_string(ir::kFusedActivationAttr) == "Relu";
+    const bool relu =
+        add.attrs.has(ir::kFusedActivationAttr) && add.attrs.get_string(ir::kFusedActivationAttr) == "Relu";
     if (!relu && (!lone_adds || add.attrs.has(ir::kFusedActivationAttr))) continue;
     int which = -1;  // the Add operand that is the Conv's output
     for (int i = 0; i < 2 && which < 0; ++i)

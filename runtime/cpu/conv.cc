@@ -73,7 +73,8 @@ size_t conv_workspace(const ir::Node& node, const std::vector<Shape>& src_shapes
 Status check_residual_in_place(const ir::Node& node, const PreparedConv& conv, const float* z, const float* y) {
   if (z != y || conv.adds_residual_in_place()) return Status::ok();
   return unsupported(node.describe() + ": the plan writes Y over the residual input z, but oneDNN could not fuse " +
-                     "this convolution's epilogue, so it cannot add z in place (plan again without that plan file)");
+                     "this convolution's epilogue with its planned algorithm, so it cannot add z where it lies " +
+                     "(a plan made by another build or machine? plan again here)");
 }
 
 // Every input float32, as the CPU convolutions compute.

@@ -213,7 +213,7 @@ onednn::Kind onednn_kind(int algorithm) {
 }
 
 // The Eigen and loop algorithms: nothing to make once; the bias joins in the algorithm's own
-// pass, z and Relu in one pass after.
+// pass, z and the activation in one pass after (z none when it lies in Y already: they accumulate).
 class EigenConv final : public PreparedConv {
  public:
   EigenConv(const ConvProblem& p, int algorithm, const ConvEpilogue& epilogue)
@@ -419,20 +419,26 @@ void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, con
   }
 }
 
-void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z, const ir::ConvActivation& activation,
-                         float* y) {
-  const bool act = activation.kind != ir::ConvActivationKind::kNone;
-  if (bias == nullptr && z == nullptr && !act) return;
+namespace {
+
+// apply_conv_epilogue for one activation kind, known at compile time so the loops vectorise (Relu is
+// std::max; the others inline ir::apply_conv_activation with the switch folded away).
+template <ir::ConvActivationKind kKind>
+void epilogue_pass(const ConvProblem& p, const float* bias, const float* z, const ir::ConvActivation& activation,
+                   float* y) {
+  const ir::ConvActivation act{kKind, activation.min, activation.max};
+  auto apply = [&](float v) {
+    if constexpr (kKind == ir::ConvActivationKind::kNone) return v;
+    if constexpr (kKind == ir::ConvActivationKind::kRelu) return std::max(v, 0.0f);
+    return ir::apply_conv_activation(act, v);
+  };
   if (p.channels_last) {  // rows of M channels
     const int64_t rows = p.batch * p.out_plane(), m = p.out_channels;
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
       float* d = y + r * m;
       const float* add = z ? z + r * m : nullptr;
-      for (int64_t j = 0; j < m; ++j) {
-        const float v = d[j] + (bias ? bias[j] : 0.0f) + (add ? add[j] : 0.0f);
-        d[j] = act ? ir::apply_conv_activation(activation, v) : v;
-      }
+      for (int64_t j = 0; j < m; ++j) d[j] = apply(d[j] + (bias ? bias[j] : 0.0f) + (add ? add[j] : 0.0f));
     }
     return;
   }
@@ -442,10 +448,24 @@ void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z
     const float b = bias ? bias[i % p.out_channels] : 0.0f;
     float* d = y + i * size;
     const float* add = z ? z + i * size : nullptr;
-    for (int64_t j = 0; j < size; ++j) {
-      const float v = d[j] + b + (add ? add[j] : 0.0f);
-      d[j] = act ? ir::apply_conv_activation(activation, v) : v;
-    }
+    for (int64_t j = 0; j < size; ++j) d[j] = apply(d[j] + b + (add ? add[j] : 0.0f));
+  }
+}
+
+}  // namespace
+
+void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z, const ir::ConvActivation& activation,
+                         float* y) {
+  using Kind = ir::ConvActivationKind;
+  switch (activation.kind) {
+    case Kind::kNone:
+      if (bias != nullptr || z != nullptr) epilogue_pass<Kind::kNone>(p, bias, z, activation, y);
+      return;
+    case Kind::kRelu: return epilogue_pass<Kind::kRelu>(p, bias, z, activation, y);
+    case Kind::kSiLU: return epilogue_pass<Kind::kSiLU>(p, bias, z, activation, y);
+    case Kind::kHardSwish: return epilogue_pass<Kind::kHardSwish>(p, bias, z, activation, y);
+    case Kind::kSigmoid: return epilogue_pass<Kind::kSigmoid>(p, bias, z, activation, y);
+    case Kind::kClip: return epilogue_pass<Kind::kClip>(p, bias, z, activation, y);
   }
 }
 

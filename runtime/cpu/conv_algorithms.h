@@ -35,7 +35,7 @@
 // kOnednnDirect with its blocked copies; the Eigen algorithms are NCHW and do not apply.
 // A build without oneDNN therefore has no channels-last CPU convolution.
 //
-// The oneDNN algorithms fuse the Conv node's epilogue (bias, residual z, Relu: Note
+// The oneDNN algorithms fuse the Conv node's epilogue (bias, residual z, activation: Note
 // [fused nodes]) into the primitive as post-ops; the others add it after the GEMMs, or, when
 // z lies in Y already (Note [residual in place]), accumulate the GEMMs into Y.
 // An algorithm that does not apply (kGemm1x1 on a 3x3) makes workspace_bytes
@@ -73,8 +73,9 @@ enum class CpuConvAlgorithm : int {
 // this build lacks never applies (cpu_conv_algorithm_available).
 inline constexpr int kNumCpuConvAlgorithms = 8;
 // Bumped when what a stored CPU timing means changes (v2: oneDNN's workspace query covers its fused
-// epilogue): the benchmarker's device key carries it, so rows of another version are measured anew.
-inline constexpr int kCpuConvTimingsVersion = 2;
+// epilogues; v3: micro-batches are timed on the slices of a whole batch, Note [micro-batches read cold
+// data]): the benchmarker's device key carries it, so rows of another version are measured anew.
+inline constexpr int kCpuConvTimingsVersion = 3;
 inline constexpr int kDefaultCpuConvAlgorithm = -1;
 // Largest workspace the default (-1) picks kIm2colGemm for.
 inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;

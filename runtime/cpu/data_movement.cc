@@ -160,7 +160,8 @@ void batched_transpose(const T* src, T* dst, int64_t batches, int64_t rows, int6
 
 // A transpose whose output dims (after dropping 1s and merging dims that stay adjacent) are
 // [B, Q, R] of an input [B, R, Q] (B may be 1): {B, R, Q}; nullopt for any other permutation.
-std::optional<std::array<int64_t, 3>> as_batched_transpose(const Shape& out_shape, const std::vector<int64_t>& strides) {
+std::optional<std::array<int64_t, 3>> as_batched_transpose(const Shape& out_shape,
+                                                           const std::vector<int64_t>& strides) {
   std::vector<int64_t> dims, merged_strides;
   for (size_t d = 0; d < out_shape.size(); ++d) {
     if (out_shape[d] == 1) continue;

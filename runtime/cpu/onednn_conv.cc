@@ -76,11 +76,18 @@ struct Entry {
   dnnl::memory::desc user_src, user_wei, user_dst, src, wei, dst, bias, scratchpad_desc;
   std::optional<dnnl::reorder> src_in, wei_in, dst_in, dst_out;  // dst_in: z into a blocked Y
   size_t scratchpad = 0, src_off = 0, dst_off = 0, wei_off = 0, total = 0;
+  std::string implementation;  // oneDNN's name for the kernel it chose ("brgconv:avx512_core", ...)
 };
 
-// (kind, epilogue, Clip's bounds, threads, problem): oneDNN splits the work for the thread count it
-// was made with.
-using Key = std::tuple<int, int, float, float, int, std::vector<int64_t>>;
+// (kind, epilogue, Clip's bounds as bits, threads, problem): oneDNN splits the work for the thread
+// count it was made with.
+using Key = std::tuple<int, int, uint32_t, uint32_t, int, std::vector<int64_t>>;
+
+uint32_t float_bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
 
 std::vector<int64_t> problem_fields(const ConvProblem& p) {
   return {p.batch,    p.in_channels, p.in_h,       p.in_w,       p.out_channels, p.group,    p.kernel_h,
@@ -175,6 +182,7 @@ Entry create(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue) {
     e.wei = pd.weights_desc();
     e.dst = pd.dst_desc();
     e.conv = dnnl::convolution_forward(pd);
+    e.implementation = pd.impl_info_str();
     e.src_in = make_reorder(e.user_src, e.src);
     e.wei_in = make_reorder(e.user_wei, e.wei);
     e.dst_out = make_reorder(e.dst, e.user_dst);
@@ -200,8 +208,8 @@ Entry create(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue) {
 const Entry& entry(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue = {}) {
   static std::mutex mutex;
   static std::map<Key, std::unique_ptr<Entry>> cache;
-  Key key{static_cast<int>(kind), epilogue_bits(epilogue), epilogue.activation.min, epilogue.activation.max,
-          num_threads(), problem_fields(p)};
+  Key key{static_cast<int>(kind), epilogue_bits(epilogue), float_bits(epilogue.activation.min),
+          float_bits(epilogue.activation.max), num_threads(), problem_fields(p)};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(std::move(key), std::make_unique<Entry>(create(p, kind, epilogue))).first;
@@ -328,18 +336,29 @@ bool applies(const ConvProblem& p, Kind kind) {
   return entry_applies(p, kind);
 }
 
-// The bare primitive's, or the fused one's where it needs more (a sum post-op may want more scratchpad):
-// the plan's workspace then lets any epilogue fuse, which adding z in place needs (Note [residual in place]).
+// The bare primitive's, or a fused one's where it needs more (a sum post-op may want more scratchpad),
+// over the epilogues that add a residual z (with or without a bias and a Relu: what fuse_conv_add and
+// fuse_conv_any_add make). The plan's workspace then lets those fuse, which adding z where it lies
+// needs (Note [residual in place]); an epilogue without z that needs more runs bare, then a pass.
 size_t workspace_bytes(const ConvProblem& p, Kind kind) {
   if (!applies(p, kind)) return std::numeric_limits<size_t>::max();
   if (p.batch == 0) return 0;
-  const ConvEpilogue full{.bias = true, .residual = true, .activation = {.kind = ir::ConvActivationKind::kRelu}};
-  const Entry& fused = entry(p, kind, full);
-  return std::max(entry(p, kind).total, fused.ok ? fused.total : 0);
+  size_t bytes = entry(p, kind).total;
+  for (const bool bias : {false, true})
+    for (const bool relu : {false, true}) {
+      const ConvEpilogue residual{.bias = bias, .residual = true,
+                                  .activation = {relu ? ir::ConvActivationKind::kRelu : ir::ConvActivationKind::kNone}};
+      const Entry& fused = entry(p, kind, residual);
+      if (fused.ok) bytes = std::max(bytes, fused.total);
+    }
+  return bytes;
 }
 
-// The epilogue is fused where oneDNN takes it and the fused primitive needs no more
-// workspace than the query promised; else the bare primitive runs and the epilogue follows.
+// The epilogue is fused where oneDNN takes it, the fused primitive needs no more workspace than
+// the query promised, and (unless it adds z, which only the fused primitive can do in place) oneDNN
+// runs the same kernel as without it: a post-op that sends oneDNN to a slower kernel (say gemm
+// instead of brgconv) would cost more than the separate pass, and the planner timed the bare one.
+// Else the bare primitive runs and the epilogue follows.
 std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue,
                                       bool weights_constant) {
   if (!applies(p, kind)) return nullptr;
@@ -347,7 +366,8 @@ std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, Kind kind, const Con
   if (one.batch == 0) one.batch = 1;  // never run (run returns at once); any entry will do
   const Entry& bare = entry(one, kind);
   const Entry& fused = entry(one, kind, epilogue);
-  const bool use_fused = fused.ok && fused.total <= workspace_bytes(one, kind);
+  const bool use_fused = fused.ok && fused.total <= workspace_bytes(one, kind) &&
+                         (epilogue.residual || fused.implementation == bare.implementation);
   return std::make_unique<OnednnConv>(p, use_fused ? fused : bare, epilogue, use_fused, weights_constant);
 }
 

@@ -173,7 +173,10 @@ class ConvState final : public KernelState {
                                                  algorithm, cudnn_workspace, workspace, &zero, y.get(), a.dst[0].data),
                          "algorithm " + std::to_string(algorithm));
     const bool relu = activation.kind == ir::ConvActivationKind::kRelu;
-    if (activation.kind != ir::ConvActivationKind::kNone && !relu) {
+    if (activation.kind != ir::ConvActivationKind::kNone && !relu) {  // act(conv + B + z): z first
+      if (has_z)
+        UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, y.get(), a.src[kZ].data, &one, y.get(), a.dst[0].data),
+                           "residual input");
       UCUDNN_CUDA_CHECK(launch_bias_activation(a.dst[0].as<float>(), has_bias ? a.src[2].as<const float>() : nullptr,
                                                a.dst[0].numel(), out_channels, channel_inner, activation,
                                                a.ctx.stream()),

@@ -92,14 +92,13 @@ bool may_write_over(const ir::Graph& graph, const Plan& plan, const std::vector<
     return false;
   const ir::Node& node = graph.nodes[step];
   if (node.outputs.size() != 1 || node.outputs[0] != output) return false;
-  const auto reads = std::find_if(node.inputs.begin(), node.inputs.end(),
-                                  [&](ir::ValueId id) { return id != ir::kNoValue && root[id] == root[input]; });
+  auto in_buffer = [&](ir::ValueId id) { return id != ir::kNoValue && root[id] == root[input]; };
+  const auto reads = std::find_if(node.inputs.begin(), node.inputs.end(), in_buffer);
   if (reads == node.inputs.end()) return false;
   if (node.op == OpKind::kConv) {  // Note [residual in place]: z alone may be written over, X, W and B not
     const size_t z = ir::kConvResidualInput;
     if (!plan.residual_in_place || node.inputs.size() <= z || *reads != node.inputs[z] ||
-        std::count_if(node.inputs.begin(), node.inputs.end(),
-                      [&](ir::ValueId id) { return id != ir::kNoValue && root[id] == root[input]; }) != 1)
+        std::count_if(node.inputs.begin(), node.inputs.end(), in_buffer) != 1)
       return false;
   } else if (node.op == OpKind::kFusedPointwise) {
     const auto& attrs = node.attrs.all();

@@ -249,6 +249,9 @@ Status check_plan_matches(const Plan& plan, const ir::Graph& graph, const std::s
     return invalid_argument("the plan was made for " + where(plan.device, plan.device_name) + ", not for " +
                             where(device, device_name) + "; make it again with `ucudnn plan --device " + device +
                             "` on this machine");
+  if (plan.residual_in_place && device != "cpu")  // Note [residual in place]: the CPU's convolutions only
+    return invalid_argument("the plan writes convolutions' outputs over their residual inputs "
+                            "(/residual_in_place), which only the CPU's convolutions do; this runs on " + device);
   return Status::ok();
 }
 

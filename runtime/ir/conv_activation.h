@@ -1,7 +1,8 @@
 // The activation a Conv applies in its epilogue (Note [fused nodes], runtime/ir/fusion.h), as plain
-// data the kernels of both devices take: "Relu" (fuse_conv_activation), and on the GPU "SiLU",
-// "HardSwish", "Sigmoid" and "Clip" (fuse_depthwise_activation: what a FusedPointwise after a depthwise
-// Conv computed, now in UCUDNN_DEPTHWISE's epilogue). host and device code alike include this file.
+// data the kernels of both devices take: "Relu" (fuse_conv_activation), and "SiLU", "HardSwish",
+// "Sigmoid" and "Clip" (what a FusedPointwise after the Conv computed: on the GPU after a depthwise Conv,
+// fuse_depthwise_activation, in UCUDNN_DEPTHWISE's epilogue; on the CPU after any Conv,
+// fuse_any_conv_activation, in oneDNN's post-ops). host and device code alike include this file.
 #pragma once
 
 #include "runtime/ir/pointwise_program.h"
