@@ -1,5 +1,7 @@
-// fuse_depthwise_activation: a depthwise Conv whose output only an activation the Conv's epilogue can
-// apply reads — a one-input FusedPointwise computing SiLU (Sigmoid, then Mul by the input), HardSwish
+// The passes that give a Conv the activation after it (Note [fused nodes]), one per device:
+//
+// fuse_depthwise_activation (the GPU's): a depthwise Conv whose output only an activation the Conv's
+// epilogue can apply reads — a one-input FusedPointwise computing SiLU (Sigmoid, then Mul by the input), HardSwish
 // (also as x · HardSigmoid(x)), Sigmoid or Clip, or a lone HardSwish, Sigmoid or Clip node (ReLU6) —
 // becomes one Conv with that activation (Note [fused nodes]).
 // On the GPU the depthwise kernel (UCUDNN_DEPTHWISE) applies it as it writes Y, so EfficientNet's and
