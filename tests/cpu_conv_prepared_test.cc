@@ -85,47 +85,58 @@ TEST(CpuPreparedConv, RuntimeWeightsChangedInPlaceAreSeen) { expect_new_weights_
 
 TEST(CpuPreparedConv, ConstantWeightsAtAnotherAddressAreSeen) { expect_new_weights_seen(/*w_constant=*/true); }
 
-// Note [residual in place]: Y's buffer holds z and is passed as z too; every algorithm (the Eigen ones
-// accumulating into Y, oneDNN's through its sum post-op) gives relu(conv + B + z), at batch 1 (the
-// GEMM straight into Y) and 2 (im2col_gemm's scatter), 3×3 and 1×1 (gemm_1x1).
+// Prepares the one-node graph's Conv with every CPU algorithm that applies, runs it once and compares Y
+// with the reference. With a residual input z (the graph's fourth input) Y's buffer holds z and is
+// passed as z too (Note [residual in place]). How many algorithms ran.
+int expect_every_algorithm_matches(const ucudnn_test::OneNodeGraph& built, const std::string& label) {
+  const ucudnn::ir::Node& node = built.node();
+  const std::vector<const Tensor*> inputs = built.node_inputs();
+  const Tensor want = ucudnn::reference::reference_conv(node, inputs);
+  auto backend = ucudnn::cpu::make_cpu_backend();
+  auto problem = ucudnn::cpu::conv_problem(node, inputs[0]->shape(), inputs[1]->shape());
+  EXPECT_TRUE(problem.has_value()) << label;
+  if (!problem) return 0;
+  const bool residual = inputs.size() > ucudnn::ir::kConvResidualInput && inputs[ucudnn::ir::kConvResidualInput];
+  int ran = 0;
+  for (int a = 0; a < ucudnn::cpu::kNumCpuConvAlgorithms; ++a) {
+    if (!ucudnn::cpu::conv_algorithm_applies(*problem, a)) continue;
+    const std::string what = label + ", " + ucudnn::cpu::cpu_conv_algorithm_name(a);
+    auto kernel = backend->prepare(ucudnn::runtime::kernel_request(built.graph, node, 0, a));
+    EXPECT_TRUE(kernel.has_value()) << what << ": " << kernel.status().to_string();
+    if (!kernel) continue;
+    std::vector<std::byte> workspace((*kernel)->workspace_bytes());
+    Tensor x = inputs[0]->clone().value(), w = inputs[1]->clone().value(), bias = inputs[2]->clone().value();
+    Tensor y = residual ? inputs[ucudnn::ir::kConvResidualInput]->clone().value()  // Y's buffer holds z
+                        : Tensor::allocate(DType::kFloat32, want.shape()).value();
+    std::vector<TensorRef> src = {ref(x), ref(w), ref(bias)};
+    if (residual) src.push_back(ref(y));
+    const std::vector<TensorRef> dst = {ref(y)};
+    const ucudnn::Status run = (*kernel)->run({src, dst, workspace.data(), workspace.size()});
+    EXPECT_TRUE(run.is_ok()) << what << ": " << run.to_string();
+    ucudnn_test::expect_close(y, want, {1e-4, 1e-4}, what);
+    ++ran;
+  }
+  return ran;
+}
+
+// Note [residual in place]: every algorithm (the Eigen ones accumulating into Y, oneDNN's through its
+// sum post-op) gives relu(conv + B + z) with z in Y's buffer, at batch 1 (the GEMM straight into Y) and
+// 2 (im2col_gemm's scatter), 3×3 and 1×1 (gemm_1x1).
 TEST(CpuPreparedConv, ResidualAddedWhereItLies) {
   for (const int64_t batch : {1, 2}) {
     for (const int64_t k : {3, 1}) {
       const Shape x_shape = {batch, kX[1], kX[2], kX[3]}, y_shape = {batch, kY[1], kY[2], kY[3]};
-      const Shape w_shape = {kW[0], kW[1], k, k};
       const int64_t pad = k / 2;
       const ucudnn_test::AttrList attrs = {{"pads", IntList{pad, pad, pad, pad}},
                                            {ucudnn::ir::kFusedActivationAttr, std::string("Relu")}};
       auto built = ucudnn_test::make_one_node_graph(
           "conv", ucudnn::OpKind::kConv, 18,
-          {ucudnn_test::input(x_shape), ucudnn_test::weight(w_shape), ucudnn_test::weight({kW[0]}),
+          {ucudnn_test::input(x_shape), ucudnn_test::weight({kW[0], kW[1], k, k}), ucudnn_test::weight({kW[0]}),
            ucudnn_test::input(y_shape)},
           attrs, 1, 5);
       ASSERT_TRUE(built.has_value()) << built.status().to_string();
-      const ucudnn::ir::Node& node = built->node();
-      const std::vector<const Tensor*> inputs = built->node_inputs();
-      const Tensor want = ucudnn::reference::reference_conv(node, inputs);
-      auto backend = ucudnn::cpu::make_cpu_backend();
-      auto problem = ucudnn::cpu::conv_problem(node, x_shape, w_shape);
-      ASSERT_TRUE(problem.has_value());
-      int ran = 0;
-      for (int a = 0; a < ucudnn::cpu::kNumCpuConvAlgorithms; ++a) {
-        if (!ucudnn::cpu::conv_algorithm_applies(*problem, a)) continue;
-        const std::string what = std::string(ucudnn::cpu::cpu_conv_algorithm_name(a)) + ", batch " +
-                                 std::to_string(batch) + ", " + std::to_string(k) + "x" + std::to_string(k);
-        auto kernel = backend->prepare(ucudnn::runtime::kernel_request(built->graph, node, 0, a));
-        ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().to_string();
-        std::vector<std::byte> workspace((*kernel)->workspace_bytes());
-        Tensor x = inputs[0]->clone().value(), w = inputs[1]->clone().value(), bias = inputs[2]->clone().value();
-        Tensor y = inputs[3]->clone().value();  // Y's buffer holds z
-        const std::vector<TensorRef> src = {ref(x), ref(w), ref(bias), ref(y)};
-        const std::vector<TensorRef> dst = {ref(y)};
-        const ucudnn::runtime::KernelIo io{src, dst, workspace.data(), workspace.size()};
-        ASSERT_TRUE((*kernel)->run(io).is_ok()) << what;
-        ucudnn_test::expect_close(y, want, {1e-4, 1e-4}, what);
-        ++ran;
-      }
-      EXPECT_GE(ran, 3);
+      const std::string label = "batch " + std::to_string(batch) + ", " + std::to_string(k) + "x" + std::to_string(k);
+      EXPECT_GE(expect_every_algorithm_matches(*built, label), 3) << label;
     }
   }
 }
@@ -148,28 +159,7 @@ TEST(CpuPreparedConv, EveryActivationInEveryAlgorithm) {
         "conv", ucudnn::OpKind::kConv, 18,
         {ucudnn_test::input(kX), ucudnn_test::weight(kW), ucudnn_test::weight({kW[0]})}, attrs, 1, 13);
     ASSERT_TRUE(built.has_value()) << built.status().to_string();
-    const ucudnn::ir::Node& node = built->node();
-    const std::vector<const Tensor*> inputs = built->node_inputs();
-    const Tensor want = ucudnn::reference::reference_conv(node, inputs);
-    auto backend = ucudnn::cpu::make_cpu_backend();
-    auto problem = ucudnn::cpu::conv_problem(node, kX, kW);
-    ASSERT_TRUE(problem.has_value());
-    int ran = 0;
-    for (int a = 0; a < ucudnn::cpu::kNumCpuConvAlgorithms; ++a) {
-      if (!ucudnn::cpu::conv_algorithm_applies(*problem, a)) continue;
-      const std::string what = std::string(activation.name) + ", " + ucudnn::cpu::cpu_conv_algorithm_name(a);
-      auto kernel = backend->prepare(ucudnn::runtime::kernel_request(built->graph, node, 0, a));
-      ASSERT_TRUE(kernel.has_value()) << what << ": " << kernel.status().to_string();
-      std::vector<std::byte> workspace((*kernel)->workspace_bytes());
-      Tensor x = inputs[0]->clone().value(), w = inputs[1]->clone().value(), bias = inputs[2]->clone().value();
-      Tensor y = Tensor::allocate(DType::kFloat32, kY).value();
-      const std::vector<TensorRef> src = {ref(x), ref(w), ref(bias)};
-      const std::vector<TensorRef> dst = {ref(y)};
-      ASSERT_TRUE((*kernel)->run({src, dst, workspace.data(), workspace.size()}).is_ok()) << what;
-      ucudnn_test::expect_close(y, want, {1e-4, 1e-4}, what);
-      ++ran;
-    }
-    EXPECT_GE(ran, 3);
+    EXPECT_GE(expect_every_algorithm_matches(*built, activation.name), 3) << activation.name;
   }
 }
 

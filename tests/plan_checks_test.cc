@@ -59,6 +59,18 @@ Status create(const ir::Graph& graph, runtime::Plan plan) {
   return runtime::Executor::create(*backend, graph, std::move(plan)).status();
 }
 
+// The graph's outputs for `input`, run on the CPU by `plan`; empty, with a test failure, when the
+// executor refuses the plan or the run fails.
+std::vector<Tensor> run_plan(const ir::Graph& graph, const runtime::Plan& plan, const Tensor& input) {
+  std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
+  auto executor = runtime::Executor::create(*backend, graph, plan);
+  EXPECT_TRUE(executor.has_value()) << executor.status().to_string();
+  if (!executor) return {};
+  auto outputs = (*executor)->run({input});
+  EXPECT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  return outputs ? std::move(*outputs) : std::vector<Tensor>{};
+}
+
 void expect_refused(const Status& status, const std::string& words) {
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
   EXPECT_NE(status.to_string().find(words), std::string::npos) << status.to_string();
@@ -220,17 +232,8 @@ TEST(PlanChecks, APointwiseNodeWritesOverTheInputItReadsLast) {
   }
   std::mt19937 random(3);
   const Tensor x = ucudnn_test::make_random_tensor(DType::kFloat32, {1, 2, 4, 4}, random);
-  std::vector<Tensor> outputs[2];
-  int i = 0;
-  for (const runtime::Plan* p : {&plan, static_cast<const runtime::Plan*>(&separate)}) {
-    std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
-    auto executor = runtime::Executor::create(*backend, e.graph, *p);
-    ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
-    auto run = (*executor)->run({x});
-    ASSERT_TRUE(run.has_value()) << run.status().to_string();
-    outputs[i++] = std::move(*run);
-  }
-  ucudnn_test::expect_bitwise_equal(outputs[0], outputs[1], "in place against a buffer per value");
+  ucudnn_test::expect_bitwise_equal(run_plan(e.graph, plan, x), run_plan(e.graph, separate, x),
+                                    "in place against a buffer per value");
 }
 
 // Sharing bytes while alive together is accepted only for that pair: not for a node other than a
@@ -307,16 +310,7 @@ TEST(PlanChecks, AConvWritesOverTheResidualItAddsOnlyWhenThePlanSaysSo) {
 
   std::mt19937 random(9);
   const Tensor x = ucudnn_test::make_random_tensor(DType::kFloat32, {2, 4, 5, 5}, random);
-  const auto run = [&](const runtime::Plan& plan) -> std::vector<Tensor> {
-    std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
-    auto executor = runtime::Executor::create(*backend, join.graph, plan);
-    EXPECT_TRUE(executor.has_value()) << executor.status().to_string();
-    if (!executor) return {};
-    auto outputs = (*executor)->run({x});
-    EXPECT_TRUE(outputs.has_value()) << outputs.status().to_string();
-    return outputs ? std::move(*outputs) : std::vector<Tensor>{};
-  };
-  const std::vector<Tensor> want = run(separate), got = run(in_place);
+  const std::vector<Tensor> want = run_plan(join.graph, separate, x), got = run_plan(join.graph, in_place, x);
   ASSERT_EQ(want.size(), 1u);
   ASSERT_EQ(got.size(), 1u);
   ucudnn_test::expect_close(got[0], want[0], {1e-5, 1e-5}, "Y over z against a buffer per value");
@@ -389,21 +383,12 @@ TEST(PlanChecks, WorkspacesInTheArenaTakeBytesNoValueOfTheirStepHolds) {
     }
   }
   // The same run as with a pool beside the arena, byte for byte.
-  std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
   runtime::Plan beside = liveness_plan(chain.graph);
   for (size_t n = 0; n < 3; ++n) beside.steps[n].workspace_bytes = plan.steps[n].workspace_bytes;
   beside.workspace_pool_bytes = 700;
-  const runtime::Plan& pool_plan = beside;
   const Tensor x = ucudnn_test::random_tensor({2, 3, 4, 4}, 5);
-  std::vector<std::vector<Tensor>> outputs;
-  for (const runtime::Plan* p : {&plan, &pool_plan}) {
-    auto executor = runtime::Executor::create(*backend, chain.graph, *p);
-    ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
-    auto run = (*executor)->run({x});
-    ASSERT_TRUE(run.has_value()) << run.status().to_string();
-    outputs.push_back(std::move(*run));
-  }
-  ucudnn_test::expect_bitwise_equal(outputs[0], outputs[1], "workspaces in the arena against a pool");
+  ucudnn_test::expect_bitwise_equal(run_plan(chain.graph, plan, x), run_plan(chain.graph, beside, x),
+                                    "workspaces in the arena against a pool");
 }
 
 TEST(PlanChecks, AWorkspaceOnALiveValueOutsideTheArenaOrMisalignedIsRefused) {
@@ -517,17 +502,9 @@ TEST(PlanChecks, AViewOfAnInPlaceOutputJoinsItsBufferAndGraphEdgesStayApart) {
   EXPECT_EQ(plan.value_offsets[silu], plan.value_offsets[relu]);  // in place
   EXPECT_EQ(plan.value_offsets[view], plan.value_offsets[relu]);  // and its view
   EXPECT_NE(plan.value_offsets[graph.outputs[1]], plan.value_offsets[graph.inputs[0]]);
-  std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
   const Tensor input = ucudnn_test::random_tensor({2, 3, 4, 4}, 3);
-  std::vector<std::vector<Tensor>> outputs;
-  for (const runtime::Plan& p : {plan, view_plan(graph, false)}) {
-    auto executor = runtime::Executor::create(*backend, graph, p);
-    ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
-    auto run = (*executor)->run({input});
-    ASSERT_TRUE(run.has_value()) << run.status().to_string();
-    outputs.push_back(std::move(*run));
-  }
-  ucudnn_test::expect_bitwise_equal(outputs[0], outputs[1], "views against copies");
+  ucudnn_test::expect_bitwise_equal(run_plan(graph, plan, input), run_plan(graph, view_plan(graph, false), input),
+                                    "views against copies");
 }
 
 // A FusedPointwise may not write over a buffer a view of it still reads later; without zero-copy
