@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Issue 15's benchmark on the device host's CPU (results in docs/PERFORMANCE.md): ucudnn against ONNX
+# Runtime and PyTorch on the same ONNX files with the same threads (scripts/bench_cpu.py; ONNX Runtime is
+# installed there, not on the dev machine), then one `ucudnn run --profile` per model and batch: time by
+# op type, the slowest nodes. Runs from a bundle (scripts/device-bundle) or a checkout's build.
+#
+#   scripts/bench_cpu_device.sh [--models a,b,...] [--batches 1,16] [--threads 8] [--layouts nchw,auto]
+#
+# The benchmark database starts empty (every convolution is measured, at the threads given); it is left,
+# gzipped, beside the results for a later run. Everything goes under $OUT/cpu; the table to stdout and
+# $OUT/cpu/bench.txt.
+set -uo pipefail
+source "$(dirname "$0")/gpubench-env.sh"
+MODELS=resnet18,resnet50,mobilenet_v3_large,efficientnet_b1
+BATCHES=1,16
+THREADS=8
+LAYOUTS=nchw,auto
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --models) MODELS=$2; shift 2 ;;
+    --batches) BATCHES=$2; shift 2 ;;
+    --threads) THREADS=$2; shift 2 ;;
+    --layouts) LAYOUTS=$2; shift 2 ;;
+    *) echo "bench_cpu_device.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+R=$OUT/cpu
+mkdir -p "$R/models"
+export XDG_CACHE_HOME=$R/cache  # the database: ucudnn/benchmarks.sqlite under it
+(lscpu; free -g) > "$R/machine.txt" 2>&1
+"$PYTHON" "$SRC/scripts/bench_cpu.py" --models "$MODELS" --batches "$BATCHES" --threads "$THREADS" \
+  --iterations 20 --warmup 3 --layouts "$LAYOUTS" --ucudnn "$BIN/ucudnn" --model-dir "$R/models" \
+  --json-out "$R/bench.jsonl" 2>&1 | tee "$R/bench.txt"
+for model in ${MODELS//,/ }; do
+  for batch in ${BATCHES//,/ }; do
+    "$BIN/ucudnn" run "$R/models/$model.onnx" --device cpu --threads "$THREADS" --batch "$batch" --profile \
+      --quiet --iterations 10 --warmup 2 > "$R/profile_${model}_b$batch.txt" 2>&1
+  done
+done
+rm -f "$R"/models/*.onnx  # large; the exporter makes them again
+gzip -f "$R/cache/ucudnn/benchmarks.sqlite" 2>/dev/null
