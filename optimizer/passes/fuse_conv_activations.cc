@@ -1,9 +1,9 @@
 // The passes that give a Conv the activation after it (Note [fused nodes]), one per device:
 //
 // fuse_depthwise_activation (the GPU's): a depthwise Conv whose output only an activation the Conv's
-// epilogue can apply reads — a one-input FusedPointwise computing SiLU (Sigmoid, then Mul by the input), HardSwish
-// (also as x · HardSigmoid(x)), Sigmoid or Clip, or a lone HardSwish, Sigmoid or Clip node (ReLU6) —
-// becomes one Conv with that activation (Note [fused nodes]).
+// epilogue can apply reads — a one-input FusedPointwise computing SiLU (Sigmoid, then Mul by the
+// input), HardSwish (also as x · HardSigmoid(x)), Sigmoid or Clip, or a lone HardSwish, Sigmoid or Clip
+// node (ReLU6) — becomes one Conv with that activation (Note [fused nodes]).
 // On the GPU the depthwise kernel (UCUDNN_DEPTHWISE) applies it as it writes Y, so EfficientNet's and
 // MobileNetV3's depthwise layers write their output once instead of three times (the Conv, then the
 // activation's read and write); cuDNN's algorithms apply it after the convolution, in the pass that
