@@ -45,8 +45,9 @@ Chain make_chain() {
   return chain;
 }
 
-runtime::Plan liveness_plan(const ir::Graph& graph) {
-  runtime::Plan plan;
+// A CPU plan of `graph` laid out by liveness: one step per node in order, with `plan`'s flags (and the
+// workspace bytes of the steps it already has).
+runtime::Plan liveness_plan(const ir::Graph& graph, runtime::Plan plan = {}) {
   plan.device = "cpu";
   plan.steps.resize(graph.nodes.size());
   for (size_t n = 0; n < graph.nodes.size(); ++n) plan.steps[n].node = static_cast<ir::NodeId>(n);
@@ -289,16 +290,10 @@ Join make_join(bool z_is_x) {
 // Without the flag, or when z is also the Conv's X, sharing those bytes is refused.
 // The Convs run the direct loops (no workspace).
 runtime::Plan join_plan(const ir::Graph& graph, bool residual_in_place) {
-  runtime::Plan plan;
-  plan.device = "cpu";
-  plan.residual_in_place = residual_in_place;
-  plan.steps.resize(graph.nodes.size());
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    plan.steps[n].node = static_cast<ir::NodeId>(n);
+  runtime::Plan plan = liveness_plan(graph, {.residual_in_place = residual_in_place});
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
     if (graph.nodes[n].op == OpKind::kConv)
       plan.steps[n].micro_batches = {{2, static_cast<int>(cpu::CpuConvAlgorithm::kDirect)}};
-  }
-  runtime::plan_activation_memory(graph, &plan);
   return plan;
 }
 
@@ -446,13 +441,7 @@ ViewChain make_view_chain() {
 }
 
 runtime::Plan view_plan(const ir::Graph& graph, bool zero_copy) {
-  runtime::Plan plan;
-  plan.device = "cpu";
-  plan.zero_copy_views = zero_copy;
-  plan.steps.resize(graph.nodes.size());
-  for (size_t n = 0; n < graph.nodes.size(); ++n) plan.steps[n].node = static_cast<ir::NodeId>(n);
-  runtime::plan_activation_memory(graph, &plan);
-  return plan;
+  return liveness_plan(graph, {.zero_copy_views = zero_copy});
 }
 
 TEST(PlanChecks, AViewIsItsInputsBytesAndRunsNoCopy) {

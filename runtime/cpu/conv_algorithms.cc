@@ -199,7 +199,7 @@ void run_eigen_algorithm(const ConvProblem& p, int algorithm, const float* x, co
     case CpuConvAlgorithm::kDirect: run_direct(p, x, w, bias, y, accumulate); break;
     case CpuConvAlgorithm::kGemm1x1: run_gemm_1x1(p, x, w, bias, y, accumulate); break;
     case CpuConvAlgorithm::kIm2colGemmPerSample: run_im2col_per_sample(p, x, w, bias, y, workspace, accumulate); break;
-    default: break;  // the oneDNN algorithms: never here (EigenConv and run_conv_algorithm send them to onednn_conv)
+    default: break;  // the oneDNN algorithms: never here (prepare_conv makes them an OnednnConv)
   }
 }
 
@@ -397,26 +397,6 @@ size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
   }
   const size_t bytes = saturating_mul(floats, sizeof(float));
   return bytes > kMaxTensorBytes ? std::numeric_limits<size_t>::max() : bytes;
-}
-
-void run_conv_algorithm(const ConvProblem& p, int algorithm, const float* x, const float* w, const float* bias,
-                        float* y, float* workspace) {
-  if (p.batch == 0) return;
-  switch (static_cast<CpuConvAlgorithm>(algorithm)) {
-    case CpuConvAlgorithm::kIm2colGemm:
-    case CpuConvAlgorithm::kDirect:
-    case CpuConvAlgorithm::kGemm1x1:
-    case CpuConvAlgorithm::kIm2colGemmPerSample:
-      run_eigen_algorithm(p, algorithm, x, w, bias, y, workspace, /*accumulate=*/false);
-      break;
-    case CpuConvAlgorithm::kOnednnDirect:
-    case CpuConvAlgorithm::kOnednnWinograd:
-    case CpuConvAlgorithm::kOnednnAuto:
-    case CpuConvAlgorithm::kOnednnPlain:
-      onednn::prepare(p, onednn_kind(algorithm), ConvEpilogue{.bias = bias != nullptr}, /*weights_constant=*/false)
-          ->run(x, w, bias, nullptr, y, workspace);
-      break;
-  }
 }
 
 namespace {

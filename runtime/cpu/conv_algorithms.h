@@ -126,11 +126,6 @@ void im2col(const ConvProblem& problem, const float* x, int64_t samples, float* 
 // element, of the column entries im2col would copy it to.
 void col2im(const ConvProblem& problem, const float* col, int64_t samples, float* x);
 
-// Y = conv(X, W) + B (bias may be null). `algorithm` must apply (not -1) and
-// `workspace` hold conv_workspace_bytes(problem, algorithm) bytes.
-void run_conv_algorithm(const ConvProblem& problem, int algorithm, const float* x, const float* w, const float* bias,
-                        float* y, float* workspace);
-
 // What a Conv node computes after the convolution (Note [fused nodes]): Y = act(conv + B + z), act one of
 // ir::ConvActivationKind (Relu; SiLU, HardSwish, Sigmoid, Clip from fuse_any_conv_activation).
 struct ConvEpilogue {

@@ -19,6 +19,7 @@
 
 #ifdef UCUDNN_HAVE_ONEDNN
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -82,12 +83,6 @@ struct Entry {
 // (kind, epilogue, Clip's bounds as bits, threads, problem): oneDNN splits the work for the thread
 // count it was made with.
 using Key = std::tuple<int, int, uint32_t, uint32_t, int, std::vector<int64_t>>;
-
-uint32_t float_bits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
 
 std::vector<int64_t> problem_fields(const ConvProblem& p) {
   return {p.batch,    p.in_channels, p.in_h,       p.in_w,       p.out_channels, p.group,    p.kernel_h,
@@ -208,8 +203,8 @@ Entry create(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue) {
 const Entry& entry(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue = {}) {
   static std::mutex mutex;
   static std::map<Key, std::unique_ptr<Entry>> cache;
-  Key key{static_cast<int>(kind), epilogue_bits(epilogue), float_bits(epilogue.activation.min),
-          float_bits(epilogue.activation.max), num_threads(), problem_fields(p)};
+  Key key{static_cast<int>(kind), epilogue_bits(epilogue), std::bit_cast<uint32_t>(epilogue.activation.min),
+          std::bit_cast<uint32_t>(epilogue.activation.max), num_threads(), problem_fields(p)};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it == cache.end()) it = cache.emplace(std::move(key), std::make_unique<Entry>(create(p, kind, epilogue))).first;
