@@ -8,7 +8,7 @@
 #
 # The benchmark database starts empty (every convolution is measured, at the threads given); it is left,
 # gzipped, beside the results for a later run. Everything goes under $OUT/cpu; the table to stdout and
-# $OUT/cpu/bench.txt.
+# $OUT/cpu/bench.txt, the profiles in $OUT/cpu/profiles.tar.gz.
 set -uo pipefail
 source "$(dirname "$0")/gpubench-env.sh"
 MODELS=resnet18,resnet50,mobilenet_v3_large,efficientnet_b1
@@ -37,5 +37,8 @@ for model in ${MODELS//,/ }; do
       --quiet --iterations 10 --warmup 2 > "$R/profile_${model}_b$batch.txt" 2>&1
   done
 done
-rm -f "$R"/models/*.onnx  # large; the exporter makes them again
-gzip -f "$R/cache/ucudnn/benchmarks.sqlite" 2>/dev/null
+# At most 8 files come back from the device (DEVICE.md): the profiles travel as one archive, the database
+# gzipped beside it; the models (large; the exporter makes them again) and the rest of the cache stay.
+(cd "$R" && tar czf profiles.tar.gz profile_*.txt && rm -f profile_*.txt)
+gzip -c "$R/cache/ucudnn/benchmarks.sqlite" > "$R/benchmarks.sqlite.gz" 2>/dev/null
+rm -rf "$R/models" "$R/cache"

@@ -221,6 +221,11 @@ std::vector<OpCase> conv_and_matrix_cases() {
       // More channels than a CUDA block's 32 (not a multiple of them), more positions than its 32 rows.
       {"global_avgpool_wide", OpKind::kGlobalAveragePool, 1, {input({3, 40, 15, 17})}, {}, 1, {{3, 40, 1, 1}}},
       {"global_avgpool_one_position", OpKind::kGlobalAveragePool, 1, {input({2, 6, 1, 1})}, {}, 1, {{2, 6, 1, 1}}},
+      // One sample past the CPU's threading threshold: its rows are cut into spans over the threads.
+      {"global_avgpool_one_sample_wide", OpKind::kGlobalAveragePool, 1, {input({1, 40, 25, 17})}, {}, 1,
+       {{1, 40, 1, 1}}},
+      {"global_maxpool_one_sample_wide", OpKind::kGlobalMaxPool, 1, {input({1, 40, 25, 17})}, {}, 1,
+       {{1, 40, 1, 1}}},
       // --- Gemm ---
       {"gemm_plain", OpKind::kGemm, 13, {input({5, 7}), weight({7, 4}), weight({5, 4})}, {}, 1, {{5, 4}}},
       {"gemm_trans_b_bias_row", OpKind::kGemm, 13, {input({3, 16}), weight({10, 16}), weight({10})},
@@ -236,6 +241,11 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"gemm_scalar_c", OpKind::kGemm, 13, {input({2, 3}), weight({3, 5}), weight({})},
        {{"alpha", 2.0f}, {"beta", -1.0f}}, 1, {{2, 5}}},
       {"gemm_no_c", OpKind::kGemm, 13, {input({4, 3}), input({3, 2})}, {}, 1, {{4, 2}}},
+      // Few rows, many columns: the CPU threads over spans of Y's columns (the last one shorter).
+      {"gemm_few_rows_trans_b_bias", OpKind::kGemm, 13, {input({1, 40}), weight({100, 40}), weight({100})},
+       {{"transB", int64_t{1}}}, 1, {{1, 100}}},
+      {"gemm_few_rows_trans_a_alpha_beta", OpKind::kGemm, 13, {input({9, 3}), weight({9, 77}), weight({3, 77})},
+       {{"transA", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}, 1, {{3, 77}}},
       // --- MatMul ---
       {"matmul_2d", OpKind::kMatMul, 13, {input({4, 5}), input({5, 3})}, {}, 1, {{4, 3}}},
       {"matmul_vector_matrix", OpKind::kMatMul, 13, {input({5}), input({5, 3})}, {}, 1, {{3}}},

@@ -2,8 +2,8 @@
 // Erf: every opcode; leaves with the output's shape, scalar, per-channel [1, C, 1, 1], an SE gate
 // [N, C, 1, 1], a channels-last bias [1, 1, 1, C], leaves broadcast both ways, and shapes CUDA reads
 // four elements at a time; the concat leaf with 2 to 33 pieces on axis 1 and on the last axis, with
-// leaves after it; outputs spanning many blocks and threads on the CPU. Also the programs the shape
-// rule refuses.
+// leaves after it; outputs spanning many blocks and threads on the CPU; a gate the CPU hoists out
+// of its blocks. Also the programs the shape rule refuses.
 #include "tests/op_cases.h"
 
 #include "runtime/ir/pointwise_program.h"
@@ -111,6 +111,15 @@ std::vector<OpCase> program_cases() {
        program(kScaleShiftRelu), 1, {{3, 16, 19, 21}}},
       {"fused_pointwise_many_blocks_se_gate", kFused, 1, {input({3, 16, 19, 21}), input({3, 16, 1, 1})},
        program({{Op::kSigmoid, 1}, {Op::kMul, 0, 2}}), 1, {{3, 16, 19, 21}}},
+      // Note [hoisted broadcasts] (CPU): sigmoid(s · c + t) runs once over the gate's [N, 1, 1, C]
+      // shape (c a scalar; s, t two leaves of that shape); times u [1, 1, 1, C] mixes shapes and runs
+      // per output element; the hoisted gate is read both by a hoisted instruction and by the blocks.
+      {"fused_pointwise_channels_last_hoisted_gate", kFused, 1,
+       {input({2, 6, 7, 24}), input({2, 1, 1, 24}, -2, 2), input({2, 1, 1, 24}, -1, 1), input({1, 1, 1, 1}, 0.5, 2),
+        weight({1, 1, 1, 24})},
+       program({{Op::kMul, 1, 3}, {Op::kAdd, 5, 2}, {Op::kSigmoid, 6}, {Op::kMul, 7, 4}, {Op::kMul, 0, 8},
+                {Op::kAdd, 9, 7}}),
+       1, {{2, 6, 7, 24}}},
   };
 }
 

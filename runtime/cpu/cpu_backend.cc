@@ -1,6 +1,7 @@
 // CpuBackend (see cpu_backend.h).
 #include "runtime/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -80,6 +81,24 @@ class HostBuffer final : public runtime::Buffer {
   size_t bytes_;
 };
 
+// memcpy over the session's threads: one core copies a batch of 16 images (9.6 MB) in about a
+// millisecond, a few per cent of a CNN's run. Chunks of 1 MiB; small copies stay on
+// the calling thread.
+void threaded_copy(void* dst, const void* src, size_t bytes) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  if (bytes < 2 * kChunk) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const auto chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < chunks; ++i) {
+    const size_t offset = static_cast<size_t>(i) * kChunk;
+    std::memcpy(static_cast<char*>(dst) + offset, static_cast<const char*>(src) + offset,
+                std::min(kChunk, bytes - offset));
+  }
+}
+
 // The CPU runs everything in order: an event is the moment it was recorded.
 class TimePoint final : public runtime::Event {
  public:
@@ -137,11 +156,11 @@ class CpuBackend final : public runtime::Backend {
   bool is_host_memory() const override { return true; }
   Expected<size_t> available_memory_bytes() const override { return available_host_memory(); }
   Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string&) override {
-    std::memcpy(dst, src, bytes);
+    threaded_copy(dst, src, bytes);
     return Status::ok();
   }
   Status copy_to_host(void* dst, const void* src, size_t bytes, const std::string&) override {
-    std::memcpy(dst, src, bytes);
+    threaded_copy(dst, src, bytes);
     return Status::ok();
   }
   Status copy_on_device(void* dst, const void* src, size_t bytes, const std::string&) override {

@@ -7,6 +7,12 @@
 // the concat leaf copies contiguous runs of its pieces). Then every instruction is one tight loop
 // over the block (eval_pointwise with the opcode a template constant, so the compiler vectorises
 // the simple ones); the last writes the output directly.
+//
+// Note [hoisted broadcasts]: an instruction whose operands all come from leaves of one shape
+// smaller than the output (an SE gate's Sigmoid of [N, 1, 1, C]), or from scalars, gives the same
+// value at every output position that reads the same element of that shape. It runs once over
+// that shape before the blocks, into a buffer that the blocks then read as a leaf of that shape:
+// EfficientNet's 23 SE gates took one logistic per output element before, and cost twice a Mul.
 #include <omp.h>
 
 #include <algorithm>
@@ -30,7 +36,8 @@ constexpr int64_t kParallelThreshold = 16384;
 
 // How one leaf's values for a block of output elements are found.
 struct LeafReader {
-  enum class Kind { kFull, kScalar, kStrided, kConcat };
+  // kComputed: a register the blocks compute (an instruction that is not hoisted).
+  enum class Kind { kFull, kScalar, kStrided, kConcat, kComputed };
   Kind kind = Kind::kFull;
   const float* data = nullptr;
   // kStrided: the leaf's dims collapsed against the output's, with its strides (0 where broadcast).
@@ -186,32 +193,118 @@ constexpr std::array<InstructionLoop, sizeof...(Ops)> instruction_loops(std::ind
 constexpr auto kInstructionLoops =
     instruction_loops(std::make_index_sequence<static_cast<size_t>(PointwiseOp::kCount)>());
 
+// What the blocks evaluate: a reader per register (the leaves, then the instructions: kComputed,
+// or the reader of a hoisted instruction's buffer) and which registers they fetch.
+struct BlockPlan {
+  std::vector<LeafReader> readers;
+  std::vector<bool> fetched;  // read by an instruction of the blocks
+};
+
 // Evaluates the program over blocks [first, last) of the output; scratch: kMaxPointwiseRegisters blocks.
-void run_blocks(const PointwiseProgram& program, const std::vector<LeafReader>& leaves, float* dst, int64_t numel,
-                int64_t first, int64_t last, float (*scratch)[kBlock]) {
+void run_blocks(const PointwiseProgram& program, const BlockPlan& plan, float* dst, int64_t numel, int64_t first,
+                int64_t last, float (*scratch)[kBlock]) {
   const float* reg[ir::kMaxPointwiseRegisters];
-  for (int l = 0; l < program.leaves; ++l)
-    if (leaves[static_cast<size_t>(l)].kind == LeafReader::Kind::kScalar)
-      std::fill_n(scratch[l], kBlock, leaves[static_cast<size_t>(l)].data[0]);
+  const int registers = program.registers();
+  for (int r = 0; r < registers; ++r)
+    if (plan.readers[static_cast<size_t>(r)].kind == LeafReader::Kind::kScalar)
+      std::fill_n(scratch[r], kBlock, plan.readers[static_cast<size_t>(r)].data[0]);
   const int count = static_cast<int>(program.code.size());
   for (int64_t block = first; block < last; ++block) {
     const int64_t start = block * kBlock, n = std::min(kBlock, numel - start);
-    for (int l = 0; l < program.leaves; ++l) {
-      const LeafReader& r = leaves[static_cast<size_t>(l)];
-      switch (r.kind) {
-        case LeafReader::Kind::kFull: reg[l] = r.data + start; break;
-        case LeafReader::Kind::kScalar: reg[l] = scratch[l]; break;
-        case LeafReader::Kind::kStrided: gather_strided(r, start, n, scratch[l]); reg[l] = scratch[l]; break;
-        case LeafReader::Kind::kConcat: reg[l] = gather_concat(r, start, n, scratch[l]); break;
+    for (int r = 0; r < registers; ++r) {
+      if (!plan.fetched[static_cast<size_t>(r)]) continue;
+      const LeafReader& reader = plan.readers[static_cast<size_t>(r)];
+      switch (reader.kind) {
+        case LeafReader::Kind::kFull: reg[r] = reader.data + start; break;
+        case LeafReader::Kind::kScalar: reg[r] = scratch[r]; break;
+        case LeafReader::Kind::kStrided: gather_strided(reader, start, n, scratch[r]); reg[r] = scratch[r]; break;
+        case LeafReader::Kind::kConcat: reg[r] = gather_concat(reader, start, n, scratch[r]); break;
+        case LeafReader::Kind::kComputed: break;
       }
     }
     for (int i = 0; i < count; ++i) {
+      const int r = program.leaves + i;
+      if (plan.readers[static_cast<size_t>(r)].kind != LeafReader::Kind::kComputed) continue;  // hoisted
       const PointwiseInstruction& ins = program.code[static_cast<size_t>(i)];
-      float* out = i + 1 == count ? dst + start : scratch[program.leaves + i];
+      float* out = i + 1 == count ? dst + start : scratch[r];
       kInstructionLoops[static_cast<size_t>(ins.op)](out, reg[ins.a], reg[ins.b], ins.p0, ins.p1, n);
-      reg[program.leaves + i] = out;
+      reg[r] = out;
     }
   }
+}
+
+// The registers an instruction reads.
+std::vector<int> operands(const PointwiseInstruction& ins) {
+  if (ins.op == PointwiseOp::kConstant) return {};
+  if (ir::pointwise_op_is_binary(ins.op)) return {ins.a, ins.b};
+  return {ins.a};
+}
+
+// Runs the instructions Note [hoisted broadcasts] allows before the blocks, each into a buffer of
+// `hoisted` (kept alive by the caller), and plans the blocks around them.
+BlockPlan hoist_broadcasts(const PointwiseProgram& program, std::vector<LeafReader> leaves,
+                           const std::vector<Shape>& leaf_shapes, const Shape& out,
+                           std::vector<std::vector<float>>& hoisted) {
+  const auto registers = static_cast<size_t>(program.registers());
+  const auto count = program.code.size();
+  BlockPlan plan;
+  plan.readers = std::move(leaves);
+  plan.readers.resize(registers, LeafReader{.kind = LeafReader::Kind::kComputed});
+  plan.fetched.assign(registers, false);
+  // Each register's shape where it is one smaller than the output: the index of a leaf of that
+  // shape; kFull for the output's shape (or a mix); kAny for a scalar, which goes with any shape.
+  constexpr int kAny = -1, kFull = -2;
+  std::vector<int> shape_of(registers, kFull);  // an index into leaf_shapes, kAny or kFull
+  for (int l = 0; l < program.leaves; ++l) {
+    const LeafReader::Kind kind = plan.readers[static_cast<size_t>(l)].kind;
+    shape_of[static_cast<size_t>(l)] = kind == LeafReader::Kind::kScalar ? kAny
+                                       : kind == LeafReader::Kind::kStrided ? l : kFull;
+  }
+  auto same = [&](int a, int b) {
+    return a == b || (a >= 0 && b >= 0 && leaf_shapes[static_cast<size_t>(a)] == leaf_shapes[static_cast<size_t>(b)]);
+  };
+  hoisted.assign(count, {});
+  for (size_t i = 0; i + 1 < count; ++i) {  // the last instruction writes the output: never hoisted
+    const PointwiseInstruction& ins = program.code[i];
+    int shape = kAny;
+    for (int r : operands(ins)) {
+      const int s = shape_of[static_cast<size_t>(r)];
+      shape = shape == kAny ? s : s == kAny || same(shape, s) ? shape : kFull;
+    }
+    const size_t reg = static_cast<size_t>(program.leaves) + i;
+    shape_of[reg] = shape;
+    if (shape < 0) continue;  // the output's shape, or scalars only (cheap wherever it runs)
+    const Shape& small = leaf_shapes[static_cast<size_t>(shape)];
+    const int64_t m = shape_numel(small);
+    // Run here by one thread: worth it where each thread of the blocks would evaluate it as often.
+    if (m * omp_get_max_threads() > shape_numel(out)) {
+      shape_of[reg] = kFull;
+      continue;
+    }
+    std::vector<float>& buffer = hoisted[i];
+    buffer.resize(static_cast<size_t>(m));
+    // An operand over the small shape: the leaf itself (dense), a filled scalar, or a hoisted buffer.
+    std::vector<std::vector<float>> filled;
+    auto operand = [&](int r) -> const float* {
+      const LeafReader& reader = plan.readers[static_cast<size_t>(r)];
+      if (reader.kind == LeafReader::Kind::kScalar) {
+        filled.emplace_back(static_cast<size_t>(m), reader.data[0]);
+        return filled.back().data();
+      }
+      if (static_cast<size_t>(r) >= static_cast<size_t>(program.leaves))
+        return hoisted[static_cast<size_t>(r - program.leaves)].data();
+      return reader.data;
+    };
+    filled.reserve(2);
+    const float* a = operand(ins.a);
+    const float* b = ir::pointwise_op_is_binary(ins.op) ? operand(ins.b) : a;
+    kInstructionLoops[static_cast<size_t>(ins.op)](buffer.data(), a, b, ins.p0, ins.p1, m);
+    plan.readers[reg] = strided_reader(buffer.data(), small, out);
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (plan.readers[static_cast<size_t>(program.leaves) + i].kind == LeafReader::Kind::kComputed)
+      for (int r : operands(program.code[i])) plan.fetched[static_cast<size_t>(r)] = true;
+  return plan;
 }
 
 Status run_fused_pointwise(const KernelArgs& args) {
@@ -230,6 +323,11 @@ Status run_fused_pointwise(const KernelArgs& args) {
     const Tensor& leaf = *args.src[program->input_of_leaf(l)];
     leaves.push_back(strided_reader(leaf.data<float>(), leaf.shape(), out));
   }
+  std::vector<Shape> leaf_shapes;
+  for (int l = 0; l < program->leaves; ++l)
+    leaf_shapes.push_back(l == 0 && program->concat_count > 0 ? out : args.src[program->input_of_leaf(l)]->shape());
+  std::vector<std::vector<float>> hoisted;
+  const BlockPlan plan = hoist_broadcasts(*program, std::move(leaves), leaf_shapes, out, hoisted);
   float* dst = args.dst[0]->data<float>();
   const int64_t numel = args.dst[0]->numel();
   const int64_t blocks = (numel + kBlock - 1) / kBlock;
@@ -238,7 +336,7 @@ Status run_fused_pointwise(const KernelArgs& args) {
     alignas(64) float scratch[ir::kMaxPointwiseRegisters][kBlock];
     const int threads = omp_get_num_threads(), thread = omp_get_thread_num();
     const int64_t first = blocks * thread / threads, last = blocks * (thread + 1) / threads;
-    run_blocks(*program, leaves, dst, numel, first, last, scratch);
+    run_blocks(*program, plan, dst, numel, first, last, scratch);
   }
   return Status::ok();
 }

@@ -1,10 +1,14 @@
 // CPU kernels of Gemm and MatMul: Eigen GEMMs on row-major maps (Eigen threads
-// them with OpenMP). MatMul with an unbatched B folds A's batch into its rows
+// them with OpenMP; a Gemm of few rows is threaded here, over Y's columns). MatMul with an unbatched B folds A's batch into its rows
 // (one GEMM); otherwise one GEMM per output batch element, broadcasting offsets.
 // Note [GCC 12 AVX-512 false positive]: with -march=native on AVX-512 machines GCC 12
 // reports -Wmaybe-uninitialized inside its own avx512fintrin.h when Eigen's GEMM
 // kernels are inlined (GCC bug 105593). Silenced for this file only.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <omp.h>
+
+#include <algorithm>
+
 #include <Eigen/Core>
 
 #include "runtime/cpu/cpu_kernel.h"
@@ -15,6 +19,11 @@ namespace ucudnn::cpu {
 namespace {
 
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// A Gemm with fewer rows than this splits Y's columns over the threads, in spans of whole multiples
+// of kColumnSpan (a cache line of floats).
+constexpr int64_t kMinRowsForEigenThreads = 64;
+constexpr int64_t kColumnSpan = 16;
 using ConstMap = Eigen::Map<const RowMatrix>;
 
 Status run_gemm(const KernelArgs& args) {
@@ -51,11 +60,25 @@ Status run_gemm(const KernelArgs& args) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) yd[i * n + j] = beta * cd[(cm == 1 ? 0 : i) * cn + (cn == 1 ? 0 : j)];
   }
+  // Eigen threads a GEMM over its rows, and not a GEMV at all: a classifier at batch 1 ran on one
+  // core. Few rows: the threads take column spans of Y instead (Eigen runs each span on its thread).
+  const bool by_columns = m < kMinRowsForEigenThreads && n >= 2 * kColumnSpan && omp_get_max_threads() > 1;
   auto product = [&](const auto& lhs, const auto& rhs) {
-    if (accumulate)
-      my.noalias() += alpha * lhs * rhs;
-    else
-      my.noalias() = alpha * lhs * rhs;
+    auto span = [&](int64_t first, int64_t width) {
+      auto out = my.middleCols(first, width);
+      if (accumulate)
+        out.noalias() += alpha * lhs * rhs.middleCols(first, width);
+      else
+        out.noalias() = alpha * lhs * rhs.middleCols(first, width);
+    };
+    if (!by_columns) return span(0, n);
+    const int64_t spans = std::min<int64_t>(omp_get_max_threads(), n / kColumnSpan);
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < spans; ++t) {
+      const int64_t first = n * t / spans / kColumnSpan * kColumnSpan;
+      const int64_t last = t + 1 == spans ? n : n * (t + 1) / spans / kColumnSpan * kColumnSpan;
+      span(first, last - first);
+    }
   };
   if (trans_a && trans_b) product(ma.transpose(), mb.transpose());
   else if (trans_a) product(ma.transpose(), mb);

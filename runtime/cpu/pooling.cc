@@ -1,15 +1,19 @@
 // CPU kernels of MaxPool, AveragePool (1-D/2-D windows, reduced to 2-D) and
 // GlobalAveragePool, GlobalMaxPool. Plain loops, threads over (n, c) planes; a
-// channels-last node (Note [channels-last]: X [N, H, W, C]) threads over output rows and
-// runs each tap over the C contiguous channels.
+// channels-last node (Note [channels-last]: X [N, H, W, C]) threads over output rows (the global
+// pools: over spans of input rows) and runs each tap over the C contiguous channels.
 // AveragePool's divisor: the taps inside the input (count_include_pad = 0) or
 // inside the padded input [-pad_begin, in + pad_end) (count_include_pad = 1), as
 // PyTorch counts them. A MaxPool window with no tap inside the input gives -inf.
 // The max pools propagate NaN (a window or plane holding one gives NaN), as
 // cuDNN with CUDNN_PROPAGATE_NAN, our CUDA kernels and the ONNX reference do.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/ir/layout.h"
@@ -152,8 +156,10 @@ Status run_average_pool(const KernelArgs& args) {
   return Status::ok();
 }
 
-// X [N, H, W, C] → Y [N, 1, 1, C]; threads over (n, a cache line of channels), each summing its
-// channels down the H·W rows.
+// X [N, H, W, C] → Y [N, 1, 1, C]. Each task reads a contiguous span of one sample's H·W rows
+// (whole rows of C channels, so memory is read in order), folding it into a partial row of C; the
+// partials of a sample are then folded together. A sample is cut into as many spans as keep every
+// thread busy (one span each at N >= threads).
 template <bool kMax>
 Status run_global_pool_nhwc(const KernelArgs& args) {
   const Tensor& x = *args.src[0];
@@ -164,28 +170,39 @@ Status run_global_pool_nhwc(const KernelArgs& args) {
     return invalid_argument(args.node.describe() + ": cannot pool X " + x.describe() + " over an empty spatial axis");
   if (args.dst[0]->shape() != Shape{n, 1, 1, c})
     return invalid_argument(args.node.describe() + ": Y is " + args.dst[0]->describe() + " for X " + x.describe());
-  constexpr int64_t kBlock = 16;  // channels per task: one cache line
-  const int64_t blocks = (c + kBlock - 1) / kBlock;
+  if (n * c == 0) return Status::ok();
+  const bool parallel = x.numel() > kParallelThreshold;
+  const int64_t threads = parallel ? omp_get_max_threads() : 1;
+  const int64_t spans = std::clamp<int64_t>((threads + n - 1) / n, 1, rows);
+  // The sums in double (as the NCHW path), the maxima in float.
+  using Acc = std::conditional_t<kMax, float, double>;
+  std::vector<Acc> partial(static_cast<size_t>(n * spans * c));
   const float* src = x.data<float>();
-  float* dst = args.dst[0]->data<float>();
-#pragma omp parallel for collapse(2) schedule(static) if (x.numel() > kParallelThreshold)
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t c0 = b * kBlock, width = std::min(kBlock, c - c0);
-      const float* s = src + i * rows * c + c0;
-      float* d = dst + i * c + c0;
-      if constexpr (kMax) {
-        float best[kBlock];
-        std::fill(best, best + width, -std::numeric_limits<float>::infinity());
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t k = 0; k < width; ++k) best[k] = max_propagating_nan(best[k], s[r * c + k]);
-        std::copy(best, best + width, d);
-      } else {
-        double sum[kBlock] = {};
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t k = 0; k < width; ++k) sum[k] += s[r * c + k];
-        for (int64_t k = 0; k < width; ++k) d[k] = static_cast<float>(sum[k] / static_cast<double>(rows));
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t task = 0; task < n * spans; ++task) {
+    const int64_t i = task / spans, span = task % spans;
+    const int64_t first = rows * span / spans, last = rows * (span + 1) / spans;
+    Acc* acc = partial.data() + task * c;
+    std::fill(acc, acc + c, kMax ? -std::numeric_limits<Acc>::infinity() : Acc{0});
+    for (int64_t r = first; r < last; ++r) {
+      const float* row = src + (i * rows + r) * c;
+      for (int64_t k = 0; k < c; ++k) {
+        if constexpr (kMax) acc[k] = max_propagating_nan(acc[k], row[k]);
+        else acc[k] += row[k];
       }
+    }
+  }
+  float* dst = args.dst[0]->data<float>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < c; ++k) {
+      Acc v = partial[static_cast<size_t>(i * spans * c + k)];
+      for (int64_t span = 1; span < spans; ++span) {
+        const Acc p = partial[static_cast<size_t>((i * spans + span) * c + k)];
+        if constexpr (kMax) v = max_propagating_nan(v, p);
+        else v += p;
+      }
+      if constexpr (kMax) dst[i * c + k] = v;
+      else dst[i * c + k] = static_cast<float>(v / static_cast<double>(rows));
     }
   return Status::ok();
 }
