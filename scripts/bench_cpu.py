@@ -12,11 +12,13 @@ when missing). Prints a table with the ratios ucudnn/ORT and ucudnn/PyTorch (bel
 1 is ucudnn faster) and the machine; with --json-out also writes one JSON object
 per (model, batch). --layouts times ucudnn once per layout named (`--layout`;
 default auto, what a user runs), e.g. nchw,auto for the channels-last gain in the
-same command; the ratios use the last one.
+same command; the ratios use the last one. --rounds R times every system R times, one after the
+other, and reports the medians over rounds (a shared machine's slow spells then hit all of them);
+the table ends with each model's largest batch over batch 1.
 
   python3 scripts/bench_cpu.py [--models resnet18,resnet50] [--batches 1,16]
       [--iterations 20] [--warmup 3] [--threads N] [--ucudnn build/bin/ucudnn]
-      [--layouts auto] [--model-dir build/models] [--json-out results.jsonl] [--no-ort] [--no-torch]
+      [--layouts auto] [--rounds 1] [--model-dir build/models] [--json-out results.jsonl] [--no-ort] [--no-torch]
 """
 import argparse
 import json
@@ -130,6 +132,8 @@ def main(argv=None):
                         help="the ucudnn CLI to time (default build/bin/ucudnn)")
     parser.add_argument("--layouts", default="auto",
                         help="ucudnn's --layout values to time, comma-separated (the ratios use the last)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="times each system is timed, alternating; the figures are the medians over rounds")
     parser.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch")
     parser.add_argument("--model-dir", default=os.path.join(ROOT, "build", "models"),
@@ -148,8 +152,9 @@ def main(argv=None):
         batches = [int(b) for b in args.batches.split(",") if b]
     except ValueError:
         parser.error(f"--batches must be comma-separated integers, got '{args.batches}'")
-    if not batches or min(batches) < 1 or args.iterations < 1 or args.warmup < 0 or args.threads < 1:
-        parser.error("batches and --iterations must be >= 1, --warmup >= 0, --threads >= 1")
+    if (not batches or min(batches) < 1 or args.iterations < 1 or args.warmup < 0 or args.threads < 1
+            or args.rounds < 1):
+        parser.error("batches, --iterations and --rounds must be >= 1, --warmup >= 0, --threads >= 1")
     if not os.access(args.ucudnn, os.X_OK):
         parser.error(f"ucudnn CLI not found at {args.ucudnn} (build the ucudnn_cli target or pass --ucudnn)")
 
@@ -159,7 +164,8 @@ def main(argv=None):
     rows = []
     out = open(args.json_out, "a") if args.json_out else None
     print(f"machine {machine}")
-    print(f"threads {args.threads}, {args.warmup} warm-up + {args.iterations} timed iterations, median latency; "
+    print(f"threads {args.threads}, {args.warmup} warm-up + {args.iterations} timed iterations, median latency "
+          f"(median of {args.rounds} alternating rounds); "
           f"ONNX Runtime {ort or 'unavailable'}, PyTorch {torch or 'unavailable'}; ucudnn {args.ucudnn}")
     header = f"{'model':<20} {'batch':>5} " + " ".join(f"{'ucudnn ' + l:>12}" for l in layouts)
     header += f" {'(ran)':>6} {'ORT ms':>9} {'PyTorch ms':>11} {'/ORT':>6} {'/PyTorch':>8}"
@@ -168,21 +174,32 @@ def main(argv=None):
     for name in names:
         paths = export_torchvision.export_model(name, args.model_dir, log=lambda m: print(m, file=sys.stderr))
         for batch in batches:
-            per_layout = {}
-            for layout in layouts:
-                per_layout[layout] = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations, args.warmup,
-                                                  args.threads, layout)
-            ucudnn_ms, report = per_layout[layouts[-1]]
+            # Each round times every system once, one after the other, so a machine that slows down
+            # for a while (a shared host) slows all of them; the figures are the medians over rounds.
+            rounds = {l: [] for l in layouts}
+            rounds["ort"], rounds["torch"] = [], []
+            for _ in range(args.rounds):
+                for layout in layouts:
+                    ms, report = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations, args.warmup,
+                                              args.threads, layout)
+                    rounds[layout].append(ms)
+                if ort:
+                    rounds["ort"].append(bench_ort(paths["model"], batch, args.iterations, args.warmup, args.threads))
+                if torch:
+                    rounds["torch"].append(bench_torch(name, batch, args.iterations, args.warmup, args.threads))
+            per_layout = {l: statistics.median(rounds[l]) for l in layouts}
+            ucudnn_ms = per_layout[layouts[-1]]
             ran = report.get("layout", "?")
-            ort_ms = bench_ort(paths["model"], batch, args.iterations, args.warmup, args.threads) if ort else None
-            torch_ms = bench_torch(name, batch, args.iterations, args.warmup, args.threads) if torch else None
+            ort_ms = statistics.median(rounds["ort"]) if ort else None
+            torch_ms = statistics.median(rounds["torch"]) if torch else None
             vs_ort, vs_torch = ratio(ucudnn_ms, ort_ms), ratio(ucudnn_ms, torch_ms)
-            cells = " ".join(f"{per_layout[l][0]:>12.2f}" for l in layouts)
+            cells = " ".join(f"{per_layout[l]:>12.2f}" for l in layouts)
             print(f"{name:<20} {batch:>5} {cells} {ran:>6} {cell(ort_ms, 9)} {cell(torch_ms, 11)} "
                   f"{cell(vs_ort, 6)} {cell(vs_torch, 8)}", flush=True)
             row = {"model": name, "batch": batch, "threads": args.threads, "iterations": args.iterations,
                    "warmup": args.warmup, "machine": machine, "ucudnn": args.ucudnn, "ucudnn_ms": ucudnn_ms,
-                   "ucudnn_layout": ran, "ucudnn_ms_by_layout": {l: per_layout[l][0] for l in layouts},
+                   "ucudnn_layout": ran, "ucudnn_ms_by_layout": per_layout, "rounds": args.rounds,
+                   "ms_by_round": rounds,
                    "ort_version": ort, "ort_ms": ort_ms, "torch_version": torch, "torch_ms": torch_ms,
                    "ratio_vs_ort": vs_ort, "ratio_vs_torch": vs_torch,
                    "ucudnn_peak_memory_bytes": report.get("peak_memory_bytes"),
@@ -193,7 +210,24 @@ def main(argv=None):
                 out.flush()
     if out:
         out.close()
+    print_batch_scaling(rows)
     return 0
+
+
+def print_batch_scaling(rows):
+    """Per model: the largest batch's latency over batch 1's, for ucudnn and ONNX Runtime."""
+    lines = []
+    for name in dict.fromkeys(r["model"] for r in rows):
+        mine = {r["batch"]: r for r in rows if r["model"] == name}
+        if 1 not in mine or len(mine) < 2:
+            continue
+        big = max(mine)
+        line = f"{name:<20} batch {big} / batch 1: ucudnn {mine[big]['ucudnn_ms'] / mine[1]['ucudnn_ms']:.1f}x"
+        if mine[big]["ort_ms"] and mine[1]["ort_ms"]:
+            line += f", ONNX Runtime {mine[big]['ort_ms'] / mine[1]['ort_ms']:.1f}x"
+        lines.append(line)
+    if lines:
+        print("\n".join(["", "batch scaling (work grows with the batch):"] + lines))
 
 
 if __name__ == "__main__":

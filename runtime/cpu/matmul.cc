@@ -1,6 +1,7 @@
 // CPU kernels of Gemm and MatMul: Eigen GEMMs on row-major maps (Eigen threads
-// them with OpenMP; a Gemm of few rows is threaded here, over Y's columns). MatMul with an unbatched B folds A's batch into its rows
-// (one GEMM); otherwise one GEMM per output batch element, broadcasting offsets.
+// them with OpenMP; a Gemm of few rows is threaded here, over Y's columns). MatMul
+// with an unbatched B folds A's batch into its rows (one GEMM); otherwise one GEMM
+// per output batch element, broadcasting offsets.
 // Note [GCC 12 AVX-512 false positive]: with -march=native on AVX-512 machines GCC 12
 // reports -Wmaybe-uninitialized inside its own avx512fintrin.h when Eigen's GEMM
 // kernels are inlined (GCC bug 105593). Silenced for this file only.
