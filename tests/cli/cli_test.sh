@@ -42,6 +42,8 @@ for key in ("model", "device", "batch", "latency_ms", "throughput_per_s", "peak_
 assert j["batch"] == 2 and j["device"] == "cpu" and j["io"] == "host"
 assert j["plan"] == "wr", j["plan"]  # no --policy: the optimizer's own default
 assert set(j["latency_ms"]) >= {"median", "min", "max"} and j["latency_ms"]["min"] <= j["latency_ms"]["median"]
+each = j["latency_ms"]["each"]
+assert len(each) == 3 and min(each) == j["latency_ms"]["min"] and max(each) == j["latency_ms"]["max"], each
 PY
 # Outputs written as TensorProto and fed back as an input file of another run.
 expect_ok run_outdir "$ucudnn" run "$src/models/tiny/tiny_cnn/model.onnx" --input input="$src/models/tiny/tiny_cnn/test_data_set_0/input_0.pb" --output-dir "$work/out" --iterations 1

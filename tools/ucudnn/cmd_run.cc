@@ -269,7 +269,7 @@ int cmd_run(int argc, char** argv) {
     j["threads"] = options.threads;
     j["iterations"] = *iterations;
     j["warmup"] = *warmup;
-    j["latency_ms"] = {{"median", median}, {"min", min}, {"max", max}};
+    j["latency_ms"] = {{"median", median}, {"min", min}, {"max", max}, {"each", times_ms}};
     j["throughput_per_s"] = throughput;
     j["cuda_graph"] = graph_in_use;
     if (compare_graph)
