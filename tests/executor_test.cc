@@ -87,6 +87,25 @@ TEST_F(CpuExecutorTest, RunsReluChainAndReusesMemory) {
   }
 }
 
+// Inputs and outputs of several MiB are copied in and out by the session's threads, chunk by chunk
+// (cpu_backend.cc, threaded_copy): every element arrives, the last partial chunk too.
+TEST_F(CpuExecutorTest, CopiesLargeInputsAndOutputsWhole) {
+  const Shape shape = {3, 1000, 1000};  // 12 MB: eleven full chunks of 1 MiB and a partial one
+  ir::Graph g = relu_chain(1, shape);
+  auto plan = make_plan(*backend_, g);
+  ASSERT_TRUE(plan.has_value()) << plan.status().to_string();
+  auto executor = Executor::create(*backend_, g, *plan);
+  ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
+  std::vector<float> values(static_cast<size_t>(shape_numel(shape)));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 1009) - 500.0f;
+  auto outputs = (*executor)->run({Tensor::from_floats(shape, values)});
+  ASSERT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  const float* y = (*outputs)[0].data<float>();
+  size_t wrong = 0;
+  for (size_t i = 0; i < values.size(); ++i) wrong += y[i] != std::max(values[i], 0.0f);
+  EXPECT_EQ(wrong, 0u);
+}
+
 TEST_F(CpuExecutorTest, RejectsWrongInputShapeAndDtype) {
   ir::Graph g = relu_chain(1, {2, 3});
   auto executor = Executor::create(*backend_, g, undivided_plan(*backend_, g));
