@@ -1,9 +1,10 @@
-// load_inference_graph and plan_request (see loading.h).
+// load_inference_graph, plan_request and use_cpu_threads (see loading.h).
 #include "api/loading.h"
 
 #include "onnx_import/onnx_import.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/cpu/conv_algorithms.h"
+#include "runtime/cpu/cpu_kernel.h"
 
 namespace ucudnn {
 
@@ -69,6 +70,12 @@ optimizer::PlanRequest plan_request(const SessionOptions& options) {
   request.benchmark_devices = options.benchmark_devices;
   request.progress = options.progress;
   return request;
+}
+
+Status use_cpu_threads(const SessionOptions& options) {
+  cpu::set_num_threads(options.threads);
+  if (options.pin_threads && options.device == Device::kCpu) return cpu::pin_threads();
+  return Status::ok();
 }
 
 }  // namespace ucudnn

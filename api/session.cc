@@ -11,7 +11,6 @@
 #include "api/loading.h"
 #include "optimizer/bench/benchmarker.h"
 #include "optimizer/passes/passes.h"
-#include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/plan_json.h"
 #include "ucudnn/ucudnn.h"
@@ -174,7 +173,7 @@ class ExecutorSession final : public Session {
 
 Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
   UCUDNN_RETURN_IF_ERROR(check_options(options));
-  cpu::set_num_threads(options.threads);
+  UCUDNN_RETURN_IF_ERROR(use_cpu_threads(options));
   UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Backend> backend, make_backend(options.device, options.math));
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_inference_graph(model_path, options));
   // Before anything is benchmarked: every op of the model has a kernel here.

@@ -20,7 +20,6 @@
 #include "api/loading.h"
 #include "onnx_import/onnx_import.h"
 #include "runtime/core/bytes.h"
-#include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/executor.h"
 #include "runtime/executor/plan_json.h"
 #include "training/distributed/buckets.h"
@@ -217,7 +216,7 @@ class TrainerImpl final : public Trainer {
 
 Expected<std::unique_ptr<Trainer>> TrainerImpl::create(const std::string& model_path, const TrainOptions& options) {
   UCUDNN_RETURN_IF_ERROR(check_train_options(options));
-  cpu::set_num_threads(options.session.threads);
+  UCUDNN_RETURN_IF_ERROR(use_cpu_threads(options.session));
   std::unique_ptr<TrainerImpl> t(new TrainerImpl(model_path, options));
   t->comm_ = options.communicator;
   UCUDNN_ASSIGN_OR_RETURN(t->backend_, make_backend(options.session.device, options.session.math));

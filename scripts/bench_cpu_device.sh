@@ -40,7 +40,8 @@ for model in ${MODELS//,/ }; do
   done
 done
 # At most 8 files come back from the device (DEVICE.md): the profiles travel as one archive, the database
-# gzipped beside it; the models (large; the exporter makes them again) and the rest of the cache stay.
+# gzipped beside it; the models (large; the exporter makes them again) and the rest of the cache are deleted.
 (cd "$R" && tar czf profiles.tar.gz profile_*.txt && rm -f profile_*.txt)
-gzip -c "$R/cache/ucudnn/benchmarks.sqlite" > "$R/benchmarks.sqlite.gz" 2>/dev/null
+DB=$R/cache/ucudnn/benchmarks.sqlite
+if [ -f "$DB" ]; then gzip -c "$DB" > "$R/benchmarks.sqlite.gz"; fi
 rm -rf "$R/models" "$R/cache"

@@ -6,6 +6,7 @@ scripts/bench_cpu.py runs it) with its profiler on, and prints the mean time per
 op type (ORT's fused kernels keep their own names, e.g. FusedConv) and of the slowest nodes.
 
   /usr/bin/python3 scripts/profile_ort.py MODEL.onnx [--batch 1] [--threads 8] [--iterations 10]
+      [--warmup 3] [--top 12]
 """
 import argparse
 import collections
@@ -65,6 +66,8 @@ def main(argv=None):
         by_op[op][0] += 1
         by_op[op][1] += us
     all_ms = sum(us for us in times.values()) / 1000
+    if all_ms <= 0:
+        sys.exit(f"profile_ort.py: ONNX Runtime's profile of {args.model} holds no node times")
     print(f"ONNX Runtime {ort.__version__}: {args.model}, batch {args.batch}, {args.threads} threads, "
           f"mean of {args.iterations} runs: {all_ms:.3f} ms in kernels")
     print(f"  {'op':<28}{'count':>6}{'total ms':>12}{'%':>8}")

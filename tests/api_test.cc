@@ -2,9 +2,10 @@
 // the default plan coming from the optimizer (policy wr) and equal to what
 // plan() makes, an unlimited workspace under every policy, the report's
 // "undivided" being what Policy::kUndivided runs, saved plans, a model without
-// convolutions planned without a database, and the CPU's refusals.
+// convolutions planned without a database, the CPU's refusals, and pinned threads.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -342,6 +343,39 @@ TEST(CpuSession, RefusesWhatOnlyTheGpuDoes) {
     EXPECT_EQ(cuda.status().code(), StatusCode::kUnsupported);
     EXPECT_NE(cuda.status().message().find("device 'cuda' is not available"), std::string::npos);
   }
+}
+
+// Note [pinned threads]: more threads than cores is refused, saying what to lower; otherwise the
+// loading thread ends on the first core the process could use, and the session runs.
+TEST(CpuSession, PinnedThreadsTakeACoreEach) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+  const int cores = CPU_COUNT(&mask);
+  int first = 0;
+  while (!CPU_ISSET(first, &mask)) ++first;
+
+  SessionOptions options = cpu_options(1, "pinned.sqlite");
+  options.pin_threads = true;
+  options.threads = cores + 1;
+  auto too_many = Session::load(tiny("tiny_cnn"), options);
+  ASSERT_FALSE(too_many.has_value());
+  EXPECT_EQ(too_many.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(too_many.status().message().find("cannot pin " + std::to_string(cores + 1) + " threads"),
+            std::string::npos) << too_many.status().to_string();
+  EXPECT_NE(too_many.status().message().find("lower --threads"), std::string::npos);
+
+  options.threads = std::min(cores, 2);
+  auto session = load_ok(tiny("tiny_cnn"), options);
+  ASSERT_TRUE(session);
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+  EXPECT_EQ(CPU_COUNT(&now), 1);
+  EXPECT_TRUE(CPU_ISSET(first, &now));
+  auto outputs = session->run(random_inputs(*session));
+  EXPECT_TRUE(outputs.has_value()) << outputs.status().to_string();
+  ASSERT_EQ(sched_setaffinity(0, sizeof mask, &mask), 0);  // the tests after this one: every core again
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // Erf: every opcode; leaves with the output's shape, scalar, per-channel [1, C, 1, 1], an SE gate
 // [N, C, 1, 1], a channels-last bias [1, 1, 1, C], leaves broadcast both ways, and shapes CUDA reads
 // four elements at a time; the concat leaf with 2 to 33 pieces on axis 1 and on the last axis, with
-// leaves after it; outputs spanning many blocks and threads on the CPU; a gate the CPU hoists out
+// leaves after it; outputs spanning many blocks and threads on the CPU; gates the CPU hoists out
 // of its blocks. Also the programs the shape rule refuses.
 #include "tests/op_cases.h"
 
@@ -111,15 +111,25 @@ std::vector<OpCase> program_cases() {
        program(kScaleShiftRelu), 1, {{3, 16, 19, 21}}},
       {"fused_pointwise_many_blocks_se_gate", kFused, 1, {input({3, 16, 19, 21}), input({3, 16, 1, 1})},
        program({{Op::kSigmoid, 1}, {Op::kMul, 0, 2}}), 1, {{3, 16, 19, 21}}},
-      // Note [hoisted broadcasts] (CPU): sigmoid(s · c + t) runs once over the gate's [N, 1, 1, C]
-      // shape (c a scalar; s, t two leaves of that shape); times u [1, 1, 1, C] mixes shapes and runs
-      // per output element; the hoisted gate is read both by a hoisted instruction and by the blocks.
+      // Note [hoisted broadcasts] (CPU), 32256 elements (past the threading threshold; a gate of 48
+      // is hoisted up to 672 threads): sigmoid(s · c + t) runs once over the gate's [N, 1, 1, C] shape
+      // (c a scalar leaf; s, t two leaves of that shape; registers 5 and 6 only hoisted instructions
+      // read); times u [1, 1, 1, C] mixes shapes and runs per output element; the blocks read the
+      // hoisted Sigmoid (register 7) twice.
       {"fused_pointwise_channels_last_hoisted_gate", kFused, 1,
-       {input({2, 6, 7, 24}), input({2, 1, 1, 24}, -2, 2), input({2, 1, 1, 24}, -1, 1), input({1, 1, 1, 1}, 0.5, 2),
-        weight({1, 1, 1, 24})},
+       {input({2, 24, 28, 24}), input({2, 1, 1, 24}, -2, 2), input({2, 1, 1, 24}, -1, 1),
+        input({1, 1, 1, 1}, 0.5, 2), weight({1, 1, 1, 24})},
        program({{Op::kMul, 1, 3}, {Op::kAdd, 5, 2}, {Op::kSigmoid, 6}, {Op::kMul, 7, 4}, {Op::kMul, 0, 8},
                 {Op::kAdd, 9, 7}}),
-       1, {{2, 6, 7, 24}}},
+       1, {{2, 24, 28, 24}}},
+      // A hard-sigmoid gate as exported, relu6(g + 3) / 6 with Constant instructions: the Constants
+      // become scalar leaves and the gate's ops are hoisted over them; its leaf 0 is read only by
+      // hoisted instructions.
+      {"fused_pointwise_hoisted_gate_of_constants", kFused, 1, {input({2, 24, 1, 1}, -5, 5), input({2, 24, 20, 20})},
+       program({{Op::kConstant, 0, 0, 0}, {Op::kAdd, 0, 2}, {Op::kClip, 3, 0, 1}, {Op::kConstant, 0, 0, 2},
+                {Op::kDiv, 4, 5}, {Op::kNeg, 6}, {Op::kMul, 1, 7}},
+               {3.0f, 0.0f, 6.0f}),
+       1, {{2, 24, 20, 20}}},
   };
 }
 

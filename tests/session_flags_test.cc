@@ -152,6 +152,8 @@ TEST(SessionFlags, PolicyAndWorkspace) {
        [](const SessionOptions& o) { return o.total_workspace_budget == kUnlimitedWorkspace; }},
       {"share with wd", {"--policy", "wd", "--share-workspace"},
        [](const SessionOptions& o) { return o.share_workspace; }},
+      {"pinned threads", {"--threads", "2", "--pin-threads"},
+       [](const SessionOptions& o) { return o.pin_threads && o.threads == 2; }},
       {"unknown policy", {"--policy", "fastest"}, nullptr, "--policy must be undivided, wr or wd, got 'fastest'"},
       {"bad size", {"--workspace", "12parsecs"}, nullptr, "12parsecs"},
       {"share without wd", {"--share-workspace"}, nullptr, "share_workspace applies to policy wd"},

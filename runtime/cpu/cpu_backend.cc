@@ -91,6 +91,7 @@ void threaded_copy(void* dst, const void* src, size_t bytes) {
     return;
   }
   const auto chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
+  use_session_threads();  // the first thing a fresh calling thread does may be this copy
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < chunks; ++i) {
     const size_t offset = static_cast<size_t>(i) * kChunk;

@@ -11,7 +11,8 @@
 // Note [hoisted broadcasts]: an instruction whose operands all come from leaves of one shape
 // smaller than the output (an SE gate's Sigmoid of [N, 1, 1, C]), or from scalars, gives the same
 // value at every output position that reads the same element of that shape. It runs once over
-// that shape before the blocks, into a buffer that the blocks then read as a leaf of that shape:
+// that shape before the blocks, into a buffer that the blocks then read as a leaf of that shape
+// (one of scalars only, a Constant among them, becomes a scalar leaf):
 // EfficientNet's 23 SE gates took one logistic per output element before, and cost twice a Mul.
 #include <omp.h>
 
@@ -205,9 +206,11 @@ void run_blocks(const PointwiseProgram& program, const BlockPlan& plan, float* d
                 int64_t last, float (*scratch)[kBlock]) {
   const float* reg[ir::kMaxPointwiseRegisters];
   const int registers = program.registers();
-  for (int r = 0; r < registers; ++r)
+  for (int r = 0; r < registers; ++r) {
+    reg[r] = scratch[r];  // a register no instruction of the blocks reads is still a valid pointer
     if (plan.readers[static_cast<size_t>(r)].kind == LeafReader::Kind::kScalar)
       std::fill_n(scratch[r], kBlock, plan.readers[static_cast<size_t>(r)].data[0]);
+  }
   const int count = static_cast<int>(program.code.size());
   for (int64_t block = first; block < last; ++block) {
     const int64_t start = block * kBlock, n = std::min(kBlock, numel - start);
@@ -243,7 +246,7 @@ std::vector<int> operands(const PointwiseInstruction& ins) {
 // Runs the instructions Note [hoisted broadcasts] allows before the blocks, each into a buffer of
 // `hoisted` (kept alive by the caller), and plans the blocks around them.
 BlockPlan hoist_broadcasts(const PointwiseProgram& program, std::vector<LeafReader> leaves,
-                           const std::vector<Shape>& leaf_shapes, const Shape& out,
+                           const std::vector<Shape>& leaf_shapes, const Shape& out, int threads,
                            std::vector<std::vector<float>>& hoisted) {
   const auto registers = static_cast<size_t>(program.registers());
   const auto count = program.code.size();
@@ -273,11 +276,12 @@ BlockPlan hoist_broadcasts(const PointwiseProgram& program, std::vector<LeafRead
     }
     const size_t reg = static_cast<size_t>(program.leaves) + i;
     shape_of[reg] = shape;
-    if (shape < 0) continue;  // the output's shape, or scalars only (cheap wherever it runs)
-    const Shape& small = leaf_shapes[static_cast<size_t>(shape)];
+    if (shape == kFull) continue;
+    // Scalars only (a Constant, or an op of scalar leaves): one value, read as a scalar leaf.
+    const Shape& small = shape == kAny ? Shape{1} : leaf_shapes[static_cast<size_t>(shape)];
     const int64_t m = shape_numel(small);
     // Run here by one thread: worth it where each thread of the blocks would evaluate it as often.
-    if (m * omp_get_max_threads() > shape_numel(out)) {
+    if (m * threads > shape_numel(out)) {
       shape_of[reg] = kFull;
       continue;
     }
@@ -296,10 +300,11 @@ BlockPlan hoist_broadcasts(const PointwiseProgram& program, std::vector<LeafRead
       return reader.data;
     };
     filled.reserve(2);
-    const float* a = operand(ins.a);
+    const float* a = ins.op == PointwiseOp::kConstant ? buffer.data() : operand(ins.a);  // Constant reads none
     const float* b = ir::pointwise_op_is_binary(ins.op) ? operand(ins.b) : a;
     kInstructionLoops[static_cast<size_t>(ins.op)](buffer.data(), a, b, ins.p0, ins.p1, m);
-    plan.readers[reg] = strided_reader(buffer.data(), small, out);
+    plan.readers[reg] = shape == kAny ? LeafReader{.kind = LeafReader::Kind::kScalar, .data = buffer.data()}
+                                      : strided_reader(buffer.data(), small, out);
   }
   for (size_t i = 0; i < count; ++i)
     if (plan.readers[static_cast<size_t>(program.leaves) + i].kind == LeafReader::Kind::kComputed)
@@ -327,9 +332,10 @@ Status run_fused_pointwise(const KernelArgs& args) {
   for (int l = 0; l < program->leaves; ++l)
     leaf_shapes.push_back(l == 0 && program->concat_count > 0 ? out : args.src[program->input_of_leaf(l)]->shape());
   std::vector<std::vector<float>> hoisted;
-  const BlockPlan plan = hoist_broadcasts(*program, std::move(leaves), leaf_shapes, out, hoisted);
-  float* dst = args.dst[0]->data<float>();
   const int64_t numel = args.dst[0]->numel();
+  const int threads = numel > kParallelThreshold ? omp_get_max_threads() : 1;
+  const BlockPlan plan = hoist_broadcasts(*program, std::move(leaves), leaf_shapes, out, threads, hoisted);
+  float* dst = args.dst[0]->data<float>();
   const int64_t blocks = (numel + kBlock - 1) / kBlock;
 #pragma omp parallel if (numel > kParallelThreshold)
   {

@@ -193,6 +193,7 @@ Status run_global_pool_nhwc(const KernelArgs& args) {
     }
   }
   float* dst = args.dst[0]->data<float>();
+#pragma omp parallel for collapse(2) schedule(static) if (parallel && n * c * spans > kParallelThreshold)
   for (int64_t i = 0; i < n; ++i)
     for (int64_t k = 0; k < c; ++k) {
       Acc v = partial[static_cast<size_t>(i * spans * c + k)];

@@ -15,7 +15,7 @@ const std::set<std::string> kSessionValueFlags = {"device",    "math",        "b
                                                   "policy",    "workspace",   "batch-sizes", "db",
                                                   "layout",    "streams",     "cuda-graph",
                                                   "benchmark-devices"};
-const std::set<std::string> kSessionBoolFlags = {"rebenchmark", "quiet", "share-workspace"};
+const std::set<std::string> kSessionBoolFlags = {"rebenchmark", "quiet", "share-workspace", "pin-threads"};
 
 const char* const kSessionFlagsHelp =
     "  --device auto|cpu|cuda   where to run (auto: the GPU when present)\n"
@@ -27,6 +27,7 @@ const char* const kSessionFlagsHelp =
     "                           ran faster when timed; a CPU build without oneDNN runs nchw)\n"
     "  --batch N                value of symbolic dims such as the batch (default 1)\n"
     "  --threads N              CPU threads (default: all cores)\n"
+    "  --pin-threads            CPU: each thread on a core of its own (the first N the process may use)\n"
     "  --plan FILE              run a plan saved by `ucudnn plan -o` (instead of planning now)\n"
     "  --policy P               how convolutions are planned: undivided | wr | wd (default wr)\n"
     "  --workspace SIZE         per convolution (undivided, wr) or in total (wd); default 64MiB;\n"
@@ -86,6 +87,7 @@ Status session_options_from_flags(const Args& args, SessionOptions* options, boo
                                                         {Layout::kAuto, Layout::kNchw, Layout::kNhwc}, layout_name));
   UCUDNN_ASSIGN_OR_RETURN(options->batch, args.get_int("batch", 1, 1));
   UCUDNN_ASSIGN_OR_RETURN(options->threads, get_small_int(args, "threads", 0, 0));
+  options->pin_threads = args.has("pin-threads");
   options->plan_path = args.get("plan");
   if (!options->plan_path.empty() && args.has("policy"))
     return invalid_argument("give either --plan or --policy, not both");
