@@ -333,8 +333,8 @@ Status run_fused_pointwise(const KernelArgs& args) {
     leaf_shapes.push_back(l == 0 && program->concat_count > 0 ? out : args.src[program->input_of_leaf(l)]->shape());
   std::vector<std::vector<float>> hoisted;
   const int64_t numel = args.dst[0]->numel();
-  const int threads = numel > kParallelThreshold ? omp_get_max_threads() : 1;
-  const BlockPlan plan = hoist_broadcasts(*program, std::move(leaves), leaf_shapes, out, threads, hoisted);
+  const int block_threads = numel > kParallelThreshold ? omp_get_max_threads() : 1;
+  const BlockPlan plan = hoist_broadcasts(*program, std::move(leaves), leaf_shapes, out, block_threads, hoisted);
   float* dst = args.dst[0]->data<float>();
   const int64_t blocks = (numel + kBlock - 1) / kBlock;
 #pragma omp parallel if (numel > kParallelThreshold)
