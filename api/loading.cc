@@ -1,4 +1,4 @@
-// load_inference_graph, plan_request and use_cpu_threads (see loading.h).
+// load_inference_graph, plan_request and apply_cpu_thread_options (see loading.h).
 #include "api/loading.h"
 
 #include "onnx_import/onnx_import.h"
@@ -72,10 +72,9 @@ optimizer::PlanRequest plan_request(const SessionOptions& options) {
   return request;
 }
 
-Status use_cpu_threads(const SessionOptions& options) {
+Status apply_cpu_thread_options(const SessionOptions& options) {
   cpu::set_num_threads(options.threads);
-  if (options.pin_threads && options.device == Device::kCpu) return cpu::pin_threads();
-  return Status::ok();
+  return cpu::pin_threads(options.pin_threads);  // check_options refused pinning off the CPU
 }
 
 }  // namespace ucudnn

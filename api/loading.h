@@ -21,8 +21,8 @@ Expected<ir::Graph> load_inference_graph(const std::string& model_path, const Se
 // on the GPU: both), the database. `options` passed check_options.
 optimizer::PlanRequest plan_request(const SessionOptions& options);
 
-// The CPU's thread count for what follows (the CPU benchmarker, the kernels), and on the CPU with
-// options.pin_threads the threads pinned (Note [pinned threads], runtime/cpu/cpu_registry.cc).
-Status use_cpu_threads(const SessionOptions& options);
+// The CPU's thread count for what follows (the CPU benchmarker, the kernels), and its threads
+// pinned or unpinned as options.pin_threads says (Note [pinned threads], runtime/cpu/cpu_registry.cc).
+Status apply_cpu_thread_options(const SessionOptions& options);
 
 }  // namespace ucudnn

@@ -80,7 +80,7 @@ Expected<ModelPlan> plan(const std::string& model_path, const SessionOptions& op
   UCUDNN_RETURN_IF_ERROR(check_options(options));
   if (!options.plan_path.empty())
     return invalid_argument("plan() makes a plan; plan_path ('" + options.plan_path + "') is for Session::load");
-  UCUDNN_RETURN_IF_ERROR(use_cpu_threads(options));  // the CPU benchmarker measures with the session's threads
+  UCUDNN_RETURN_IF_ERROR(apply_cpu_thread_options(options));  // the CPU benchmarker measures with the session's threads
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_inference_graph(model_path, options));
   auto impl = std::make_unique<ModelPlan::Impl>();
   impl->model_path = model_path;

@@ -173,7 +173,7 @@ class ExecutorSession final : public Session {
 
 Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, const SessionOptions& options) {
   UCUDNN_RETURN_IF_ERROR(check_options(options));
-  UCUDNN_RETURN_IF_ERROR(use_cpu_threads(options));
+  UCUDNN_RETURN_IF_ERROR(apply_cpu_thread_options(options));
   UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Backend> backend, make_backend(options.device, options.math));
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, load_inference_graph(model_path, options));
   // Before anything is benchmarked: every op of the model has a kernel here.

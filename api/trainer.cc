@@ -78,6 +78,9 @@ Status check_train_options(const TrainOptions& o) {
     return invalid_argument("label smoothing must be in [0, 1)");
   if (!o.session.plan_path.empty())
     return unsupported("training makes its own plan: a saved plan (plan_path) is for inference sessions");
+  if (o.session.pin_threads)
+    return unsupported("pin_threads is for inference sessions: the trainer's data-loading threads would inherit "
+                       "the pinned thread's one CPU (Note [pinned threads])");
   if (o.communicator != nullptr && o.communicator->device_memory() != (o.session.device == Device::kCuda))
     return invalid_argument(std::string("the communicator '") + o.communicator->name() + "' reduces " +
                             (o.communicator->device_memory() ? "GPU" : "host") + " memory, but training runs on the " +
@@ -216,7 +219,7 @@ class TrainerImpl final : public Trainer {
 
 Expected<std::unique_ptr<Trainer>> TrainerImpl::create(const std::string& model_path, const TrainOptions& options) {
   UCUDNN_RETURN_IF_ERROR(check_train_options(options));
-  UCUDNN_RETURN_IF_ERROR(use_cpu_threads(options.session));
+  UCUDNN_RETURN_IF_ERROR(apply_cpu_thread_options(options.session));
   std::unique_ptr<TrainerImpl> t(new TrainerImpl(model_path, options));
   t->comm_ = options.communicator;
   UCUDNN_ASSIGN_OR_RETURN(t->backend_, make_backend(options.session.device, options.session.math));

@@ -75,6 +75,12 @@ TEST(CheckOptions, NamesTheOptionAndItsValue) {
       {"batch", [](SessionOptions& o) { o.batch = 0; }, "batch must be at least 1, got 0"},
       {"threads", [](SessionOptions& o) { o.threads = -2; }, "threads must be 0 (all cores) or positive, got -2"},
       {"streams", [](SessionOptions& o) { o.streams = 3; }, "streams must be 1 or 2, got 3"},
+      {"pinning off the CPU",
+       [](SessionOptions& o) {
+         o.device = Device::kCuda;
+         o.pin_threads = true;
+       },
+       "pin_threads pins the CPU's threads; this session runs on the cuda"},
       {"sharing without wd", [](SessionOptions& o) { o.share_workspace = true; },
        "share_workspace applies to policy wd (one budget divided among the convolutions), not to policy wr"},
       {"policy out of range", [](SessionOptions& o) { o.policy = static_cast<Policy>(7); },
@@ -345,37 +351,48 @@ TEST(CpuSession, RefusesWhatOnlyTheGpuDoes) {
   }
 }
 
-// Note [pinned threads]: more threads than cores is refused, saying what to lower; otherwise the
-// loading thread ends on the first core the process could use, and the session runs.
-TEST(CpuSession, PinnedThreadsTakeACoreEach) {
+// Note [pinned threads]: more threads than CPUs is refused, saying what to lower; otherwise the
+// loading thread ends on the first CPU the process may use and the session runs; a session loaded
+// without pinning gives the loading thread every CPU back.
+TEST(CpuSession, PinnedThreadsAndUnpinnedAgain) {
   cpu_set_t mask;
   CPU_ZERO(&mask);
   ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
-  const int cores = CPU_COUNT(&mask);
+  struct RestoreMask {  // the tests after this one get every CPU, whatever fails here
+    cpu_set_t mask;
+    ~RestoreMask() { sched_setaffinity(0, sizeof mask, &mask); }
+  } restore{mask};
+  const int cpus = CPU_COUNT(&mask);
   int first = 0;
   while (!CPU_ISSET(first, &mask)) ++first;
 
   SessionOptions options = cpu_options(1, "pinned.sqlite");
   options.pin_threads = true;
-  options.threads = cores + 1;
+  options.threads = cpus + 1;
   auto too_many = Session::load(tiny("tiny_cnn"), options);
   ASSERT_FALSE(too_many.has_value());
   EXPECT_EQ(too_many.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(too_many.status().message().find("cannot pin " + std::to_string(cores + 1) + " threads"),
+  EXPECT_NE(too_many.status().message().find("cannot pin " + std::to_string(cpus + 1) + " threads"),
             std::string::npos) << too_many.status().to_string();
   EXPECT_NE(too_many.status().message().find("lower --threads"), std::string::npos);
 
-  options.threads = std::min(cores, 2);
-  auto session = load_ok(tiny("tiny_cnn"), options);
-  ASSERT_TRUE(session);
+  options.threads = std::min(cpus, 2);
+  auto pinned = load_ok(tiny("tiny_cnn"), options);
+  ASSERT_TRUE(pinned);
   cpu_set_t now;
   CPU_ZERO(&now);
   ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
   EXPECT_EQ(CPU_COUNT(&now), 1);
   EXPECT_TRUE(CPU_ISSET(first, &now));
-  auto outputs = session->run(random_inputs(*session));
+  auto outputs = pinned->run(random_inputs(*pinned));
   EXPECT_TRUE(outputs.has_value()) << outputs.status().to_string();
-  ASSERT_EQ(sched_setaffinity(0, sizeof mask, &mask), 0);  // the tests after this one: every core again
+
+  options.pin_threads = false;
+  auto unpinned = load_ok(tiny("tiny_cnn"), options);
+  ASSERT_TRUE(unpinned);
+  CPU_ZERO(&now);
+  ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+  EXPECT_TRUE(CPU_EQUAL(&now, &mask)) << CPU_COUNT(&now) << " of " << cpus << " CPUs";
 }
 
 }  // namespace

@@ -124,10 +124,10 @@ std::vector<OpCase> program_cases() {
        1, {{2, 24, 28, 24}}},
       // A hard-sigmoid gate as exported, relu6(g + 3) / 6 with Constant instructions: the Constants
       // become scalar leaves and the gate's ops are hoisted over them; its leaf 0 is read only by
-      // hoisted instructions.
+      // hoisted instructions (and by the last Relu as its unused operand b: a pointer still).
       {"fused_pointwise_hoisted_gate_of_constants", kFused, 1, {input({2, 24, 1, 1}, -5, 5), input({2, 24, 20, 20})},
        program({{Op::kConstant, 0, 0, 0}, {Op::kAdd, 0, 2}, {Op::kClip, 3, 0, 1}, {Op::kConstant, 0, 0, 2},
-                {Op::kDiv, 4, 5}, {Op::kNeg, 6}, {Op::kMul, 1, 7}},
+                {Op::kDiv, 4, 5}, {Op::kNeg, 6}, {Op::kMul, 1, 7}, {Op::kRelu, 8}},
                {3.0f, 0.0f, 6.0f}),
        1, {{2, 24, 20, 20}}},
   };

@@ -197,6 +197,18 @@ TEST(Trainer, SavedModelReloadsWithTheTrainedWeights) {
   }
 }
 
+// Pinned threads are for inference (Note [pinned threads]): the data loaders' threads would inherit
+// one CPU.
+TEST(Trainer, RefusesPinnedThreads) {
+  ucudnn::TrainOptions options = tiny_options();
+  options.session.pin_threads = true;
+  auto trainer = ucudnn::Trainer::load(source_dir() + "/tests/data/training/tiny_bn_cnn_sgd/model.onnx", options);
+  ASSERT_FALSE(trainer.has_value());
+  EXPECT_EQ(trainer.status().code(), ucudnn::StatusCode::kUnsupported);
+  EXPECT_NE(trainer.status().message().find("pin_threads is for inference sessions"), std::string::npos)
+      << trainer.status().to_string();
+}
+
 // The GPU trains like PyTorch too (strict FP32: cuDNN's algorithms still reassociate sums).
 TEST(TrainerVsPyTorch, TinyBnCnnOnGpu) {
   bool any_gpu = false;

@@ -106,9 +106,10 @@ struct SessionOptions {
   int64_t batch = 1;
   // CPU threads; 0 = all cores.
   int threads = 0;
-  // CPU: pin each thread (the loading thread and its OpenMP team) to a core of its own, the first
-  // `threads` cores the process may use; InvalidArgument when there are fewer. Off: the operating
-  // system places them.
+  // CPU: pin each thread (the loading thread and its OpenMP team) to a CPU of its own, the first
+  // `threads` CPUs the process may use; InvalidArgument when there are fewer, off the CPU, under
+  // OMP_PROC_BIND/OMP_PLACES, and for training. Off (default): the operating system places them,
+  // and threads an earlier session pinned get every CPU back.
   bool pin_threads = false;
   Math math = Math::kTf32;
   Layout layout = Layout::kAuto;  // a saved plan fixes its own

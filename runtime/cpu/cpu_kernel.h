@@ -60,10 +60,11 @@ Status channels_last_unsupported(const ir::Node& node);
 
 // Number of threads kernels use (OpenMP, Eigen, oneDNN); set_num_threads(0) means all cores.
 void set_num_threads(int n);
-// Note [pinned threads]: pins the calling thread's OpenMP team (set_num_threads' count) to one core
-// each, the first cores of those the process could use when first asked. InvalidArgument when
-// there are more threads than such cores.
-Status pin_threads();
+// Note [pinned threads]: pin: the calling thread's OpenMP team (set_num_threads' count) on one CPU
+// each, the first of those the process may use; InvalidArgument when there are more threads than
+// such CPUs, or when OMP_PROC_BIND/OMP_PLACES bind them already. Not pin: threads pinned before
+// get all of the process's CPUs back.
+Status pin_threads(bool pin);
 int num_threads();
 // Applies set_num_threads' count on the calling thread (OpenMP keeps it per thread); the
 // backend's calls run this first, so any thread that runs a session uses the session's count.

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -40,11 +41,49 @@ int cpu_algorithm_count(OpKind op) {
 }
 
 namespace {
+
 std::atomic<int> session_threads{0};  // 0: never set
+
+// The CPUs this process may run on, as the operating system said when first asked (before any
+// pinning shrinks the calling thread's own mask); empty when it could not be read.
+const std::vector<int>& process_cpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> found;
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &mask)) found.push_back(cpu);
+    return found;
+  }();
+  return cpus;
+}
+
+// The largest team pin_threads(true) pinned; its threads are unpinned when a session asks for none.
+std::atomic<int> pinned_team{0};
+
+// Sets the mask of every member of a team of `threads` (the calling thread is member 0): cpus[i]
+// alone for member i, or every CPU of `cpus` when `alone` is false. The number that failed.
+int set_team_affinity(int threads, const std::vector<int>& cpus, bool alone) {
+  std::atomic<int> failed{0};
+#pragma omp parallel num_threads(threads)
+  {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    if (alone) CPU_SET(cpus[static_cast<size_t>(omp_get_thread_num())], &mask);
+    else
+      for (int cpu : cpus) CPU_SET(cpu, &mask);
+    if (pthread_setaffinity_np(pthread_self(), sizeof mask, &mask) != 0) failed.fetch_add(1);
+  }
+  return failed.load();
+}
+
 }  // namespace
 
 void set_num_threads(int n) {
-  if (n <= 0) n = omp_get_num_procs();
+  // All cores: those the process may use (omp_get_num_procs counts the calling thread's own mask,
+  // one core once it is pinned).
+  if (n <= 0) n = process_cpus().empty() ? omp_get_num_procs() : static_cast<int>(process_cpus().size());
   session_threads.store(n);
   omp_set_num_threads(n);
   Eigen::setNbThreads(n);
@@ -60,37 +99,39 @@ void use_session_threads() {
 int num_threads() { return omp_get_max_threads(); }
 
 // Note [pinned threads]: SessionOptions::pin_threads (`--pin-threads`). OpenMP keeps its team's
-// threads alive between parallel regions, so pinning each member once, from inside a region of the
-// session's size, holds for every later region of the same calling thread: oneDNN's, Eigen's and
-// ours. Thread i goes to the i-th core the process could use when pin_threads was first called
-// (read once: the calling thread is pinned too, and its own mask shrinks to one core). Threads
-// the operating system does not move keep their caches; on a shared host a pinned thread also
-// cannot dodge a busy core, so this is an option, off by default.
-Status pin_threads() {
-  static const std::vector<int> allowed = [] {
-    std::vector<int> cpus;
-    cpu_set_t mask;
-    CPU_ZERO(&mask);
-    if (sched_getaffinity(0, sizeof mask, &mask) == 0)
-      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-        if (CPU_ISSET(cpu, &mask)) cpus.push_back(cpu);
-    return cpus;
-  }();
+// threads alive between parallel regions, so setting each member's mask once, from inside a region
+// of the session's size, holds for every later region of the same calling thread: oneDNN's,
+// Eigen's and ours. Member i (the calling thread is member 0) goes to the i-th CPU the process may
+// use (process_cpus, read before any pinning). A session loaded without pinning gives every thread
+// pinned before, the calling thread too, all of the process's CPUs back. Threads the caller starts
+// while its own thread is pinned inherit its one CPU: the trainer refuses pinning for that reason
+// (its data loaders). OpenMP's own binding (OMP_PROC_BIND, OMP_PLACES) is left alone: pinning is
+// refused under it. Threads the operating system does not move keep their caches; on a shared host
+// a pinned thread also cannot move off a busy core, so this is an option, off by default.
+Status pin_threads(bool pin) {
   const int threads = omp_get_max_threads();
-  if (allowed.empty()) return unsupported("cannot pin threads: the process's CPU affinity could not be read");
-  if (threads > static_cast<int>(allowed.size()))
-    return invalid_argument("cannot pin " + std::to_string(threads) + " threads to one core each: this process may "
-                            "use " + std::to_string(allowed.size()) + " cores (lower --threads)");
-  std::atomic<int> failed{0};
-#pragma omp parallel num_threads(threads)
-  {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(allowed[static_cast<size_t>(omp_get_thread_num())], &one);
-    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) failed.fetch_add(1);
+  if (!pin) {
+    const int pinned = pinned_team.exchange(0);
+    if (pinned == 0 || process_cpus().empty()) return Status::ok();
+    const int team = std::max(pinned, threads);
+    const int failed = set_team_affinity(team, process_cpus(), false);
+    if (failed > 0)
+      return unsupported("cannot unpin threads: the operating system refused " + std::to_string(failed) + " of " +
+                         std::to_string(team));
+    return Status::ok();
   }
-  if (failed.load() > 0)
-    return unsupported("cannot pin threads: the operating system refused " + std::to_string(failed.load()) + " of " +
+  if (omp_get_proc_bind() != omp_proc_bind_false)
+    return invalid_argument("cannot pin threads: OpenMP already binds them (OMP_PROC_BIND or OMP_PLACES is set); "
+                            "unset those or leave out --pin-threads");
+  const std::vector<int>& cpus = process_cpus();
+  if (cpus.empty()) return unsupported("cannot pin threads: the process's CPU affinity could not be read");
+  if (threads > static_cast<int>(cpus.size()))
+    return invalid_argument("cannot pin " + std::to_string(threads) + " threads to one CPU each: this process may "
+                            "use " + std::to_string(cpus.size()) + " CPUs (lower --threads)");
+  pinned_team.store(std::max(pinned_team.load(), threads));
+  const int failed = set_team_affinity(threads, cpus, true);
+  if (failed > 0)
+    return unsupported("cannot pin threads: the operating system refused " + std::to_string(failed) + " of " +
                        std::to_string(threads));
   return Status::ok();
 }
