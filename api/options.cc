@@ -90,7 +90,7 @@ Status check_options(const SessionOptions& options) {
     return invalid_argument("threads must be 0 (all cores) or positive, got " + std::to_string(options.threads));
   if (options.pin_threads && options.device != Device::kCpu)
     return invalid_argument(std::string("pin_threads pins the CPU's threads; this session runs on the ") +
-                            device_name(options.device) + " (leave pin_threads off)");
+                            device_name(options.device) + " (run on the CPU, --device cpu, or leave pinning off)");
   if (options.streams != 1 && options.streams != 2)
     return invalid_argument("streams must be 1 or 2, got " + std::to_string(options.streams));
   if (options.device == Device::kCpu && options.layout == Layout::kNhwc && !cpu::cpu_runs_channels_last())

@@ -104,12 +104,13 @@ struct SessionOptions {
   std::map<std::string, Tensor> constant_inputs;
   // Value for symbolic dims (usually the batch) not set by input_shapes or constant_inputs.
   int64_t batch = 1;
-  // CPU threads; 0 = all cores.
+  // CPU threads; 0 = all the CPUs the process may use.
   int threads = 0;
   // CPU: pin each thread (the loading thread and its OpenMP team) to a CPU of its own, the first
-  // `threads` CPUs the process may use; InvalidArgument when there are fewer, off the CPU, under
-  // OMP_PROC_BIND/OMP_PLACES, and for training. Off (default): the operating system places them,
-  // and threads an earlier session pinned get every CPU back.
+  // `threads` CPUs the process may use; InvalidArgument when there are fewer, off the CPU and under
+  // OMP_PROC_BIND/OMP_PLACES; Unsupported for training and where the affinity cannot be set. Off
+  // (default): the operating system places them, and threads an earlier session pinned from the
+  // same loading thread get every CPU back.
   bool pin_threads = false;
   Math math = Math::kTf32;
   Layout layout = Layout::kAuto;  // a saved plan fixes its own

@@ -58,7 +58,7 @@ Status apply_fused_activation(const ir::Node& node, Tensor& dst);
 // runtime/ir/layout.h): that layout is the CUDA backend's; the CPU runs NCHW.
 Status channels_last_unsupported(const ir::Node& node);
 
-// Number of threads kernels use (OpenMP, Eigen, oneDNN); set_num_threads(0) means all cores.
+// Number of threads kernels use (OpenMP, Eigen, oneDNN); set_num_threads(0): all the process's CPUs.
 void set_num_threads(int n);
 // Note [pinned threads]: pin: the calling thread's OpenMP team (set_num_threads' count) on one CPU
 // each, the first of those the process may use; InvalidArgument when there are more threads than

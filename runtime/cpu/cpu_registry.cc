@@ -59,8 +59,9 @@ const std::vector<int>& process_cpus() {
   return cpus;
 }
 
-// The largest team pin_threads(true) pinned; its threads are unpinned when a session asks for none.
-std::atomic<int> pinned_team{0};
+// The largest team pin_threads(true) pinned from this thread; its threads are unpinned when a
+// session loaded from this thread asks for none.
+thread_local int pinned_team = 0;
 
 // Sets the mask of every member of a team of `threads` (the calling thread is member 0): cpus[i]
 // alone for member i, or every CPU of `cpus` when `alone` is false. The number that failed.
@@ -81,9 +82,12 @@ int set_team_affinity(int threads, const std::vector<int>& cpus, bool alone) {
 }  // namespace
 
 void set_num_threads(int n) {
-  // All cores: those the process may use (omp_get_num_procs counts the calling thread's own mask,
-  // one core once it is pinned).
-  if (n <= 0) n = process_cpus().empty() ? omp_get_num_procs() : static_cast<int>(process_cpus().size());
+  // All cores: those the process may use. omp_get_num_procs counts the calling thread's own mask,
+  // one CPU once it is pinned; but under OpenMP's own binding (OMP_PROC_BIND, OMP_PLACES) it counts
+  // the places, while the calling thread's mask is the first place alone.
+  const bool omp_binds = omp_get_proc_bind() != omp_proc_bind_false;
+  if (n <= 0)
+    n = omp_binds || process_cpus().empty() ? omp_get_num_procs() : static_cast<int>(process_cpus().size());
   session_threads.store(n);
   omp_set_num_threads(n);
   Eigen::setNbThreads(n);
@@ -102,8 +106,9 @@ int num_threads() { return omp_get_max_threads(); }
 // threads alive between parallel regions, so setting each member's mask once, from inside a region
 // of the session's size, holds for every later region of the same calling thread: oneDNN's,
 // Eigen's and ours. Member i (the calling thread is member 0) goes to the i-th CPU the process may
-// use (process_cpus, read before any pinning). A session loaded without pinning gives every thread
-// pinned before, the calling thread too, all of the process's CPUs back. Threads the caller starts
+// use (process_cpus, read before any pinning). A session (a GPU one, plan() too) loaded from the
+// same thread without pinning gives every thread pinned from it, that thread too, all of the
+// process's CPUs back; pinning is per loading thread, as OpenMP's teams are. Threads the caller starts
 // while its own thread is pinned inherit its one CPU: the trainer refuses pinning for that reason
 // (its data loaders). OpenMP's own binding (OMP_PROC_BIND, OMP_PLACES) is left alone: pinning is
 // refused under it. Threads the operating system does not move keep their caches; on a shared host
@@ -111,9 +116,9 @@ int num_threads() { return omp_get_max_threads(); }
 Status pin_threads(bool pin) {
   const int threads = omp_get_max_threads();
   if (!pin) {
-    const int pinned = pinned_team.exchange(0);
-    if (pinned == 0 || process_cpus().empty()) return Status::ok();
-    const int team = std::max(pinned, threads);
+    if (pinned_team == 0 || process_cpus().empty()) return Status::ok();
+    const int team = std::max(pinned_team, threads);
+    pinned_team = 0;
     const int failed = set_team_affinity(team, process_cpus(), false);
     if (failed > 0)
       return unsupported("cannot unpin threads: the operating system refused " + std::to_string(failed) + " of " +
@@ -128,7 +133,7 @@ Status pin_threads(bool pin) {
   if (threads > static_cast<int>(cpus.size()))
     return invalid_argument("cannot pin " + std::to_string(threads) + " threads to one CPU each: this process may "
                             "use " + std::to_string(cpus.size()) + " CPUs (lower --threads)");
-  pinned_team.store(std::max(pinned_team.load(), threads));
+  pinned_team = std::max(pinned_team, threads);
   const int failed = set_team_affinity(threads, cpus, true);
   if (failed > 0)
     return unsupported("cannot pin threads: the operating system refused " + std::to_string(failed) + " of " +
