@@ -67,8 +67,9 @@ def ort_version():
     return onnxruntime.__version__
 
 
-def bench_ort(model_path, batch, iterations, warmup, threads, seed=0):
-    """Median latency in ms of ONNX Runtime on the CPU for the same ONNX file."""
+def ort_session(model_path, threads, profile_prefix=None):
+    """ONNX Runtime's CPU session as this benchmark runs it: all graph optimizations, `threads` intra-op
+    threads, one inter-op thread, sequential; with profile_prefix, its profiler on, writing there."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -76,7 +77,15 @@ def bench_ort(model_path, batch, iterations, warmup, threads, seed=0):
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    session = ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+    if profile_prefix:
+        options.enable_profiling = True
+        options.profile_file_prefix = profile_prefix
+    return ort.InferenceSession(model_path, options, providers=["CPUExecutionProvider"])
+
+
+def bench_ort(model_path, batch, iterations, warmup, threads, seed=0):
+    """Median latency in ms of ONNX Runtime on the CPU for the same ONNX file."""
+    session = ort_session(model_path, threads)
     feed = {session.get_inputs()[0].name: export_torchvision.make_input(batch, seed).numpy()}
     return median_ms(lambda: session.run(None, feed), iterations, warmup)
 

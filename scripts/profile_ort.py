@@ -15,9 +15,8 @@ import os
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "models"))
-import export_torchvision  # noqa: E402  (after the path tweak)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_cpu  # noqa: E402  (after the path tweak; its ONNX Runtime session and inputs)
 
 
 def node_times(profile_path, warmup, iterations):
@@ -45,18 +44,11 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--top", type=int, default=12, help="slowest nodes listed (default 12)")
     args = parser.parse_args(argv)
-    import onnxruntime as ort
-
-    feed_value = export_torchvision.make_input(args.batch).numpy()
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = args.threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if bench_cpu.ort_version() is None:
+        sys.exit("profile_ort.py: ONNX Runtime (onnxruntime) cannot be imported here")
+    feed_value = bench_cpu.export_torchvision.make_input(args.batch).numpy()
     with tempfile.TemporaryDirectory() as tmp:
-        options.enable_profiling = True
-        options.profile_file_prefix = os.path.join(tmp, "ort")
-        session = ort.InferenceSession(args.model, options, providers=["CPUExecutionProvider"])
+        session = bench_cpu.ort_session(args.model, args.threads, profile_prefix=os.path.join(tmp, "ort"))
         feed = {session.get_inputs()[0].name: feed_value}
         for _ in range(args.warmup + args.iterations):
             session.run(None, feed)
@@ -68,7 +60,7 @@ def main(argv=None):
     all_ms = sum(us for us in times.values()) / 1000
     if all_ms <= 0:
         sys.exit(f"profile_ort.py: ONNX Runtime's profile of {args.model} holds no node times")
-    print(f"ONNX Runtime {ort.__version__}: {args.model}, batch {args.batch}, {args.threads} threads, "
+    print(f"ONNX Runtime {bench_cpu.ort_version()}: {args.model}, batch {args.batch}, {args.threads} threads, "
           f"mean of {args.iterations} runs: {all_ms:.3f} ms in kernels")
     print(f"  {'op':<28}{'count':>6}{'total ms':>12}{'%':>8}")
     for op, (count, us) in sorted(by_op.items(), key=lambda kv: -kv[1][1]):
