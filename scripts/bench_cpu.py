@@ -14,7 +14,9 @@ per (model, batch). --layouts times ucudnn once per layout named (`--layout`;
 default auto, what a user runs), e.g. nchw,auto for the channels-last gain in the
 same command; the ratios use the last one. --rounds R times every system R times, one after the
 other, and reports the medians over rounds (a shared machine's slow spells then hit all of them);
-the table ends with each model's largest batch over batch 1.
+then, over every timed iteration of all rounds, the fastest and the 90th percentile of ucudnn and ONNX
+Runtime (the JSON has min, p10, median and p90 of each system: "ms_spread"), and each model's largest
+batch over batch 1.
 
   python3 scripts/bench_cpu.py [--models resnet18,resnet50] [--batches 1,16]
       [--iterations 20] [--warmup 3] [--threads N] [--ucudnn build/bin/ucudnn]
@@ -35,7 +37,7 @@ import export_torchvision  # noqa: E402  (after the path tweak)
 
 
 def bench_ucudnn(binary, model_path, batch, iterations, warmup, threads, layout="auto"):
-    """Median latency in ms reported by `ucudnn run --json`, plus the whole JSON."""
+    """Every timed iteration's latency in ms reported by `ucudnn run --json`, plus the whole JSON."""
     command = [binary, "run", model_path, "--device", "cpu", "--batch", str(batch), "--json",
                "--iterations", str(iterations), "--warmup", str(warmup), "--threads", str(threads),
                "--layout", layout]
@@ -43,11 +45,11 @@ def bench_ucudnn(binary, model_path, batch, iterations, warmup, threads, layout=
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr.strip()}")
     report = json.loads(result.stdout)
-    return float(report["latency_ms"]["median"]), report
+    return [float(t) for t in report["latency_ms"]["each"]], report
 
 
-def median_ms(run, iterations, warmup):
-    """Median wall time in ms of `run()` over `iterations` calls after `warmup` untimed ones."""
+def times_ms(run, iterations, warmup):
+    """Wall time in ms of each of `iterations` calls of `run()` after `warmup` untimed ones."""
     times = []
     for i in range(warmup + iterations):
         start = time.perf_counter()
@@ -55,7 +57,15 @@ def median_ms(run, iterations, warmup):
         elapsed = (time.perf_counter() - start) * 1000.0
         if i >= warmup:
             times.append(elapsed)
-    return statistics.median(times)
+    return times
+
+
+def spread(times):
+    """min, 10th percentile, median and 90th percentile of a list of times: on a shared host the
+    median moves with the neighbours' load, the minimum shows what a runtime does on a quiet machine."""
+    ordered = sorted(times)
+    at = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {"min": ordered[0], "p10": at(0.1), "median": statistics.median(ordered), "p90": at(0.9)}
 
 
 def ort_version():
@@ -84,10 +94,10 @@ def ort_session(model_path, threads, profile_prefix=None):
 
 
 def bench_ort(model_path, batch, iterations, warmup, threads, seed=0):
-    """Median latency in ms of ONNX Runtime on the CPU for the same ONNX file."""
+    """Each timed iteration's latency in ms of ONNX Runtime on the CPU for the same ONNX file."""
     session = ort_session(model_path, threads)
     feed = {session.get_inputs()[0].name: export_torchvision.make_input(batch, seed).numpy()}
-    return median_ms(lambda: session.run(None, feed), iterations, warmup)
+    return times_ms(lambda: session.run(None, feed), iterations, warmup)
 
 
 def torch_version():
@@ -120,14 +130,14 @@ def cell(value, width, digits=2):
 
 
 def bench_torch(name, batch, iterations, warmup, threads, seed=0):
-    """Median latency in ms of PyTorch eager inference."""
+    """Each timed iteration's latency in ms of PyTorch eager inference."""
     import torch
 
     torch.set_num_threads(threads)
     model = export_torchvision.build_model(name, seed)
     x = export_torchvision.make_input(batch, seed)
     with torch.no_grad():
-        return median_ms(lambda: model(x), iterations, warmup)
+        return times_ms(lambda: model(x), iterations, warmup)
 
 
 def main(argv=None):
@@ -185,17 +195,20 @@ def main(argv=None):
         for batch in batches:
             # Each round times every system once, one after the other, so a machine that slows down
             # for a while (a shared host) slows all of them; the figures are the medians over rounds.
-            rounds = {l: [] for l in layouts}
-            rounds["ort"], rounds["torch"] = [], []
+            systems = layouts + (["ort"] if ort else []) + (["torch"] if torch else [])
+            each = {s: [] for s in systems}  # every timed iteration of every round
+            rounds = {s: [] for s in systems}  # each round's median
             for _ in range(args.rounds):
-                for layout in layouts:
-                    ms, report = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations, args.warmup,
-                                              args.threads, layout)
-                    rounds[layout].append(ms)
-                if ort:
-                    rounds["ort"].append(bench_ort(paths["model"], batch, args.iterations, args.warmup, args.threads))
-                if torch:
-                    rounds["torch"].append(bench_torch(name, batch, args.iterations, args.warmup, args.threads))
+                for system in systems:
+                    if system == "ort":
+                        times = bench_ort(paths["model"], batch, args.iterations, args.warmup, args.threads)
+                    elif system == "torch":
+                        times = bench_torch(name, batch, args.iterations, args.warmup, args.threads)
+                    else:
+                        times, report = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations,
+                                                     args.warmup, args.threads, system)
+                    each[system] += times
+                    rounds[system].append(statistics.median(times))
             per_layout = {l: statistics.median(rounds[l]) for l in layouts}
             ucudnn_ms = per_layout[layouts[-1]]
             ran = report.get("layout", "?")
@@ -208,7 +221,7 @@ def main(argv=None):
             row = {"model": name, "batch": batch, "threads": args.threads, "iterations": args.iterations,
                    "warmup": args.warmup, "machine": machine, "ucudnn": args.ucudnn, "ucudnn_ms": ucudnn_ms,
                    "ucudnn_layout": ran, "ucudnn_ms_by_layout": per_layout, "rounds": args.rounds,
-                   "ms_by_round": rounds,
+                   "ms_by_round": rounds, "ms_spread": {s: spread(each[s]) for s in systems},
                    "ort_version": ort, "ort_ms": ort_ms, "torch_version": torch, "torch_ms": torch_ms,
                    "ratio_vs_ort": vs_ort, "ratio_vs_torch": vs_torch,
                    "ucudnn_peak_memory_bytes": report.get("peak_memory_bytes"),
@@ -219,8 +232,24 @@ def main(argv=None):
                 out.flush()
     if out:
         out.close()
+    print_spread(rows, layouts[-1])
     print_batch_scaling(rows)
     return 0
+
+
+def print_spread(rows, layout):
+    """Per model and batch: the fastest and the 90th-percentile iteration over all rounds, ucudnn and
+    ONNX Runtime, and their ratios (a shared host's neighbours move the median; the minimum is the
+    quiet machine's figure)."""
+    rows = [r for r in rows if "ort" in r["ms_spread"]]
+    if not rows:
+        return
+    print(f"\nspread over all rounds' iterations, ms (ucudnn {layout} / ORT):")
+    print(f"{'model':<20} {'batch':>5} {'min':>17} {'/ORT':>6} {'p90':>17} {'/ORT':>6}")
+    for r in rows:
+        mine, theirs = r["ms_spread"][layout], r["ms_spread"]["ort"]
+        cells = "".join(f" {mine[q]:>8.2f}/{theirs[q]:<8.2f} {mine[q] / theirs[q]:>5.2f}" for q in ("min", "p90"))
+        print(f"{r['model']:<20} {r['batch']:>5}{cells}")
 
 
 def print_batch_scaling(rows):
