@@ -194,7 +194,7 @@ TEST(CpuConvAlgorithms, EveryAlgorithmMatchesTheReferenceWithExactlyItsWorkspace
 TEST(CpuConvAlgorithms, OnednnIsAnAlgorithmOnlyWhereBuiltIn) {
   const int onednn = static_cast<int>(cpu::CpuConvAlgorithm::kOnednnDirect);
   EXPECT_STREQ(cpu::cpu_conv_algorithm_name(onednn), "onednn_direct");
-  EXPECT_EQ(cpu::kNumCpuConvAlgorithms, static_cast<int>(cpu::CpuConvAlgorithm::kOnednnPlain) + 1);
+  EXPECT_EQ(cpu::kNumCpuConvAlgorithms, static_cast<int>(cpu::CpuConvAlgorithm::kWinograd4x3) + 1);
   const ir::Node node = make_node("conv", OpKind::kConv, {}, 2);
   auto problem = cpu::conv_problem(node, {1, 4, 5, 5}, {4, 4, 3, 3});
   ASSERT_TRUE(problem.has_value());

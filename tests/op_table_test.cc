@@ -290,11 +290,11 @@ TEST(OpTableCoverage, EveryCpuConvAlgorithmRunsSeveralCases) {
 }
 
 // With oneDNN the CPU runs Convs (among them depthwise, grouped, fused and micro-batched ones, with
-// each oneDNN algorithm) and every pool channels-last.
+// each oneDNN algorithm and Winograd) and every pool channels-last.
 TEST(OpTableCoverage, CpuRunsConvolutionsAndPoolsChannelsLast) {
   if (!cpu::cpu_runs_channels_last()) GTEST_SKIP() << "this build has no oneDNN: the CPU runs NCHW only";
   std::map<OpKind, int> runs;
-  int depthwise = 0, micro_batched = 0, plain = 0, blocked = 0;
+  int depthwise = 0, micro_batched = 0, plain = 0, blocked = 0, winograd = 0, winograd_residual_micro_batched = 0;
   for (const OpRun& run : op_runs()) {
     if (!run.channels_last || backend_configs()[run.backend].kind != BackendConfig::Kind::kCpu) continue;
     const OpCase& c = op_cases()[run.op_case];
@@ -304,6 +304,12 @@ TEST(OpTableCoverage, CpuRunsConvolutionsAndPoolsChannelsLast) {
     micro_batched += !c.micro_batches.empty();
     plain += run.algorithm == static_cast<int>(cpu::CpuConvAlgorithm::kOnednnPlain);
     blocked += run.algorithm == static_cast<int>(cpu::CpuConvAlgorithm::kOnednnDirect);
+    if (run.algorithm == static_cast<int>(cpu::CpuConvAlgorithm::kWinograd4x3)) {
+      ++winograd;
+      const bool residual = c.inputs.size() > ir::kConvResidualInput &&
+                            c.inputs[ir::kConvResidualInput].dtype != ucudnn::DType::kUndefined;
+      winograd_residual_micro_batched += residual && !c.micro_batches.empty();
+    }
   }
   EXPECT_GE(runs[OpKind::kConv], 20);
   for (OpKind op : {OpKind::kMaxPool, OpKind::kAveragePool, OpKind::kGlobalAveragePool, OpKind::kGlobalMaxPool})
@@ -312,6 +318,8 @@ TEST(OpTableCoverage, CpuRunsConvolutionsAndPoolsChannelsLast) {
   EXPECT_GE(micro_batched, 2);
   EXPECT_GE(plain, 5);
   EXPECT_GE(blocked, 5);
+  EXPECT_GE(winograd, 5);
+  EXPECT_GE(winograd_residual_micro_batched, 1);
 }
 
 // On the GPU, UCUDNN_DEPTHWISE runs depthwise cases in both layouts, among them ones with a bias,

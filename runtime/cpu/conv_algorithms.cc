@@ -17,6 +17,7 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/onednn_conv.h"
+#include "runtime/cpu/winograd_conv.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -265,12 +266,13 @@ void col2im(const ConvProblem& p, const float* col, int64_t samples, float* x) {
 const char* cpu_conv_algorithm_name(int algorithm) {
   static const char* const kNames[kNumCpuConvAlgorithms] = {
       "im2col_gemm",   "direct",          "gemm_1x1",    "im2col_gemm_per_sample",
-      "onednn_direct", "onednn_winograd", "onednn_auto", "onednn_plain"};
+      "onednn_direct", "onednn_winograd", "onednn_auto", "onednn_plain", "winograd_4x3"};
   return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms ? kNames[algorithm] : "?";
 }
 
 bool is_onednn_algorithm(int algorithm) {
-  return algorithm >= static_cast<int>(CpuConvAlgorithm::kOnednnDirect) && algorithm < kNumCpuConvAlgorithms;
+  return algorithm >= static_cast<int>(CpuConvAlgorithm::kOnednnDirect) &&
+         algorithm <= static_cast<int>(CpuConvAlgorithm::kOnednnPlain);
 }
 
 bool cpu_conv_algorithm_available(int algorithm) {
@@ -280,7 +282,8 @@ bool cpu_conv_algorithm_available(int algorithm) {
   if (algorithm == static_cast<int>(CpuConvAlgorithm::kOnednnWinograd) ||
       algorithm == static_cast<int>(CpuConvAlgorithm::kOnednnAuto))
     return false;
-  if (is_onednn_algorithm(algorithm)) return onednn::built_in();
+  if (is_onednn_algorithm(algorithm) || algorithm == static_cast<int>(CpuConvAlgorithm::kWinograd4x3))
+    return onednn::built_in();  // Winograd's GEMMs are oneDNN's
   return algorithm >= 0 && algorithm < kNumCpuConvAlgorithms;
 }
 
@@ -328,7 +331,8 @@ Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& given_x, c
 }
 
 bool conv_algorithm_applies(const ConvProblem& p, int algorithm) {
-  if (p.channels_last && !is_onednn_algorithm(algorithm)) return false;  // the Eigen algorithms are NCHW
+  const bool winograd = algorithm == static_cast<int>(CpuConvAlgorithm::kWinograd4x3);
+  if (p.channels_last && !is_onednn_algorithm(algorithm) && !winograd) return false;  // the Eigen ones are NCHW
   switch (algorithm) {
     case static_cast<int>(CpuConvAlgorithm::kIm2colGemm):
     case static_cast<int>(CpuConvAlgorithm::kDirect):
@@ -342,6 +346,8 @@ bool conv_algorithm_applies(const ConvProblem& p, int algorithm) {
     case static_cast<int>(CpuConvAlgorithm::kOnednnAuto):
     case static_cast<int>(CpuConvAlgorithm::kOnednnPlain):
       return cpu_conv_algorithm_available(algorithm) && onednn::applies(p, onednn_kind(algorithm));
+    case static_cast<int>(CpuConvAlgorithm::kWinograd4x3):
+      return winograd::applies(p);
     default:
       return false;
   }
@@ -368,6 +374,7 @@ size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
   if (algorithm == kDefaultCpuConvAlgorithm) algorithm = conv_default_algorithm(p);
   if (!conv_algorithm_applies(p, algorithm)) return std::numeric_limits<size_t>::max();
   if (is_onednn_algorithm(algorithm)) return onednn::workspace_bytes(p, onednn_kind(algorithm));
+  if (algorithm == static_cast<int>(CpuConvAlgorithm::kWinograd4x3)) return winograd::workspace_bytes(p);
   // X, W and Y each fit (check_value_sizes), but the column matrix multiplies dims of X and W:
   // saturating, so a size past size_t is SIZE_MAX, which no workspace holds. Beyond
   // kMaxTensorBytes the kernels' int64 indexing into it would overflow: also SIZE_MAX.
@@ -392,6 +399,7 @@ size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
     case CpuConvAlgorithm::kOnednnWinograd:
     case CpuConvAlgorithm::kOnednnAuto:
     case CpuConvAlgorithm::kOnednnPlain:
+    case CpuConvAlgorithm::kWinograd4x3:
       floats = 0;
       break;
   }
@@ -453,6 +461,8 @@ std::unique_ptr<PreparedConv> prepare_conv(const ConvProblem& p, int algorithm, 
                                            bool weights_constant) {
   if (!conv_algorithm_applies(p, algorithm)) return nullptr;
   if (is_onednn_algorithm(algorithm)) return onednn::prepare(p, onednn_kind(algorithm), epilogue, weights_constant);
+  if (algorithm == static_cast<int>(CpuConvAlgorithm::kWinograd4x3))
+    return winograd::prepare(p, epilogue, weights_constant);
   return std::make_unique<EigenConv>(p, algorithm, epilogue);
 }
 

@@ -29,10 +29,19 @@
 //                         Winograd exists; elsewhere it would be kOnednnDirect).
 //   kOnednnPlain          oneDNN's direct convolution on X and Y as they lie (NCHW,
 //                         or NHWC in a channels-last graph): no reorders.
+//   kWinograd4x3          Winograd F(4×4, 3×3) (winograd_conv.h): 3×3, stride 1, one
+//                         group, channels-last only; 4× fewer multiplies than direct,
+//                         more rounding (relative error ~1e-5 on ResNet layers). Its
+//                         GEMMs are oneDNN's, so it needs oneDNN too. Workspace: the
+//                         transformed tiles of one chunk (~8 MiB), + the transformed
+//                         weights (4× W) where W is not constant. The CPU benchmarker
+//                         times it for constant weights only (inference): training
+//                         stays on the exact algorithms (Note [Winograd for inference]).
 //
 // Channels-last (NHWC) Convs (Note [channels-last]: X [N, H, W, C], W [M, R, S, C/group],
 // Y [N, OH, OW, M]) run through oneDNN only: kOnednnPlain on the tensors as they lie, or
-// kOnednnDirect with its blocked copies; the Eigen algorithms are NCHW and do not apply.
+// kOnednnDirect with its blocked copies, or kWinograd4x3; the Eigen algorithms are NCHW and do
+// not apply.
 // A build without oneDNN therefore has no channels-last CPU convolution.
 //
 // The oneDNN algorithms fuse the Conv node's epilogue (bias, residual z, activation: Note
@@ -68,10 +77,11 @@ enum class CpuConvAlgorithm : int {
   kOnednnWinograd = 5,
   kOnednnAuto = 6,
   kOnednnPlain = 7,
+  kWinograd4x3 = 8,
 };
 // The same in every build (ids stay stable in the benchmark database); an algorithm
 // this build lacks never applies (cpu_conv_algorithm_available).
-inline constexpr int kNumCpuConvAlgorithms = 8;
+inline constexpr int kNumCpuConvAlgorithms = 9;
 // Bumped when what a stored CPU timing means changes (v2: oneDNN's workspace query covers its fused
 // epilogues; v3: micro-batches are timed on the slices of a whole batch, Note [micro-batches read cold
 // data]): the benchmarker's device key carries it, so rows of another version are measured anew.
@@ -83,9 +93,9 @@ inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;
 inline constexpr int64_t kSmallOutputPlane = 256;
 
 // "im2col_gemm", "direct", "gemm_1x1", "im2col_gemm_per_sample", "onednn_direct", "onednn_winograd",
-// "onednn_auto", "onednn_plain"; "?" when out of range.
+// "onednn_auto", "onednn_plain", "winograd_4x3"; "?" when out of range.
 const char* cpu_conv_algorithm_name(int algorithm);
-// Whether this build has `algorithm` (false for the oneDNN ones without UCUDNN_ONEDNN).
+// Whether this build has `algorithm` (false for the oneDNN ones and kWinograd4x3 without UCUDNN_ONEDNN).
 bool cpu_conv_algorithm_available(int algorithm);
 // Whether `algorithm` is one of oneDNN's.
 bool is_onednn_algorithm(int algorithm);

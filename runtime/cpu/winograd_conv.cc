@@ -1,0 +1,308 @@
+// Winograd F(4×4, 3×3) on the CPU (see winograd_conv.h). Tiles are numbered t = (n·TH + ty)·TW + tx
+// (TH = ⌈OH/4⌉, TW = ⌈OW/4⌉); within a chunk the transformed input is [36][tiles][C] and the GEMMs'
+// output [36][tiles][M], so point ξ's GEMM is [tiles, C] × [C, M] on row-major matrices. Every pass
+// works on runs of kLanes channels, contiguous in NHWC, so the transforms vectorise.
+#include "runtime/cpu/winograd_conv.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#ifdef UCUDNN_HAVE_ONEDNN
+#include <dnnl.h>
+#endif
+
+#include "runtime/core/bytes.h"
+
+namespace ucudnn::cpu::winograd {
+
+namespace {
+
+constexpr int64_t kLanes = 16;                      // channels per vector run
+constexpr int64_t kPoints = 36;                     // 6×6 transformed points per tile
+constexpr size_t kChunkBytes = size_t{8} << 20;    // Note [Winograd chunks]
+constexpr int64_t kMinChunkTiles = 16;
+constexpr int64_t kGemmRows = 128, kGemmCols = 256;  // one GEMM work item's block of [tiles, M]
+
+int64_t tiles_high(const ConvProblem& p) { return (p.out_h + 3) / 4; }
+int64_t tiles_wide(const ConvProblem& p) { return (p.out_w + 3) / 4; }
+int64_t tile_count(const ConvProblem& p) { return p.batch * tiles_high(p) * tiles_wide(p); }
+
+int64_t chunk_tiles(const ConvProblem& p) {
+  const size_t per_tile = static_cast<size_t>(kPoints * (p.in_channels + p.out_channels)) * sizeof(float);
+  const int64_t budget = static_cast<int64_t>(kChunkBytes / per_tile);
+  return std::max<int64_t>(1, std::min(tile_count(p), std::max(kMinChunkTiles, budget)));
+}
+
+// The workspace: [transformed input chunk | GEMM output chunk | transformed weights (not constant)].
+struct Layout {
+  size_t input = 0, output = 0, weights = 0, total = 0;
+};
+
+Layout workspace_layout(const ConvProblem& p, bool weights_in_workspace) {
+  const size_t tiles = static_cast<size_t>(chunk_tiles(p));
+  auto floats = [](size_t a, size_t b, size_t c) { return saturating_mul(saturating_mul(a, b), c); };
+  Layout l;
+  l.output = align_up(saturating_mul(floats(kPoints, tiles, static_cast<size_t>(p.in_channels)), sizeof(float)));
+  const size_t out_bytes = saturating_mul(floats(kPoints, tiles, static_cast<size_t>(p.out_channels)), sizeof(float));
+  l.weights = saturating_add(l.output, align_up(out_bytes));
+  const size_t weight_bytes =
+      saturating_mul(floats(kPoints, static_cast<size_t>(p.in_channels), static_cast<size_t>(p.out_channels)),
+                     sizeof(float));
+  l.total = weights_in_workspace ? saturating_add(l.weights, weight_bytes) : l.weights;
+  return l;
+}
+
+// U[ξ][c][m] = (G g Gᵀ)[ξ] for W [M, 3, 3, C] (Note [Winograd weights]).
+void transform_weights(const ConvProblem& p, const float* w, float* u) {
+  const int64_t c_count = p.in_channels, m_count = p.out_channels;
+#pragma omp parallel for schedule(static)
+  for (int64_t m = 0; m < m_count; ++m) {
+    for (int64_t c = 0; c < c_count; ++c) {
+      float g[3][3], t[6][3];
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) g[i][j] = w[((m * 3 + i) * 3 + j) * c_count + c];
+      auto rows = [](float g0, float g1, float g2, float* r) {  // G · (g0, g1, g2)
+        r[0] = g0 / 4;
+        r[1] = -(g0 + g1 + g2) / 6;
+        r[2] = -(g0 - g1 + g2) / 6;
+        r[3] = g0 / 24 + g1 / 12 + g2 / 6;
+        r[4] = g0 / 24 - g1 / 12 + g2 / 6;
+        r[5] = g2;
+      };
+      for (int j = 0; j < 3; ++j) {
+        float r[6];
+        rows(g[0][j], g[1][j], g[2][j], r);
+        for (int i = 0; i < 6; ++i) t[i][j] = r[i];
+      }
+      for (int i = 0; i < 6; ++i) {
+        float r[6];
+        rows(t[i][0], t[i][1], t[i][2], r);
+        for (int j = 0; j < 6; ++j) u[((i * 6 + j) * c_count + c) * m_count + m] = r[j];
+      }
+    }
+  }
+}
+
+// r = Bᵀ d along one direction of a 6×6 tile of runs: element k of d is d[k·step .. k·step + kLanes),
+// of r r[k·step ..] (step kLanes: a row of runs; 6·kLanes: a column).
+template <int64_t kStep>
+inline void input_transform(const float* __restrict d, float* __restrict r) {
+  for (int64_t v = 0; v < kLanes; ++v) {
+    const float d0 = d[v], d1 = d[kStep + v], d2 = d[2 * kStep + v], d3 = d[3 * kStep + v], d4 = d[4 * kStep + v],
+                d5 = d[5 * kStep + v];
+    r[v] = 4 * d0 - 5 * d2 + d4;
+    r[kStep + v] = -4 * d1 - 4 * d2 + d3 + d4;
+    r[2 * kStep + v] = 4 * d1 - 4 * d2 - d3 + d4;
+    r[3 * kStep + v] = -2 * d1 - d2 + 2 * d3 + d4;
+    r[4 * kStep + v] = 2 * d1 - d2 - 2 * d3 + d4;
+    r[5 * kStep + v] = 4 * d1 - 5 * d3 + d5;
+  }
+}
+
+// o = Aᵀ m along one direction: six runs in, four out (strides as input_transform's).
+template <int64_t kStep>
+inline void output_transform(const float* __restrict m, float* __restrict o) {
+  for (int64_t v = 0; v < kLanes; ++v) {
+    const float m0 = m[v], m1 = m[kStep + v], m2 = m[2 * kStep + v], m3 = m[3 * kStep + v], m4 = m[4 * kStep + v],
+                m5 = m[5 * kStep + v];
+    o[v] = m0 + m1 + m2 + m3 + m4;
+    o[kStep + v] = m1 - m2 + 2 * m3 - 2 * m4;
+    o[2 * kStep + v] = m1 + m2 + 4 * m3 + 4 * m4;
+    o[3 * kStep + v] = m1 - m2 + 8 * m3 - 8 * m4 + m5;
+  }
+}
+
+// The chunk's tiles [first, first + tiles) of X → V[ξ][tile][c].
+void transform_input(const ConvProblem& p, const float* x, int64_t first, int64_t tiles, int64_t stride, float* v) {
+  const int64_t th = tiles_high(p), tw = tiles_wide(p), c_count = p.in_channels;
+  const int64_t runs = (c_count + kLanes - 1) / kLanes;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t local = 0; local < tiles; ++local) {
+    for (int64_t run = 0; run < runs; ++run) {
+      const int64_t t = first + local, n = t / (th * tw), ty = t / tw % th, tx = t % tw;
+      const int64_t c0 = run * kLanes, lanes = std::min(kLanes, c_count - c0);
+      float d[6][6][kLanes];  // d[row][column]
+      for (int64_t i = 0; i < 6; ++i) {
+        const int64_t ih = 4 * ty - p.pad_top + i;
+        for (int64_t j = 0; j < 6; ++j) {
+          const int64_t iw = 4 * tx - p.pad_left + j;
+          float* dst = d[i][j];
+          const float* src = x + ((n * p.in_h + ih) * p.in_w + iw) * c_count + c0;
+          if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) {
+            for (int64_t l = 0; l < kLanes; ++l) dst[l] = 0.0f;
+          } else if (lanes == kLanes) {
+            for (int64_t l = 0; l < kLanes; ++l) dst[l] = src[l];
+          } else {
+            for (int64_t l = 0; l < kLanes; ++l) dst[l] = l < lanes ? src[l] : 0.0f;
+          }
+        }
+      }
+      float down[6][6][kLanes];  // Bᵀ d: down each column
+      for (int64_t j = 0; j < 6; ++j) input_transform<6 * kLanes>(d[0][j], down[0][j]);
+      for (int64_t i = 0; i < 6; ++i) {
+        float out[6][kLanes];  // (Bᵀ d B)[i][·]: along row i
+        input_transform<kLanes>(down[i][0], out[0]);
+        for (int64_t j = 0; j < 6; ++j) {
+          float* dst = v + ((i * 6 + j) * stride + local) * c_count + c0;
+          if (lanes == kLanes) {
+            for (int64_t l = 0; l < kLanes; ++l) dst[l] = out[j][l];
+          } else {
+            for (int64_t l = 0; l < lanes; ++l) dst[l] = out[j][l];
+          }
+        }
+      }
+    }
+  }
+}
+
+#ifdef UCUDNN_HAVE_ONEDNN
+// M[ξ] = V[ξ] · U[ξ] for the chunk, in blocks of [tiles, M] over the threads; oneDNN's sgemm runs on
+// one thread inside the parallel region.
+void multiply(const ConvProblem& p, const float* v, const float* u, int64_t tiles, int64_t stride, float* m) {
+  const int64_t c_count = p.in_channels, m_count = p.out_channels;
+  const int64_t row_blocks = (tiles + kGemmRows - 1) / kGemmRows, col_blocks = (m_count + kGemmCols - 1) / kGemmCols;
+#pragma omp parallel for collapse(3) schedule(dynamic, 1)
+  for (int64_t point = 0; point < kPoints; ++point) {
+    for (int64_t rb = 0; rb < row_blocks; ++rb) {
+      for (int64_t cb = 0; cb < col_blocks; ++cb) {
+        const int64_t r0 = rb * kGemmRows, rows = std::min(kGemmRows, tiles - r0);
+        const int64_t k0 = cb * kGemmCols, cols = std::min(kGemmCols, m_count - k0);
+        dnnl_sgemm('N', 'N', rows, cols, c_count, 1.0f, v + (point * stride + r0) * c_count, c_count,
+                   u + point * c_count * m_count + k0, m_count, 0.0f, m + (point * stride + r0) * m_count + k0,
+                   m_count);
+      }
+    }
+  }
+}
+#endif
+
+// The chunk's GEMM output → Y's 4×4 tiles, with the epilogue: Y = act(conv + B + z); z may be Y
+// (each element is read before it is written, by the one item that writes it).
+template <ir::ConvActivationKind kKind>
+void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t stride,
+                      const float* bias, const float* z, const ir::ConvActivation& activation, float* y) {
+  const ir::ConvActivation act{kKind, activation.min, activation.max};
+  const int64_t th = tiles_high(p), tw = tiles_wide(p), m_count = p.out_channels;
+  const int64_t runs = (m_count + kLanes - 1) / kLanes;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t local = 0; local < tiles; ++local) {
+    for (int64_t run = 0; run < runs; ++run) {
+      const int64_t t = first + local, n = t / (th * tw), ty = t / tw % th, tx = t % tw;
+      const int64_t k0 = run * kLanes, lanes = std::min(kLanes, m_count - k0);
+      float points[6][6][kLanes];  // points[i][j]: row i, column j
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t j = 0; j < 6; ++j) {
+          const float* src = m + ((i * 6 + j) * stride + local) * m_count + k0;
+          float* dst = points[i][j];
+          if (lanes == kLanes) {
+            for (int64_t l = 0; l < kLanes; ++l) dst[l] = src[l];
+          } else {
+            for (int64_t l = 0; l < kLanes; ++l) dst[l] = l < lanes ? src[l] : 0.0f;
+          }
+        }
+      float down[4][6][kLanes];  // Aᵀ m: down each column
+      for (int64_t j = 0; j < 6; ++j) output_transform<6 * kLanes>(points[0][j], down[0][j]);
+      float b[kLanes] = {};
+      if (bias != nullptr)
+        for (int64_t l = 0; l < lanes; ++l) b[l] = bias[k0 + l];
+      for (int64_t a = 0; a < 4 && 4 * ty + a < p.out_h; ++a) {
+        const int64_t oy = 4 * ty + a;
+        float out[4][kLanes];  // (Aᵀ m A)[a][·]: along row a
+        output_transform<kLanes>(down[a][0], out[0]);
+        for (int64_t c = 0; c < 4 && 4 * tx + c < p.out_w; ++c) {
+          const int64_t at = ((n * p.out_h + oy) * p.out_w + 4 * tx + c) * m_count + k0;
+          float value[kLanes];
+          for (int64_t l = 0; l < kLanes; ++l) value[l] = out[c][l] + b[l];
+          if (z != nullptr)
+            for (int64_t l = 0; l < lanes; ++l) value[l] += z[at + l];
+          for (int64_t l = 0; l < lanes; ++l) y[at + l] = ir::apply_conv_activation(act, value[l]);
+        }
+      }
+    }
+  }
+}
+
+void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t stride,
+                      const float* bias, const float* z, const ir::ConvActivation& activation, float* y) {
+  using Kind = ir::ConvActivationKind;
+  switch (activation.kind) {
+    case Kind::kNone: return transform_output<Kind::kNone>(p, m, first, tiles, stride, bias, z, activation, y);
+    case Kind::kRelu: return transform_output<Kind::kRelu>(p, m, first, tiles, stride, bias, z, activation, y);
+    case Kind::kSiLU: return transform_output<Kind::kSiLU>(p, m, first, tiles, stride, bias, z, activation, y);
+    case Kind::kHardSwish:
+      return transform_output<Kind::kHardSwish>(p, m, first, tiles, stride, bias, z, activation, y);
+    case Kind::kSigmoid: return transform_output<Kind::kSigmoid>(p, m, first, tiles, stride, bias, z, activation, y);
+    case Kind::kClip: return transform_output<Kind::kClip>(p, m, first, tiles, stride, bias, z, activation, y);
+  }
+}
+
+class WinogradConv final : public PreparedConv {
+ public:
+  WinogradConv(const ConvProblem& p, const ConvEpilogue& epilogue, bool weights_constant)
+      : p_(p), epilogue_(epilogue), constant_(weights_constant), layout_(workspace_layout(p, !weights_constant)) {
+    if (constant_) weights_.resize(static_cast<size_t>(kPoints * p.in_channels * p.out_channels));
+  }
+
+  size_t workspace_bytes() const override { return layout_.total; }
+  bool adds_residual_in_place() const override { return true; }
+
+  void run(const float* x, const float* w, const float* bias, const float* z, float* y, void* workspace) override {
+    if (p_.batch == 0) return;
+    char* ws = static_cast<char*>(workspace);
+    float* v = reinterpret_cast<float*>(ws);
+    float* m = reinterpret_cast<float*>(ws + layout_.output);
+    float* u = constant_ ? weights_.data() : reinterpret_cast<float*>(ws + layout_.weights);
+    if (!constant_ || weights_from_ != w) {  // Note [Winograd weights]
+      transform_weights(p_, w, u);
+      if (constant_) weights_from_ = w;
+    }
+    const int64_t stride = chunk_tiles(p_), total = tile_count(p_);
+    for (int64_t first = 0; first < total; first += stride) {
+      const int64_t tiles = std::min(stride, total - first);
+      transform_input(p_, x, first, tiles, stride, v);
+#ifdef UCUDNN_HAVE_ONEDNN
+      multiply(p_, v, u, tiles, stride, m);
+#endif
+      transform_output(p_, m, first, tiles, stride, epilogue_.bias ? bias : nullptr,
+                       epilogue_.residual ? z : nullptr, epilogue_.activation, y);
+    }
+  }
+
+ private:
+  ConvProblem p_;
+  ConvEpilogue epilogue_;
+  bool constant_;
+  Layout layout_;
+  std::vector<float> weights_;            // U when W is constant
+  const float* weights_from_ = nullptr;  // the W pointer weights_ was transformed from
+};
+
+}  // namespace
+
+bool applies(const ConvProblem& p) {
+#ifndef UCUDNN_HAVE_ONEDNN
+  (void)p;
+  return false;
+#else
+  if (!p.channels_last || p.group != 1 || p.kernel_h != 3 || p.kernel_w != 3 || p.stride_h != 1 || p.stride_w != 1 ||
+      p.dilation_h != 1 || p.dilation_w != 1 || p.out_h < 1 || p.out_w < 1 || p.in_channels < 1 || p.out_channels < 1)
+    return false;
+  ConvProblem one = p;
+  one.batch = std::max<int64_t>(p.batch, 1);
+  return workspace_layout(one, true).total <= kMaxTensorBytes;
+#endif
+}
+
+size_t workspace_bytes(const ConvProblem& p) {
+  if (!applies(p)) return std::numeric_limits<size_t>::max();
+  return p.batch == 0 ? 0 : workspace_layout(p, true).total;
+}
+
+std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvEpilogue& epilogue, bool weights_constant) {
+  if (!applies(p)) return nullptr;
+  return std::make_unique<WinogradConv>(p, epilogue, weights_constant);
+}
+
+}  // namespace ucudnn::cpu::winograd
