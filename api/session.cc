@@ -116,7 +116,7 @@ class ExecutorSession final : public Session {
   MemoryStats memory() const override {
     const runtime::Plan& plan = executor_->plan();
     return {plan.arena_bytes, plan.unplanned_bytes, executor_->weight_bytes(), plan.workspace_pool_bytes,
-            runtime::largest_step_workspace(plan)};
+            runtime::largest_step_workspace(plan), executor_->kernel_bytes()};
   }
   Layout layout() const override { return plan_layout(executor_->plan()); }
   std::string plan_json() const override { return runtime::plan_to_json(executor_->plan(), graph_); }

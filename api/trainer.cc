@@ -682,7 +682,7 @@ MemoryStats TrainerImpl::memory() const {
   const runtime::Plan& plan = train_->executor->plan();
   const size_t own = params_->bytes() + grads_->bytes() + states_->bytes() + stats_->bytes() + io_->bytes();
   return {plan.arena_bytes, plan.unplanned_bytes, train_->executor->weight_bytes() + own,
-          plan.workspace_pool_bytes, runtime::largest_step_workspace(plan)};
+          plan.workspace_pool_bytes, runtime::largest_step_workspace(plan), train_->executor->kernel_bytes()};
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Channels-last sessions on the CPU (Note [channels-last], runtime/ir/layout.h): in a build with
 // oneDNN every tiny model gives the NCHW session's outputs in NHWC (oneDNN's convolutions on the
 // tensors as they lie, the pools' NHWC loops; the two differ only by summation order), --layout
-// auto plans both and runs one, and the plan's convolutions are oneDNN's. Without oneDNN NHWC is
+// auto plans both and runs one, and the plan's convolutions are oneDNN's or Winograd's (whose GEMMs are
+// oneDNN's). Without oneDNN NHWC is
 // refused with what to do. The op table (op_table_test) checks each Conv and pool case in NHWC.
 #include <gtest/gtest.h>
 
@@ -93,9 +94,11 @@ TEST(CpuLayout, NhwcMatchesNchwOnEveryTinyModel) {
     SCOPED_TRACE(name);
     const std::unique_ptr<Session> nhwc = expect_matches_nchw(name, Layout::kNhwc);
     ASSERT_NE(nhwc, nullptr);
-    // Every Conv of the NHWC plan runs one of oneDNN's algorithms (the only ones there).
+    // Every Conv of the NHWC plan runs one of oneDNN's algorithms or Winograd (the only ones there).
     const int convs = conv_steps(*nhwc, [](int algorithm, const std::string& step) {
-      EXPECT_TRUE(cpu::is_onednn_algorithm(algorithm)) << step;
+      EXPECT_TRUE(cpu::is_onednn_algorithm(algorithm) ||
+                  algorithm == static_cast<int>(cpu::CpuConvAlgorithm::kWinograd4x3))
+          << step;
     });
     // A model without convolutions has nothing to lay out: it runs NCHW whatever was asked.
     EXPECT_EQ(nhwc->layout(), convs > 0 ? Layout::kNhwc : Layout::kNchw);

@@ -133,7 +133,7 @@ bool cpu_runs_channels_last(const OpCase& c) {
   return is_channels_last_pool(c);
 }
 
-// The CPU algorithms that apply to a Conv case run channels-last (oneDNN's only).
+// The CPU algorithms that apply to a Conv case run channels-last (oneDNN's and Winograd).
 std::vector<int> cpu_nhwc_algorithms_for(const OpCase& c) {
   std::vector<int> algorithms;
   ir::Node node = make_node(c.name, c.op, c.attrs, c.inputs.size(), c.outputs, c.opset);

@@ -105,6 +105,13 @@ TEST_F(WinogradConv, SeveralChunksOfTiles) {
   expect_matches_direct(p, {.bias = true, .activation = {Kind::kRelu}}, "two chunks");
 }
 
+TEST_F(WinogradConv, ChunksAcrossSamplesAndSeveralGemmBlocks) {
+  // 5 samples of 9×9 tiles in 3 chunks of 135 (each crosses a sample), each GEMM in 2 row blocks
+  // (128 + 7 tiles) and 2 column blocks (256 + 16 filters).
+  const cpu::ConvProblem p = problem(5, 16, 34, 34, 272, 1, 1, 34, 34);
+  expect_matches_direct(p, {.bias = true, .residual = true, .activation = {Kind::kRelu}}, "GEMM blocks");
+}
+
 TEST_F(WinogradConv, EveryActivation) {
   const cpu::ConvProblem p = problem(2, 16, 10, 6, 32, 1, 1, 10, 6);
   for (Kind kind : {Kind::kNone, Kind::kRelu, Kind::kSiLU, Kind::kHardSwish, Kind::kSigmoid, Kind::kClip}) {
@@ -136,14 +143,44 @@ TEST_F(WinogradConv, ConstantWeightsAtAnotherAddressAreSeen) {
   expect_close_to_scale(y, run(p, kDirect, {}, first), "first weights");
   conv->run(first.x.data<float>(), mixed.w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
   expect_close_to_scale(y, run(p, kDirect, {}, mixed), "weights at another address");
-  // The transformed weights live in the object: less workspace than the query (which covers W changing).
+  // The transformed weights live in the object (36 points × C × M floats, reported as kept memory):
+  // less workspace than the query, which covers W changing; a convolution whose W changes keeps none.
+  EXPECT_EQ(conv->owned_bytes(), size_t{36} * 16 * 16 * sizeof(float));
   EXPECT_LT(conv->workspace_bytes(), cpu::conv_workspace_bytes(p, kWinograd));
+  EXPECT_EQ(cpu::prepare_conv(p, kWinograd, {}, /*weights_constant=*/false)->owned_bytes(), 0u);
+}
+
+// Two micro-batches of one convolution (two prepared objects, as the executor makes them) keep one copy
+// of the transformed filters between them; other W values get their own.
+TEST_F(WinogradConv, MicroBatchesShareTheTransformedFilters) {
+  const cpu::ConvProblem p = problem(1, 16, 8, 8, 32, 1, 1, 8, 8);
+  const Tensors t = random_tensors(p, 3), other = random_tensors(p, 4);
+  const size_t filters = size_t{36} * 16 * 32 * sizeof(float);
+  std::vector<std::unique_ptr<cpu::PreparedConv>> calls;
+  for (int i = 0; i < 3; ++i) calls.push_back(cpu::prepare_conv(p, kWinograd, {}, /*weights_constant=*/true));
+  std::vector<std::byte> workspace(calls[0]->workspace_bytes());
+  Tensor y = t.z.clone().value();
+  for (int i = 0; i < 2; ++i)
+    calls[i]->run(t.x.data<float>(), t.w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
+  calls[2]->run(t.x.data<float>(), other.w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
+  EXPECT_EQ(calls[0]->owned_bytes() + calls[1]->owned_bytes(), filters);
+  EXPECT_EQ(calls[0]->owned_bytes(), calls[1]->owned_bytes());
+  EXPECT_EQ(calls[2]->owned_bytes(), filters);
+  Tensors mixed{t.x.clone().value(), other.w.clone().value(), t.bias.clone().value(), t.z.clone().value()};
+  expect_close_to_scale(y, run(p, kDirect, {}, mixed), "the third call's own filters");
 }
 
 TEST_F(WinogradConv, EmptyMicroBatchRunsNothing) {
   const cpu::ConvProblem p = problem(0, 16, 8, 8, 16, 1, 1, 8, 8);
   EXPECT_TRUE(cpu::conv_algorithm_applies(p, kWinograd));
   EXPECT_EQ(cpu::conv_workspace_bytes(p, kWinograd), 0u);
+  for (const bool constant : {false, true}) {
+    std::unique_ptr<cpu::PreparedConv> conv = cpu::prepare_conv(p, kWinograd, {}, constant);
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->workspace_bytes(), 0u) << "weights constant: " << constant;
+    EXPECT_EQ(conv->owned_bytes(), 0u);
+    conv->run(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);  // nothing to read or write
+  }
 }
 
 TEST_F(WinogradConv, AppliesOnlyTo3x3Stride1UngroupedChannelsLast) {

@@ -77,6 +77,10 @@ class Kernel {
   // False when run() cannot be recorded by Backend::begin_capture: it waits for the device (a value
   // read to the host, Note [values checked on the host]) or copies from pageable host memory.
   virtual bool capturable() const { return true; }
+  // Bytes the kernel keeps between runs beside the arena and the workspace (the CPU's convolutions:
+  // oneDNN's reordered weights, made at prepare; Winograd's transformed filters, made at the first run
+  // and shared, each holder counting its share).
+  virtual size_t owned_bytes() const { return 0; }
 };
 
 // Memory a backend allocated; freed on destruction.

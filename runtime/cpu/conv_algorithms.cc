@@ -276,9 +276,10 @@ bool is_onednn_algorithm(int algorithm) {
 }
 
 bool cpu_conv_algorithm_available(int algorithm) {
-  // Winograd (and oneDNN's auto, which may pick it) trades precision for speed: ResNet-18 training
-  // drifted past PyTorch's FP32 reference when the benchmark chose it. The CPU is strict FP32, so
-  // they are never offered; their ids stay, refused as an algorithm of a build without oneDNN is.
+  // oneDNN's Winograd (and its auto, which may pick it) trades precision for speed: ResNet-18 training
+  // drifted past PyTorch's FP32 reference when the benchmark chose it, so they are never offered; their
+  // ids stay, refused as an algorithm of a build without oneDNN is. Our own kWinograd4x3 is offered
+  // for inference only (Note [Winograd for inference], optimizer/bench/cpu_benchmarker.cc).
   if (algorithm == static_cast<int>(CpuConvAlgorithm::kOnednnWinograd) ||
       algorithm == static_cast<int>(CpuConvAlgorithm::kOnednnAuto))
     return false;

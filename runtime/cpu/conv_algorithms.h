@@ -45,8 +45,9 @@
 // A build without oneDNN therefore has no channels-last CPU convolution.
 //
 // The oneDNN algorithms fuse the Conv node's epilogue (bias, residual z, activation: Note
-// [fused nodes]) into the primitive as post-ops; the others add it after the GEMMs, or, when
-// z lies in Y already (Note [residual in place]), accumulate the GEMMs into Y.
+// [fused nodes]) into the primitive as post-ops, Winograd into its output transform; the others
+// add it after the GEMMs, or, when z lies in Y already (Note [residual in place]), accumulate the
+// GEMMs into Y.
 // An algorithm that does not apply (kGemm1x1 on a 3x3) makes workspace_bytes
 // return SIZE_MAX and run return Unsupported. Algorithm -1 is the default, in
 // order: kDirect for depthwise (C/group == 1); kIm2colGemm when N > 1, the output
@@ -161,9 +162,12 @@ class PreparedConv {
   virtual void run(const float* x, const float* w, const float* bias, const float* z, float* y,
                    void* workspace) = 0;
   // Whether run() accepts z == y: Y then holds z before the call and the convolution adds to it
-  // (the Eigen algorithms accumulate into Y; oneDNN's sum post-op does). False only where oneDNN
-  // could not fuse the epilogue (the bare primitive writes Y).
+  // (the Eigen algorithms accumulate into Y; oneDNN's sum post-op does; Winograd reads each element of z
+  // before it writes it). False only where oneDNN could not fuse the epilogue (the bare primitive writes Y).
   virtual bool adds_residual_in_place() const = 0;
+  // Bytes the object keeps between runs (W converted once when constant; its share where shared);
+  // 0 for the Eigen ones.
+  virtual size_t owned_bytes() const { return 0; }
 };
 
 // The prepared convolution; nullptr when `algorithm` (not -1) does not apply. weights_constant:

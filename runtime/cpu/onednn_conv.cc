@@ -241,7 +241,9 @@ class OnednnConv final : public PreparedConv {
     if (e.scratchpad > 0) args_.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_ = unbound(e.scratchpad_desc));
   }
 
-  size_t workspace_bytes() const override { return cached_weights_ ? e_.wei_off : e_.total; }
+  // An empty micro-batch runs nothing (run returns at once), as the query (0) says.
+  size_t workspace_bytes() const override { return p_.batch == 0 ? 0 : cached_weights_ ? e_.wei_off : e_.total; }
+  size_t owned_bytes() const override { return cached_weights_ ? e_.wei.get_size() : 0; }
   // The sum post-op reads Y (Note [oneDNN epilogue]); the bare primitive overwrites it.
   bool adds_residual_in_place() const override { return fused_ || !epilogue_.residual; }
 

@@ -6,11 +6,20 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #ifdef UCUDNN_HAVE_ONEDNN
 #include <dnnl.h>
+#include <dnnl_config.h>
+// multiply() calls dnnl_sgemm inside an OpenMP region and relies on it running on the calling thread
+// there; oneDNN does that only on the same OpenMP runtime (a TBB build would start threads per call).
+static_assert(DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP, "Winograd's GEMMs need oneDNN built on OpenMP");
 #endif
 
 #include "runtime/core/bytes.h"
@@ -29,28 +38,44 @@ int64_t tiles_high(const ConvProblem& p) { return (p.out_h + 3) / 4; }
 int64_t tiles_wide(const ConvProblem& p) { return (p.out_w + 3) / 4; }
 int64_t tile_count(const ConvProblem& p) { return p.batch * tiles_high(p) * tiles_wide(p); }
 
-int64_t chunk_tiles(const ConvProblem& p) {
-  const size_t per_tile = static_cast<size_t>(kPoints * (p.in_channels + p.out_channels)) * sizeof(float);
-  const int64_t budget = static_cast<int64_t>(kChunkBytes / per_tile);
-  return std::max<int64_t>(1, std::min(tile_count(p), std::max(kMinChunkTiles, budget)));
+// Tiles per chunk (Note [Winograd chunks]), spread evenly over the chunks; 0 when there are no tiles.
+int64_t chunk_capacity(const ConvProblem& p) {
+  const int64_t total = tile_count(p);
+  if (total == 0) return 0;
+  const size_t per_tile = saturating_mul(saturating_mul(static_cast<size_t>(kPoints),
+                                                        static_cast<size_t>(p.in_channels + p.out_channels)),
+                                         sizeof(float));
+  const int64_t budget = std::max(kMinChunkTiles, static_cast<int64_t>(kChunkBytes / per_tile));
+  const int64_t chunks = (total + budget - 1) / budget;
+  return (total + chunks - 1) / chunks;
 }
 
-// The workspace: [transformed input chunk | GEMM output chunk | transformed weights (not constant)].
-struct Layout {
-  size_t input = 0, output = 0, weights = 0, total = 0;
+size_t float_bytes(int64_t a, int64_t b, int64_t c) {
+  return saturating_mul(saturating_mul(saturating_mul(static_cast<size_t>(a), static_cast<size_t>(b)),
+                                       static_cast<size_t>(c)),
+                        sizeof(float));
+}
+
+// The workspace: [transformed input chunk | GEMM output chunk | transformed weights (W not constant)];
+// offsets of the last two and the total, SIZE_MAX when it does not fit. All zero without tiles.
+struct WorkspaceLayout {
+  size_t products_offset = 0, weights_offset = 0, total = 0;
 };
 
-Layout workspace_layout(const ConvProblem& p, bool weights_in_workspace) {
-  const size_t tiles = static_cast<size_t>(chunk_tiles(p));
-  auto floats = [](size_t a, size_t b, size_t c) { return saturating_mul(saturating_mul(a, b), c); };
-  Layout l;
-  l.output = align_up(saturating_mul(floats(kPoints, tiles, static_cast<size_t>(p.in_channels)), sizeof(float)));
-  const size_t out_bytes = saturating_mul(floats(kPoints, tiles, static_cast<size_t>(p.out_channels)), sizeof(float));
-  l.weights = saturating_add(l.output, align_up(out_bytes));
-  const size_t weight_bytes =
-      saturating_mul(floats(kPoints, static_cast<size_t>(p.in_channels), static_cast<size_t>(p.out_channels)),
-                     sizeof(float));
-  l.total = weights_in_workspace ? saturating_add(l.weights, weight_bytes) : l.weights;
+WorkspaceLayout workspace_layout(const ConvProblem& p, bool weights_in_workspace) {
+  const int64_t tiles = chunk_capacity(p);
+  WorkspaceLayout l;
+  if (tiles == 0) return l;
+  constexpr size_t kTooBig = std::numeric_limits<size_t>::max();
+  size_t inputs = 0, products = 0;
+  if (!checked_align_up(float_bytes(kPoints, tiles, p.in_channels), kBufferAlignment, &inputs) ||
+      !checked_align_up(float_bytes(kPoints, tiles, p.out_channels), kBufferAlignment, &products))
+    return {kTooBig, kTooBig, kTooBig};
+  l.products_offset = inputs;
+  l.weights_offset = saturating_add(inputs, products);
+  l.total = weights_in_workspace
+                ? saturating_add(l.weights_offset, float_bytes(kPoints, p.in_channels, p.out_channels))
+                : l.weights_offset;
   return l;
 }
 
@@ -88,7 +113,7 @@ void transform_weights(const ConvProblem& p, const float* w, float* u) {
 // r = Bᵀ d along one direction of a 6×6 tile of runs: element k of d is d[k·step .. k·step + kLanes),
 // of r r[k·step ..] (step kLanes: a row of runs; 6·kLanes: a column).
 template <int64_t kStep>
-inline void input_transform(const float* __restrict d, float* __restrict r) {
+inline void apply_bt(const float* __restrict d, float* __restrict r) {
   for (int64_t v = 0; v < kLanes; ++v) {
     const float d0 = d[v], d1 = d[kStep + v], d2 = d[2 * kStep + v], d3 = d[3 * kStep + v], d4 = d[4 * kStep + v],
                 d5 = d[5 * kStep + v];
@@ -101,9 +126,9 @@ inline void input_transform(const float* __restrict d, float* __restrict r) {
   }
 }
 
-// o = Aᵀ m along one direction: six runs in, four out (strides as input_transform's).
+// o = Aᵀ m along one direction: six runs in, four out (strides as apply_bt's).
 template <int64_t kStep>
-inline void output_transform(const float* __restrict m, float* __restrict o) {
+inline void apply_at(const float* __restrict m, float* __restrict o) {
   for (int64_t v = 0; v < kLanes; ++v) {
     const float m0 = m[v], m1 = m[kStep + v], m2 = m[2 * kStep + v], m3 = m[3 * kStep + v], m4 = m[4 * kStep + v],
                 m5 = m[5 * kStep + v];
@@ -115,7 +140,7 @@ inline void output_transform(const float* __restrict m, float* __restrict o) {
 }
 
 // The chunk's tiles [first, first + tiles) of X → V[ξ][tile][c].
-void transform_input(const ConvProblem& p, const float* x, int64_t first, int64_t tiles, int64_t stride, float* v) {
+void transform_input(const ConvProblem& p, const float* x, int64_t first, int64_t tiles, int64_t capacity, float* v) {
   const int64_t th = tiles_high(p), tw = tiles_wide(p), c_count = p.in_channels;
   const int64_t runs = (c_count + kLanes - 1) / kLanes;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -129,10 +154,12 @@ void transform_input(const ConvProblem& p, const float* x, int64_t first, int64_
         for (int64_t j = 0; j < 6; ++j) {
           const int64_t iw = 4 * tx - p.pad_left + j;
           float* dst = d[i][j];
-          const float* src = x + ((n * p.in_h + ih) * p.in_w + iw) * c_count + c0;
           if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) {
             for (int64_t l = 0; l < kLanes; ++l) dst[l] = 0.0f;
-          } else if (lanes == kLanes) {
+            continue;
+          }
+          const float* src = x + ((n * p.in_h + ih) * p.in_w + iw) * c_count + c0;
+          if (lanes == kLanes) {
             for (int64_t l = 0; l < kLanes; ++l) dst[l] = src[l];
           } else {
             for (int64_t l = 0; l < kLanes; ++l) dst[l] = l < lanes ? src[l] : 0.0f;
@@ -140,12 +167,12 @@ void transform_input(const ConvProblem& p, const float* x, int64_t first, int64_
         }
       }
       float down[6][6][kLanes];  // Bᵀ d: down each column
-      for (int64_t j = 0; j < 6; ++j) input_transform<6 * kLanes>(d[0][j], down[0][j]);
+      for (int64_t j = 0; j < 6; ++j) apply_bt<6 * kLanes>(d[0][j], down[0][j]);
       for (int64_t i = 0; i < 6; ++i) {
         float out[6][kLanes];  // (Bᵀ d B)[i][·]: along row i
-        input_transform<kLanes>(down[i][0], out[0]);
+        apply_bt<kLanes>(down[i][0], out[0]);
         for (int64_t j = 0; j < 6; ++j) {
-          float* dst = v + ((i * 6 + j) * stride + local) * c_count + c0;
+          float* dst = v + ((i * 6 + j) * capacity + local) * c_count + c0;
           if (lanes == kLanes) {
             for (int64_t l = 0; l < kLanes; ++l) dst[l] = out[j][l];
           } else {
@@ -159,8 +186,10 @@ void transform_input(const ConvProblem& p, const float* x, int64_t first, int64_
 
 #ifdef UCUDNN_HAVE_ONEDNN
 // M[ξ] = V[ξ] · U[ξ] for the chunk, in blocks of [tiles, M] over the threads; oneDNN's sgemm runs on
-// one thread inside the parallel region.
-void multiply(const ConvProblem& p, const float* v, const float* u, int64_t tiles, int64_t stride, float* m) {
+// one thread inside the parallel region. Its status is not read: it fails only for arguments that
+// do not describe matrices (negative sizes, leading dimensions below the row length), which these
+// never are.
+void multiply(const ConvProblem& p, const float* v, const float* u, int64_t tiles, int64_t capacity, float* m) {
   const int64_t c_count = p.in_channels, m_count = p.out_channels;
   const int64_t row_blocks = (tiles + kGemmRows - 1) / kGemmRows, col_blocks = (m_count + kGemmCols - 1) / kGemmCols;
 #pragma omp parallel for collapse(3) schedule(dynamic, 1)
@@ -169,8 +198,8 @@ void multiply(const ConvProblem& p, const float* v, const float* u, int64_t tile
       for (int64_t cb = 0; cb < col_blocks; ++cb) {
         const int64_t r0 = rb * kGemmRows, rows = std::min(kGemmRows, tiles - r0);
         const int64_t k0 = cb * kGemmCols, cols = std::min(kGemmCols, m_count - k0);
-        dnnl_sgemm('N', 'N', rows, cols, c_count, 1.0f, v + (point * stride + r0) * c_count, c_count,
-                   u + point * c_count * m_count + k0, m_count, 0.0f, m + (point * stride + r0) * m_count + k0,
+        dnnl_sgemm('N', 'N', rows, cols, c_count, 1.0f, v + (point * capacity + r0) * c_count, c_count,
+                   u + point * c_count * m_count + k0, m_count, 0.0f, m + (point * capacity + r0) * m_count + k0,
                    m_count);
       }
     }
@@ -181,7 +210,7 @@ void multiply(const ConvProblem& p, const float* v, const float* u, int64_t tile
 // The chunk's GEMM output → Y's 4×4 tiles, with the epilogue: Y = act(conv + B + z); z may be Y
 // (each element is read before it is written, by the one item that writes it).
 template <ir::ConvActivationKind kKind>
-void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t stride,
+void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t capacity,
                       const float* bias, const float* z, const ir::ConvActivation& activation, float* y) {
   const ir::ConvActivation act{kKind, activation.min, activation.max};
   const int64_t th = tiles_high(p), tw = tiles_wide(p), m_count = p.out_channels;
@@ -194,7 +223,7 @@ void transform_output(const ConvProblem& p, const float* m, int64_t first, int64
       float points[6][6][kLanes];  // points[i][j]: row i, column j
       for (int64_t i = 0; i < 6; ++i)
         for (int64_t j = 0; j < 6; ++j) {
-          const float* src = m + ((i * 6 + j) * stride + local) * m_count + k0;
+          const float* src = m + ((i * 6 + j) * capacity + local) * m_count + k0;
           float* dst = points[i][j];
           if (lanes == kLanes) {
             for (int64_t l = 0; l < kLanes; ++l) dst[l] = src[l];
@@ -203,18 +232,18 @@ void transform_output(const ConvProblem& p, const float* m, int64_t first, int64
           }
         }
       float down[4][6][kLanes];  // Aᵀ m: down each column
-      for (int64_t j = 0; j < 6; ++j) output_transform<6 * kLanes>(points[0][j], down[0][j]);
+      for (int64_t j = 0; j < 6; ++j) apply_at<6 * kLanes>(points[0][j], down[0][j]);
       float b[kLanes] = {};
       if (bias != nullptr)
         for (int64_t l = 0; l < lanes; ++l) b[l] = bias[k0 + l];
       for (int64_t a = 0; a < 4 && 4 * ty + a < p.out_h; ++a) {
         const int64_t oy = 4 * ty + a;
         float out[4][kLanes];  // (Aᵀ m A)[a][·]: along row a
-        output_transform<kLanes>(down[a][0], out[0]);
-        for (int64_t c = 0; c < 4 && 4 * tx + c < p.out_w; ++c) {
-          const int64_t at = ((n * p.out_h + oy) * p.out_w + 4 * tx + c) * m_count + k0;
+        apply_at<kLanes>(down[a][0], out[0]);
+        for (int64_t col = 0; col < 4 && 4 * tx + col < p.out_w; ++col) {
+          const int64_t at = ((n * p.out_h + oy) * p.out_w + 4 * tx + col) * m_count + k0;
           float value[kLanes];
-          for (int64_t l = 0; l < kLanes; ++l) value[l] = out[c][l] + b[l];
+          for (int64_t l = 0; l < kLanes; ++l) value[l] = out[col][l] + b[l];
           if (z != nullptr)
             for (int64_t l = 0; l < lanes; ++l) value[l] += z[at + l];
           for (int64_t l = 0; l < lanes; ++l) y[at + l] = ir::apply_conv_activation(act, value[l]);
@@ -224,48 +253,91 @@ void transform_output(const ConvProblem& p, const float* m, int64_t first, int64
   }
 }
 
-void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t stride,
+void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t capacity,
                       const float* bias, const float* z, const ir::ConvActivation& activation, float* y) {
   using Kind = ir::ConvActivationKind;
   switch (activation.kind) {
-    case Kind::kNone: return transform_output<Kind::kNone>(p, m, first, tiles, stride, bias, z, activation, y);
-    case Kind::kRelu: return transform_output<Kind::kRelu>(p, m, first, tiles, stride, bias, z, activation, y);
-    case Kind::kSiLU: return transform_output<Kind::kSiLU>(p, m, first, tiles, stride, bias, z, activation, y);
+    case Kind::kNone: return transform_output<Kind::kNone>(p, m, first, tiles, capacity, bias, z, activation, y);
+    case Kind::kRelu: return transform_output<Kind::kRelu>(p, m, first, tiles, capacity, bias, z, activation, y);
+    case Kind::kSiLU: return transform_output<Kind::kSiLU>(p, m, first, tiles, capacity, bias, z, activation, y);
     case Kind::kHardSwish:
-      return transform_output<Kind::kHardSwish>(p, m, first, tiles, stride, bias, z, activation, y);
-    case Kind::kSigmoid: return transform_output<Kind::kSigmoid>(p, m, first, tiles, stride, bias, z, activation, y);
-    case Kind::kClip: return transform_output<Kind::kClip>(p, m, first, tiles, stride, bias, z, activation, y);
+      return transform_output<Kind::kHardSwish>(p, m, first, tiles, capacity, bias, z, activation, y);
+    case Kind::kSigmoid: return transform_output<Kind::kSigmoid>(p, m, first, tiles, capacity, bias, z, activation, y);
+    case Kind::kClip: return transform_output<Kind::kClip>(p, m, first, tiles, capacity, bias, z, activation, y);
   }
+}
+
+// A hash of W's values (64-bit FNV-1a over 64-bit words, then the tail's bytes).
+uint64_t hash_values(const float* w, size_t count) {
+  constexpr uint64_t kPrime = 1099511628211ull;
+  uint64_t h = 14695981039346656037ull;
+  const size_t bytes = count * sizeof(float), words = bytes / sizeof(uint64_t);
+  const auto* raw = reinterpret_cast<const unsigned char*>(w);
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t word;
+    std::memcpy(&word, raw + i * sizeof(uint64_t), sizeof(word));
+    h = (h ^ word) * kPrime;
+  }
+  for (size_t i = words * sizeof(uint64_t); i < bytes; ++i) h = (h ^ raw[i]) * kPrime;
+  return h;
+}
+
+// Note [Winograd weights]: the transformed filters of constant weights, shared by every prepared
+// convolution with the same W values and shape (the calls of a convolution cut into micro-batches,
+// the nodes that read one initializer) while one of them holds them.
+std::shared_ptr<const std::vector<float>> shared_filters(const ConvProblem& p, const float* w) {
+  using Key = std::tuple<int64_t, int64_t, uint64_t>;  // C, M, hash of W
+  static std::mutex mutex;
+  static std::map<Key, std::weak_ptr<const std::vector<float>>> registry;
+  const Key key{p.in_channels, p.out_channels,
+                hash_values(w, static_cast<size_t>(p.out_channels * 9 * p.in_channels))};
+  std::lock_guard<std::mutex> lock(mutex);
+  for (auto it = registry.begin(); it != registry.end();) it = it->second.expired() ? registry.erase(it) : ++it;
+  if (auto found = registry[key].lock()) return found;
+  auto filters = std::make_shared<std::vector<float>>(static_cast<size_t>(kPoints * p.in_channels * p.out_channels));
+  transform_weights(p, w, filters->data());
+  registry[key] = filters;
+  return filters;
 }
 
 class WinogradConv final : public PreparedConv {
  public:
   WinogradConv(const ConvProblem& p, const ConvEpilogue& epilogue, bool weights_constant)
-      : p_(p), epilogue_(epilogue), constant_(weights_constant), layout_(workspace_layout(p, !weights_constant)) {
-    if (constant_) weights_.resize(static_cast<size_t>(kPoints * p.in_channels * p.out_channels));
-  }
+      : p_(p), epilogue_(epilogue), constant_(weights_constant), layout_(workspace_layout(p, !weights_constant)) {}
 
   size_t workspace_bytes() const override { return layout_.total; }
+  // This object's share of the filters it holds (they are counted once over the calls that share them).
+  size_t owned_bytes() const override {
+    const long holders = filters_ ? filters_.use_count() : 1;
+    return filters_ ? filters_->size() * sizeof(float) / static_cast<size_t>(std::max(holders, 1L)) : 0;
+  }
   bool adds_residual_in_place() const override { return true; }
 
   void run(const float* x, const float* w, const float* bias, const float* z, float* y, void* workspace) override {
     if (p_.batch == 0) return;
     char* ws = static_cast<char*>(workspace);
     float* v = reinterpret_cast<float*>(ws);
-    float* m = reinterpret_cast<float*>(ws + layout_.output);
-    float* u = constant_ ? weights_.data() : reinterpret_cast<float*>(ws + layout_.weights);
-    if (!constant_ || weights_from_ != w) {  // Note [Winograd weights]
-      transform_weights(p_, w, u);
-      if (constant_) weights_from_ = w;
+    float* m = reinterpret_cast<float*>(ws + layout_.products_offset);
+    const float* u = nullptr;
+    if (!constant_) {  // Note [Winograd weights]: W may change between runs
+      float* filters = reinterpret_cast<float*>(ws + layout_.weights_offset);
+      transform_weights(p_, w, filters);
+      u = filters;
+    } else {
+      if (filters_ == nullptr || filters_from_ != w) {
+        filters_ = shared_filters(p_, w);
+        filters_from_ = w;
+      }
+      u = filters_->data();
     }
-    const int64_t stride = chunk_tiles(p_), total = tile_count(p_);
-    for (int64_t first = 0; first < total; first += stride) {
-      const int64_t tiles = std::min(stride, total - first);
-      transform_input(p_, x, first, tiles, stride, v);
+    const int64_t capacity = chunk_capacity(p_), total = tile_count(p_);
+    for (int64_t first = 0; first < total; first += capacity) {
+      const int64_t tiles = std::min(capacity, total - first);
+      transform_input(p_, x, first, tiles, capacity, v);
 #ifdef UCUDNN_HAVE_ONEDNN
-      multiply(p_, v, u, tiles, stride, m);
+      multiply(p_, v, u, tiles, capacity, m);
 #endif
-      transform_output(p_, m, first, tiles, stride, epilogue_.bias ? bias : nullptr,
+      transform_output(p_, m, first, tiles, capacity, epilogue_.bias ? bias : nullptr,
                        epilogue_.residual ? z : nullptr, epilogue_.activation, y);
     }
   }
@@ -274,9 +346,9 @@ class WinogradConv final : public PreparedConv {
   ConvProblem p_;
   ConvEpilogue epilogue_;
   bool constant_;
-  Layout layout_;
-  std::vector<float> weights_;            // U when W is constant
-  const float* weights_from_ = nullptr;  // the W pointer weights_ was transformed from
+  WorkspaceLayout layout_;
+  std::shared_ptr<const std::vector<float>> filters_;  // U when W is constant (Note [Winograd weights])
+  const float* filters_from_ = nullptr;                 // the W pointer filters_ was transformed from
 };
 
 }  // namespace

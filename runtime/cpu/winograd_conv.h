@@ -5,10 +5,11 @@
 // and channel pair instead of 144, for more rounding (Lavin and Gray, arXiv 1509.09308). The GEMMs
 // are oneDNN's sgemm, so the algorithm needs a build with oneDNN.
 //
-// Note [Winograd weights]: with constant weights the prepared convolution owns the transformed
-// filters (36/9 = 4× the layer's weights; made at the first run, again only when a run passes
-// another W pointer), else it transforms them into its workspace on every run; the workspace query
-// is the latter's.
+// Note [Winograd weights]: with constant weights the prepared convolution holds the transformed
+// filters (36/9 = 4× the layer's weights; made at the first run, looked up again only when a run
+// passes another W pointer), shared with every other prepared convolution of the same W values and
+// shape: the micro-batches of one convolution keep one copy. Otherwise it transforms them into its
+// workspace on every run; the workspace query is the latter's.
 //
 // Note [Winograd chunks]: the tiles go through in chunks whose transformed input and output take
 // about 8 MiB (the L2 caches of a few cores; a fixed size, so the workspace does not depend on the

@@ -85,6 +85,14 @@ size_t Executor::allocated_bytes() const {
   return bytes;
 }
 
+size_t Executor::kernel_bytes() const {
+  size_t bytes = 0;
+  for (const Step& step : steps_)
+    for (const Call& call : step.calls)
+      if (call.kernel) bytes = saturating_add(bytes, call.kernel->owned_bytes());
+  return bytes;
+}
+
 Status Executor::build() {
   UCUDNN_RETURN_IF_ERROR(check_plan());
   UCUDNN_RETURN_IF_ERROR(backend_.check_support(graph_));

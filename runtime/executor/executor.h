@@ -99,6 +99,8 @@ class Executor {
   void set_step_callback(std::function<Status(size_t step)> callback) { step_callback_ = std::move(callback); }
   // Bytes of the graph's constants it reads (uploaded, or in place on the host).
   size_t weight_bytes() const { return weight_bytes_; }
+  // Bytes its prepared kernels keep between runs (Kernel::owned_bytes), summed over every call.
+  size_t kernel_bytes() const;
   // Bytes this executor allocated: weights (when uploaded) + arena + workspace pool.
   size_t allocated_bytes() const;
 

@@ -282,6 +282,7 @@ int cmd_run(int argc, char** argv) {
                    {"weight_bytes", memory.weight_bytes},
                    {"workspace_bytes", memory.workspace_bytes},
                    {"largest_workspace_bytes", memory.largest_workspace_bytes},
+                   {"kernel_bytes", memory.kernel_bytes},
                    {"total_bytes", memory.peak_bytes()}};
     nlohmann::json outs = nlohmann::json::array();
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -318,10 +319,12 @@ int cmd_run(int argc, char** argv) {
                 median > 0 ? eager_median / median : 0.0);
   else if (compare_graph)
     std::printf("cuda graph: not in use (see the warning above); eager median %.3f ms\n", eager_median);
-  std::printf("memory:   activations %s planned (%s without reuse), weights %s, workspace %s: %s on the %s; "
+  const std::string kept =
+      memory.kernel_bytes > 0 ? ", kept by kernels " + format_bytes(memory.kernel_bytes) : std::string();
+  std::printf("memory:   activations %s planned (%s without reuse), weights %s, workspace %s%s: %s on the %s; "
               "peak RSS %s\n",
               format_bytes(memory.arena_bytes).c_str(), format_bytes(memory.unplanned_bytes).c_str(),
-              format_bytes(memory.weight_bytes).c_str(), memory.workspace_text().c_str(),
+              format_bytes(memory.weight_bytes).c_str(), memory.workspace_text().c_str(), kept.c_str(),
               format_bytes(memory.peak_bytes()).c_str(), options.device == Device::kCuda ? "GPU" : "CPU",
               format_bytes(peak_rss).c_str());
   if (args.has("profile")) print_profile(profile, profile_total_ms, device_name(options.device));

@@ -434,6 +434,7 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
                                  {"workspace_bytes", memory.workspace_bytes},
                                  {"largest_workspace_bytes", memory.largest_workspace_bytes},
                                  {"weight_bytes", memory.weight_bytes},
+                                 {"kernel_bytes", memory.kernel_bytes},
                                  {"total_bytes", memory.peak_bytes()}}}};
     if (last_val) s["val_top1"] = double(last_val->top1) / last_val->samples;
     if (profile) s["profile"] = profile_json(*profile, profile_total_ms);
