@@ -245,7 +245,7 @@ def print_spread(rows, layout):
     if not rows:
         return
     print(f"\nspread over all rounds' iterations, ms (ucudnn {layout} / ORT):")
-    print(f"{'model':<20} {'batch':>5} {'min':>17} {'/ORT':>6} {'p90':>17} {'/ORT':>6}")
+    print(f"{'model':<20} {'batch':>5} {'min':>17} {'/ORT':>5} {'p90':>17} {'/ORT':>5}")
     for r in rows:
         mine, theirs = r["ms_spread"][layout], r["ms_spread"]["ort"]
         cells = "".join(f" {mine[q]:>8.2f}/{theirs[q]:<8.2f} {mine[q] / theirs[q]:>5.2f}" for q in ("min", "p90"))
