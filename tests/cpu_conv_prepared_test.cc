@@ -179,4 +179,44 @@ TEST(CpuPreparedConv, ConstantWeightsLeaveTheWorkspace) {
   EXPECT_LE(constant->workspace_bytes(), changing->workspace_bytes());
 }
 
+// Note [shared converted weights]: the calls of a convolution cut into micro-batches (one prepared
+// object each) keep one converted copy of the same constant W between them, each reporting its share;
+// other W values get their own copy and their own result. For every CPU algorithm that keeps one.
+TEST(CpuPreparedConv, CallsWithTheSameConstantWeightsShareTheirCopy) {
+  ucudnn::cpu::ConvProblem p;
+  p.batch = 2;
+  p.in_channels = p.out_channels = 32;
+  p.in_h = p.in_w = p.out_h = p.out_w = 10;
+  p.kernel_h = p.kernel_w = 3;
+  p.pad_top = p.pad_left = 1;
+  p.channels_last = true;
+  std::mt19937 random(5);
+  auto make = [&](Shape shape) { return ucudnn_test::make_random_tensor(DType::kFloat32, shape, random); };
+  const Tensor x = make({2, 10, 10, 32}), w = make({32, 3, 3, 32}), other_w = make({32, 3, 3, 32});
+  int sharing = 0;
+  for (int a = 0; a < ucudnn::cpu::kNumCpuConvAlgorithms; ++a) {
+    if (!ucudnn::cpu::conv_algorithm_applies(p, a)) continue;
+    const std::string what = ucudnn::cpu::cpu_conv_algorithm_name(a);
+    std::vector<std::unique_ptr<ucudnn::cpu::PreparedConv>> calls;
+    for (int i = 0; i < 3; ++i) calls.push_back(ucudnn::cpu::prepare_conv(p, a, {}, /*weights_constant=*/true));
+    auto fresh = ucudnn::cpu::prepare_conv(p, a, {}, /*weights_constant=*/false);
+    std::vector<std::byte> workspace(ucudnn::cpu::conv_workspace_bytes(p, a));
+    Tensor y = Tensor::allocate(DType::kFloat32, {2, 10, 10, 32}).value();
+    Tensor want = Tensor::allocate(DType::kFloat32, {2, 10, 10, 32}).value();
+    for (int i = 0; i < 2; ++i)
+      calls[i]->run(x.data<float>(), w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
+    calls[2]->run(x.data<float>(), other_w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
+    fresh->run(x.data<float>(), other_w.data<float>(), nullptr, nullptr, want.data<float>(), workspace.data());
+    ucudnn_test::expect_close(y, want, {1e-5, 1e-5}, what + ": the call with other weights");
+    const size_t copy = calls[2]->owned_bytes();
+    if (copy == 0) continue;  // keeps nothing (W used as it lies)
+    ++sharing;
+    EXPECT_EQ(calls[0]->owned_bytes(), calls[1]->owned_bytes()) << what;
+    EXPECT_LE(calls[0]->owned_bytes() + calls[1]->owned_bytes(), copy) << what;
+    EXPECT_GE(calls[0]->owned_bytes() + calls[1]->owned_bytes() + 1, copy) << what;
+  }
+  if (!ucudnn::cpu::cpu_runs_channels_last()) GTEST_SKIP() << "built without oneDNN (UCUDNN_ONEDNN=OFF)";
+  EXPECT_GE(sharing, 1) << "Winograd at least keeps transformed filters";
+}
+
 }  // namespace

@@ -4,9 +4,10 @@
 // take their scratchpad from the caller (scratchpad_mode::user).
 //
 // Note [oneDNN weights]: the primitive wants W in its own blocked layout. A prepared
-// convolution whose weights are constant owns that copy (allocated at prepare, filled at
-// the first run, filled again only when a run passes another W pointer); one whose weights
-// may change (training) reorders W into its workspace on every run. The workspace query
+// convolution whose weights are constant holds that copy (made at the first run, looked up
+// again only when a run passes another W pointer), shared with the other calls of the same
+// layouts and W values (Note [shared converted weights]); one whose weights may change
+// (training) reorders W into its workspace on every run. The workspace query
 // (workspace_bytes) is the latter's, so a plan made without knowing fits either.
 //
 // Note [oneDNN epilogue]: bias is the primitive's bias; a residual z is a sum post-op
@@ -32,6 +33,7 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/shared_weights.h"
 #endif
 
 namespace ucudnn::cpu::onednn {
@@ -217,6 +219,22 @@ bool entry_applies(const ConvProblem& p, Kind kind) {
   return entry(p, kind).ok;
 }
 
+// W (bound to `user_wei`) reordered into the primitive's layout, one copy per pair of layouts and W
+// values (Note [shared converted weights]).
+std::shared_ptr<dnnl::memory> shared_reordered_weights(const Entry& e, dnnl::memory user_wei, const float* w,
+                                                       const ConvProblem& p) {
+  using Layouts = std::pair<dnnl::memory::desc, dnnl::memory::desc>;  // from, to
+  static SharedWeights<Layouts, dnnl::memory> registry;
+  const size_t count = static_cast<size_t>(p.out_channels * p.channels_per_group() * p.kernel_h * p.kernel_w);
+  return registry.get({e.user_wei, e.wei}, w, count, [&] {
+    auto reordered = std::make_shared<dnnl::memory>(e.wei, engine());
+    dnnl::stream stream(engine());
+    e.wei_in->execute(stream, user_wei, *reordered);
+    stream.wait();
+    return reordered;
+  });
+}
+
 // A memory object without a buffer yet: run() points it at this call's buffer (set_data_handle).
 dnnl::memory unbound(const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), DNNL_MEMORY_NONE); }
 
@@ -233,8 +251,8 @@ class OnednnConv final : public PreparedConv {
       : p_(p), e_(e), epilogue_(epilogue), fused_(fused), stream_(engine()), user_src_(unbound(e.user_src)),
         user_wei_(unbound(e.user_wei)), user_dst_(unbound(e.user_dst)),
         src_(e.src_in ? unbound(e.src) : user_src_), dst_(e.dst_out ? unbound(e.dst) : user_dst_),
-        wei_(!e.wei_in ? user_wei_ : weights_constant ? dnnl::memory(e.wei, engine()) : unbound(e.wei)),
-        cached_weights_(weights_constant && e.wei_in) {  // Note [oneDNN weights]: owned when constant
+        wei_(!e.wei_in ? user_wei_ : unbound(e.wei)),
+        cached_weights_(weights_constant && e.wei_in) {  // Note [oneDNN weights]: kept when constant
     args_ = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}};
     if (fused_ && epilogue_.bias) args_.emplace(DNNL_ARG_BIAS, bias_ = unbound(e.bias));
     if (fused_ && epilogue_.residual && e.dst_in) z_ = unbound(e.user_dst);
@@ -243,7 +261,7 @@ class OnednnConv final : public PreparedConv {
 
   // An empty micro-batch runs nothing (run returns at once), as the query (0) says.
   size_t workspace_bytes() const override { return p_.batch == 0 ? 0 : cached_weights_ ? e_.wei_off : e_.total; }
-  size_t owned_bytes() const override { return cached_weights_ ? e_.wei.get_size() : 0; }
+  size_t owned_bytes() const override { return share_of(reordered_, reordered_ ? e_.wei.get_size() : 0); }
   // The sum post-op reads Y (Note [oneDNN epilogue]); the bare primitive overwrites it.
   bool adds_residual_in_place() const override { return fused_ || !epilogue_.residual; }
 
@@ -263,7 +281,8 @@ class OnednnConv final : public PreparedConv {
         bind(wei_, ws + e_.wei_off);
         e_.wei_in->execute(stream_, user_wei_, wei_);
       } else if (weights_from_ != w) {  // Note [oneDNN weights]
-        e_.wei_in->execute(stream_, user_wei_, wei_);
+        reordered_ = shared_reordered_weights(e_, user_wei_, w, p_);
+        bind(wei_, reordered_->get_data_handle());
         weights_from_ = w;
       }
     }
@@ -293,8 +312,9 @@ class OnednnConv final : public PreparedConv {
   dnnl::stream stream_;
   // Memory objects share their buffer pointer with the copies args_ holds.
   dnnl::memory user_src_, user_wei_, user_dst_, src_, dst_, wei_, bias_, z_, scratchpad_;
-  bool cached_weights_;                  // wei_ owns W reordered (W constant)
-  const float* weights_from_ = nullptr;  // the W pointer wei_ was reordered from
+  bool cached_weights_;                     // wei_ points at reordered_ (W constant)
+  std::shared_ptr<dnnl::memory> reordered_;  // W reordered, shared (Note [shared converted weights])
+  const float* weights_from_ = nullptr;     // the W pointer reordered_ was made from
   std::unordered_map<int, dnnl::memory> args_;
 };
 

@@ -6,12 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <limits>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #ifdef UCUDNN_HAVE_ONEDNN
@@ -23,6 +20,7 @@ static_assert(DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP, "Winograd's GEMMs 
 #endif
 
 #include "runtime/core/bytes.h"
+#include "runtime/cpu/shared_weights.h"
 
 namespace ucudnn::cpu::winograd {
 
@@ -267,37 +265,17 @@ void transform_output(const ConvProblem& p, const float* m, int64_t first, int64
   }
 }
 
-// A hash of W's values (64-bit FNV-1a over 64-bit words, then the tail's bytes).
-uint64_t hash_values(const float* w, size_t count) {
-  constexpr uint64_t kPrime = 1099511628211ull;
-  uint64_t h = 14695981039346656037ull;
-  const size_t bytes = count * sizeof(float), words = bytes / sizeof(uint64_t);
-  const auto* raw = reinterpret_cast<const unsigned char*>(w);
-  for (size_t i = 0; i < words; ++i) {
-    uint64_t word;
-    std::memcpy(&word, raw + i * sizeof(uint64_t), sizeof(word));
-    h = (h ^ word) * kPrime;
-  }
-  for (size_t i = words * sizeof(uint64_t); i < bytes; ++i) h = (h ^ raw[i]) * kPrime;
-  return h;
-}
-
-// Note [Winograd weights]: the transformed filters of constant weights, shared by every prepared
-// convolution with the same W values and shape (the calls of a convolution cut into micro-batches,
-// the nodes that read one initializer) while one of them holds them.
-std::shared_ptr<const std::vector<float>> shared_filters(const ConvProblem& p, const float* w) {
-  using Key = std::tuple<int64_t, int64_t, uint64_t>;  // C, M, hash of W
-  static std::mutex mutex;
-  static std::map<Key, std::weak_ptr<const std::vector<float>>> registry;
-  const Key key{p.in_channels, p.out_channels,
-                hash_values(w, static_cast<size_t>(p.out_channels * 9 * p.in_channels))};
-  std::lock_guard<std::mutex> lock(mutex);
-  for (auto it = registry.begin(); it != registry.end();) it = it->second.expired() ? registry.erase(it) : ++it;
-  if (auto found = registry[key].lock()) return found;
-  auto filters = std::make_shared<std::vector<float>>(static_cast<size_t>(kPoints * p.in_channels * p.out_channels));
-  transform_weights(p, w, filters->data());
-  registry[key] = filters;
-  return filters;
+// The transformed filters of constant weights, one copy per W values and shape (Note [shared converted
+// weights]).
+std::shared_ptr<std::vector<float>> shared_filters(const ConvProblem& p, const float* w) {
+  static SharedWeights<std::pair<int64_t, int64_t>, std::vector<float>> registry;  // (C, M)
+  return registry.get({p.in_channels, p.out_channels}, w, static_cast<size_t>(p.out_channels * 9 * p.in_channels),
+                      [&] {
+                        auto filters = std::make_shared<std::vector<float>>(
+                            static_cast<size_t>(kPoints * p.in_channels * p.out_channels));
+                        transform_weights(p, w, filters->data());
+                        return filters;
+                      });
 }
 
 class WinogradConv final : public PreparedConv {
@@ -306,11 +284,7 @@ class WinogradConv final : public PreparedConv {
       : p_(p), epilogue_(epilogue), constant_(weights_constant), layout_(workspace_layout(p, !weights_constant)) {}
 
   size_t workspace_bytes() const override { return layout_.total; }
-  // This object's share of the filters it holds (they are counted once over the calls that share them).
-  size_t owned_bytes() const override {
-    const long holders = filters_ ? filters_.use_count() : 1;
-    return filters_ ? filters_->size() * sizeof(float) / static_cast<size_t>(std::max(holders, 1L)) : 0;
-  }
+  size_t owned_bytes() const override { return share_of(filters_, filters_ ? filters_->size() * sizeof(float) : 0); }
   bool adds_residual_in_place() const override { return true; }
 
   void run(const float* x, const float* w, const float* bias, const float* z, float* y, void* workspace) override {
@@ -347,7 +321,7 @@ class WinogradConv final : public PreparedConv {
   ConvEpilogue epilogue_;
   bool constant_;
   WorkspaceLayout layout_;
-  std::shared_ptr<const std::vector<float>> filters_;  // U when W is constant (Note [Winograd weights])
+  std::shared_ptr<std::vector<float>> filters_;  // U when W is constant (Note [Winograd weights])
   const float* filters_from_ = nullptr;                 // the W pointer filters_ was transformed from
 };
 

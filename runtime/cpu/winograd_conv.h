@@ -8,7 +8,7 @@
 // Note [Winograd weights]: with constant weights the prepared convolution holds the transformed
 // filters (36/9 = 4× the layer's weights; made at the first run, looked up again only when a run
 // passes another W pointer), shared with every other prepared convolution of the same W values and
-// shape: the micro-batches of one convolution keep one copy. Otherwise it transforms them into its
+// shape (Note [shared converted weights], shared_weights.h). Otherwise it transforms them into its
 // workspace on every run; the workspace query is the latter's.
 //
 // Note [Winograd chunks]: the tiles go through in chunks whose transformed input and output take
