@@ -36,6 +36,15 @@ int64_t tiles_high(const ConvProblem& p) { return (p.out_h + 3) / 4; }
 int64_t tiles_wide(const ConvProblem& p) { return (p.out_w + 3) / 4; }
 int64_t tile_count(const ConvProblem& p) { return p.batch * tiles_high(p) * tiles_wide(p); }
 
+// Tile t's sample and its top-left output position.
+struct TilePosition {
+  int64_t n = 0, y = 0, x = 0;
+};
+TilePosition tile_position(const ConvProblem& p, int64_t t) {
+  const int64_t th = tiles_high(p), tw = tiles_wide(p);
+  return {t / (th * tw), 4 * (t / tw % th), 4 * (t % tw)};
+}
+
 // Tiles per chunk (Note [Winograd chunks]), spread evenly over the chunks; 0 when there are no tiles.
 int64_t chunk_capacity(const ConvProblem& p) {
   const int64_t total = tile_count(p);
@@ -108,6 +117,16 @@ void transform_weights(const ConvProblem& p, const float* w, float* u) {
   }
 }
 
+// One run of kLanes channels from `src`, zeros past `lanes` (the last run of a channel count that is
+// not a multiple of kLanes); the full run takes the branch the compiler vectorises.
+inline void load_run(const float* __restrict src, int64_t lanes, float* __restrict dst) {
+  if (lanes == kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) dst[l] = src[l];
+  } else {
+    for (int64_t l = 0; l < kLanes; ++l) dst[l] = l < lanes ? src[l] : 0.0f;
+  }
+}
+
 // r = Bᵀ d along one direction of a 6×6 tile of runs: element k of d is d[k·step .. k·step + kLanes),
 // of r r[k·step ..] (step kLanes: a row of runs; 6·kLanes: a column).
 template <int64_t kStep>
@@ -139,29 +158,23 @@ inline void apply_at(const float* __restrict m, float* __restrict o) {
 
 // The chunk's tiles [first, first + tiles) of X → V[ξ][tile][c].
 void transform_input(const ConvProblem& p, const float* x, int64_t first, int64_t tiles, int64_t capacity, float* v) {
-  const int64_t th = tiles_high(p), tw = tiles_wide(p), c_count = p.in_channels;
-  const int64_t runs = (c_count + kLanes - 1) / kLanes;
+  const int64_t c_count = p.in_channels, runs = (c_count + kLanes - 1) / kLanes;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t local = 0; local < tiles; ++local) {
     for (int64_t run = 0; run < runs; ++run) {
-      const int64_t t = first + local, n = t / (th * tw), ty = t / tw % th, tx = t % tw;
+      const TilePosition tile = tile_position(p, first + local);
       const int64_t c0 = run * kLanes, lanes = std::min(kLanes, c_count - c0);
       float d[6][6][kLanes];  // d[row][column]
       for (int64_t i = 0; i < 6; ++i) {
-        const int64_t ih = 4 * ty - p.pad_top + i;
+        const int64_t ih = tile.y - p.pad_top + i;
         for (int64_t j = 0; j < 6; ++j) {
-          const int64_t iw = 4 * tx - p.pad_left + j;
+          const int64_t iw = tile.x - p.pad_left + j;
           float* dst = d[i][j];
           if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) {
             for (int64_t l = 0; l < kLanes; ++l) dst[l] = 0.0f;
             continue;
           }
-          const float* src = x + ((n * p.in_h + ih) * p.in_w + iw) * c_count + c0;
-          if (lanes == kLanes) {
-            for (int64_t l = 0; l < kLanes; ++l) dst[l] = src[l];
-          } else {
-            for (int64_t l = 0; l < kLanes; ++l) dst[l] = l < lanes ? src[l] : 0.0f;
-          }
+          load_run(x + ((tile.n * p.in_h + ih) * p.in_w + iw) * c_count + c0, lanes, dst);
         }
       }
       float down[6][6][kLanes];  // Bᵀ d: down each column
@@ -211,35 +224,27 @@ template <ir::ConvActivationKind kKind>
 void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t capacity,
                       const float* bias, const float* z, const ir::ConvActivation& activation, float* y) {
   const ir::ConvActivation act{kKind, activation.min, activation.max};
-  const int64_t th = tiles_high(p), tw = tiles_wide(p), m_count = p.out_channels;
-  const int64_t runs = (m_count + kLanes - 1) / kLanes;
+  const int64_t m_count = p.out_channels, runs = (m_count + kLanes - 1) / kLanes;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t local = 0; local < tiles; ++local) {
     for (int64_t run = 0; run < runs; ++run) {
-      const int64_t t = first + local, n = t / (th * tw), ty = t / tw % th, tx = t % tw;
+      const TilePosition tile = tile_position(p, first + local);
       const int64_t k0 = run * kLanes, lanes = std::min(kLanes, m_count - k0);
       float points[6][6][kLanes];  // points[i][j]: row i, column j
       for (int64_t i = 0; i < 6; ++i)
-        for (int64_t j = 0; j < 6; ++j) {
-          const float* src = m + ((i * 6 + j) * capacity + local) * m_count + k0;
-          float* dst = points[i][j];
-          if (lanes == kLanes) {
-            for (int64_t l = 0; l < kLanes; ++l) dst[l] = src[l];
-          } else {
-            for (int64_t l = 0; l < kLanes; ++l) dst[l] = l < lanes ? src[l] : 0.0f;
-          }
-        }
+        for (int64_t j = 0; j < 6; ++j)
+          load_run(m + ((i * 6 + j) * capacity + local) * m_count + k0, lanes, points[i][j]);
       float down[4][6][kLanes];  // Aᵀ m: down each column
       for (int64_t j = 0; j < 6; ++j) apply_at<6 * kLanes>(points[0][j], down[0][j]);
       float b[kLanes] = {};
       if (bias != nullptr)
         for (int64_t l = 0; l < lanes; ++l) b[l] = bias[k0 + l];
-      for (int64_t a = 0; a < 4 && 4 * ty + a < p.out_h; ++a) {
-        const int64_t oy = 4 * ty + a;
+      for (int64_t a = 0; a < 4 && tile.y + a < p.out_h; ++a) {
+        const int64_t oy = tile.y + a;
         float out[4][kLanes];  // (Aᵀ m A)[a][·]: along row a
         apply_at<kLanes>(down[a][0], out[0]);
-        for (int64_t col = 0; col < 4 && 4 * tx + col < p.out_w; ++col) {
-          const int64_t at = ((n * p.out_h + oy) * p.out_w + 4 * tx + col) * m_count + k0;
+        for (int64_t col = 0; col < 4 && tile.x + col < p.out_w; ++col) {
+          const int64_t at = ((tile.n * p.out_h + oy) * p.out_w + tile.x + col) * m_count + k0;
           float value[kLanes];
           for (int64_t l = 0; l < kLanes; ++l) value[l] = out[col][l] + b[l];
           if (z != nullptr)
