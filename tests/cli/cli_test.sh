@@ -76,21 +76,29 @@ for policy in undivided wr wd; do
 done
 expect_ok report_unlimited "$ucudnn" report "$model" --batch 4 --workspace unlimited --db "$work/bench.sqlite"
 grep -q "per-kernel limit unlimited (benchmarked with the free host memory)" "$work/report_unlimited.out" || fail "report --workspace unlimited does not say so"
-# The report's "undivided" total is what --policy undivided runs (same timings, same function).
-expect_ok report_wr_json "$ucudnn" report "$model" --batch 4 --workspace 8KiB --db "$work/bench.sqlite" --json
-expect_ok report_undivided_json "$ucudnn" report "$model" --batch 4 --policy undivided --workspace 8KiB --db "$work/bench.sqlite" --json
+# The report's "undivided" total is what --policy undivided runs (same timings, same function), in one
+# layout: under --layout auto each plan keeps the layout whose measured run was faster, and under 8 KiB
+# NHWC may fit only as micro-batches (Winograd), so the two could run different layouts.
+expect_ok report_wr_json "$ucudnn" report "$model" --batch 4 --workspace 8KiB --layout nchw --db "$work/bench.sqlite" --json
+expect_ok report_undivided_json "$ucudnn" report "$model" --batch 4 --policy undivided --workspace 8KiB --layout nchw --db "$work/bench.sqlite" --json
 python3 - "$work/report_wr_json.out" "$work/report_undivided_json.out" <<'PY' || fail "report's undivided total differs from --policy undivided"
 import json, sys
 wr, undivided = (json.load(open(p)) for p in sys.argv[1:3])
 assert wr["policy"] == "wr" and undivided["policy"] == "undivided"
+assert wr["layout"] == undivided["layout"] == "nchw", (wr["layout"], undivided["layout"])
 assert wr["totals"]["undivided_ms"] == undivided["totals"]["predicted_ms"], (wr["totals"], undivided["totals"])
+PY
+expect_ok report_auto_json "$ucudnn" report "$model" --batch 4 --workspace 8KiB --db "$work/bench.sqlite" --json
+python3 - "$work/report_auto_json.out" <<'PY' || fail "report --layout auto does not say which layout it chose"
+import json, sys
+report = json.load(open(sys.argv[1]))
 # The report names the layout the plan runs: on a CPU with oneDNN both were planned and the faster
 # measured run was kept (it says so); without oneDNN only NCHW is planned, so nothing was chosen between.
-if wr["layout_choice"] is None:
-    assert wr["layout"] == "nchw", wr["layout"]
+if report["layout_choice"] is None:
+    assert report["layout"] == "nchw", report["layout"]
 else:
-    # (NHWC may not be plannable under 8 KiB: its oneDNN algorithms need workspace; then NCHW runs)
-    assert wr["layout"] in ("nchw", "nhwc") and "nchw" in wr["layout_choice"], (wr["layout"], wr["layout_choice"])
+    # (NHWC may not be plannable under 8 KiB; then NCHW runs)
+    assert report["layout"] in ("nchw", "nhwc") and "nchw" in report["layout_choice"], (report["layout"], report["layout_choice"])
 PY
 grep -Eq "^layout:   (nchw|nhwc)" "$work/report_unlimited.out" || fail "the text report does not name the layout"
 
