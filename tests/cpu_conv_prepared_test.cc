@@ -180,8 +180,8 @@ TEST(CpuPreparedConv, ConstantWeightsLeaveTheWorkspace) {
 }
 
 // Note [shared converted weights]: the calls of a convolution cut into micro-batches (one prepared
-// object each) keep one converted copy of the same constant W between them, each reporting its share;
-// other W values get their own copy and their own result. For every CPU algorithm that keeps one.
+// object each) hold one converted copy of the same constant W between them; W with other values gets
+// its own copy and its own result. For every CPU algorithm that keeps one.
 TEST(CpuPreparedConv, CallsWithTheSameConstantWeightsShareTheirCopy) {
   ucudnn::cpu::ConvProblem p;
   p.batch = 2;
@@ -199,21 +199,23 @@ TEST(CpuPreparedConv, CallsWithTheSameConstantWeightsShareTheirCopy) {
     const std::string what = ucudnn::cpu::cpu_conv_algorithm_name(a);
     std::vector<std::unique_ptr<ucudnn::cpu::PreparedConv>> calls;
     for (int i = 0; i < 3; ++i) calls.push_back(ucudnn::cpu::prepare_conv(p, a, {}, /*weights_constant=*/true));
-    auto fresh = ucudnn::cpu::prepare_conv(p, a, {}, /*weights_constant=*/false);
     std::vector<std::byte> workspace(ucudnn::cpu::conv_workspace_bytes(p, a));
-    Tensor y = Tensor::allocate(DType::kFloat32, {2, 10, 10, 32}).value();
-    Tensor want = Tensor::allocate(DType::kFloat32, {2, 10, 10, 32}).value();
-    for (int i = 0; i < 2; ++i)
-      calls[i]->run(x.data<float>(), w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
-    calls[2]->run(x.data<float>(), other_w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
-    fresh->run(x.data<float>(), other_w.data<float>(), nullptr, nullptr, want.data<float>(), workspace.data());
-    ucudnn_test::expect_close(y, want, {1e-5, 1e-5}, what + ": the call with other weights");
-    const size_t copy = calls[2]->owned_bytes();
-    if (copy == 0) continue;  // keeps nothing (W used as it lies)
+    auto run_call = [&](ucudnn::cpu::PreparedConv& call, const Tensor& weights) {
+      Tensor y = Tensor::allocate(DType::kFloat32, {2, 10, 10, 32}).value();
+      call.run(x.data<float>(), weights.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
+      return y;
+    };
+    auto fresh = [&](const Tensor& weights) {  // W converted into the workspace, nothing shared
+      return run_call(*ucudnn::cpu::prepare_conv(p, a, {}, /*weights_constant=*/false), weights);
+    };
+    run_call(*calls[0], w);
+    ucudnn_test::expect_close(run_call(*calls[1], w), fresh(w), {1e-5, 1e-5}, what + ": the call that found the copy");
+    ucudnn_test::expect_close(run_call(*calls[2], other_w), fresh(other_w), {1e-5, 1e-5}, what + ": other weights");
+    if (calls[1]->kept().id == nullptr) continue;  // keeps nothing (W used as it lies)
     ++sharing;
-    EXPECT_EQ(calls[0]->owned_bytes(), calls[1]->owned_bytes()) << what;
-    EXPECT_LE(calls[0]->owned_bytes() + calls[1]->owned_bytes(), copy) << what;
-    EXPECT_GE(calls[0]->owned_bytes() + calls[1]->owned_bytes() + 1, copy) << what;
+    EXPECT_EQ(calls[0]->kept().id, calls[1]->kept().id) << what;
+    EXPECT_NE(calls[2]->kept().id, calls[1]->kept().id) << what;
+    EXPECT_GT(calls[1]->kept().bytes, 0u) << what;
   }
   if (!ucudnn::cpu::cpu_runs_channels_last()) GTEST_SKIP() << "built without oneDNN (UCUDNN_ONEDNN=OFF)";
   EXPECT_GE(sharing, 1) << "Winograd at least keeps transformed filters";

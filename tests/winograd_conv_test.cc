@@ -143,31 +143,40 @@ TEST_F(WinogradConv, ConstantWeightsAtAnotherAddressAreSeen) {
   expect_close_to_scale(y, run(p, kDirect, {}, first), "first weights");
   conv->run(first.x.data<float>(), mixed.w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
   expect_close_to_scale(y, run(p, kDirect, {}, mixed), "weights at another address");
-  // The transformed weights live in the object (36 points × C × M floats, reported as kept memory):
-  // less workspace than the query, which covers W changing; a convolution whose W changes keeps none.
-  EXPECT_EQ(conv->owned_bytes(), size_t{36} * 16 * 16 * sizeof(float));
+  // The object holds the transformed weights (36 points × C × M floats, reported as kept): less
+  // workspace than the query, which covers W changing; a convolution whose W changes keeps none.
+  EXPECT_EQ(conv->kept().bytes, size_t{36} * 16 * 16 * sizeof(float));
   EXPECT_LT(conv->workspace_bytes(), cpu::conv_workspace_bytes(p, kWinograd));
-  EXPECT_EQ(cpu::prepare_conv(p, kWinograd, {}, /*weights_constant=*/false)->owned_bytes(), 0u);
+  EXPECT_EQ(cpu::prepare_conv(p, kWinograd, {}, /*weights_constant=*/false)->kept().id, nullptr);
 }
 
-// Two micro-batches of one convolution (two prepared objects, as the executor makes them) keep one copy
-// of the transformed filters between them; other W values get their own.
+// Two micro-batches of one convolution (two prepared objects, as the executor makes them) hold one copy
+// of the transformed filters between them, which outlives the call that made it; W values that differ
+// only in two signs (a pair an FNV hash of whole words could not tell apart) get their own.
 TEST_F(WinogradConv, MicroBatchesShareTheTransformedFilters) {
   const cpu::ConvProblem p = problem(1, 16, 8, 8, 32, 1, 1, 8, 8);
-  const Tensors t = random_tensors(p, 3), other = random_tensors(p, 4);
-  const size_t filters = size_t{36} * 16 * 32 * sizeof(float);
+  const Tensors t = random_tensors(p, 3);
+  Tensors flipped{t.x.clone().value(), t.w.clone().value(), t.bias.clone().value(), t.z.clone().value()};
+  flipped.w.data<float>()[1] = -flipped.w.data<float>()[1];
+  flipped.w.data<float>()[3] = -flipped.w.data<float>()[3];
   std::vector<std::unique_ptr<cpu::PreparedConv>> calls;
   for (int i = 0; i < 3; ++i) calls.push_back(cpu::prepare_conv(p, kWinograd, {}, /*weights_constant=*/true));
   std::vector<std::byte> workspace(calls[0]->workspace_bytes());
-  Tensor y = t.z.clone().value();
-  for (int i = 0; i < 2; ++i)
-    calls[i]->run(t.x.data<float>(), t.w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
-  calls[2]->run(t.x.data<float>(), other.w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
-  EXPECT_EQ(calls[0]->owned_bytes() + calls[1]->owned_bytes(), filters);
-  EXPECT_EQ(calls[0]->owned_bytes(), calls[1]->owned_bytes());
-  EXPECT_EQ(calls[2]->owned_bytes(), filters);
-  Tensors mixed{t.x.clone().value(), other.w.clone().value(), t.bias.clone().value(), t.z.clone().value()};
-  expect_close_to_scale(y, run(p, kDirect, {}, mixed), "the third call's own filters");
+  auto run_call = [&](cpu::PreparedConv& call, const Tensors& with) {
+    Tensor y = with.z.clone().value();
+    call.run(with.x.data<float>(), with.w.data<float>(), nullptr, nullptr, y.data<float>(), workspace.data());
+    return y;
+  };
+  run_call(*calls[0], t);
+  run_call(*calls[2], flipped);
+  const Tensor direct = run(p, kDirect, {}, t), direct_flipped = run(p, kDirect, {}, flipped);
+  expect_close_to_scale(run_call(*calls[1], t), direct, "the call that found the copy");
+  EXPECT_EQ(calls[0]->kept().id, calls[1]->kept().id);
+  EXPECT_EQ(calls[1]->kept().bytes, size_t{36} * 16 * 32 * sizeof(float));
+  EXPECT_NE(calls[2]->kept().id, calls[0]->kept().id);
+  expect_close_to_scale(run_call(*calls[2], flipped), direct_flipped, "W with two signs flipped");
+  calls[0].reset();  // the maker goes; the copy stays with the other holder
+  expect_close_to_scale(run_call(*calls[1], t), direct, "after the call that made the copy is gone");
 }
 
 TEST_F(WinogradConv, EmptyMicroBatchRunsNothing) {
@@ -178,7 +187,7 @@ TEST_F(WinogradConv, EmptyMicroBatchRunsNothing) {
     std::unique_ptr<cpu::PreparedConv> conv = cpu::prepare_conv(p, kWinograd, {}, constant);
     ASSERT_NE(conv, nullptr);
     EXPECT_EQ(conv->workspace_bytes(), 0u) << "weights constant: " << constant;
-    EXPECT_EQ(conv->owned_bytes(), 0u);
+    EXPECT_EQ(conv->kept().bytes, 0u);
     conv->run(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);  // nothing to read or write
   }
 }

@@ -69,8 +69,8 @@ enum class Layout {
 const char* layout_name(Layout layout);  // "auto", "nchw", "nhwc"
 
 // The GPU's float32 arithmetic. The CPU computes FP32 whatever this says; its inference sessions may run
-// 3×3 convolutions as Winograd F(4×4, 3×3) where that measures faster (other rounding, within about 1e-4
-// of a layer's output scale; cuDNN's FP32 Winograd algorithms are offered the same way on the GPU).
+// 3×3 convolutions as Winograd F(4×4, 3×3) where that measures faster (other rounding, within 1e-4 of a
+// layer's output scale; cuDNN's FP32 Winograd algorithms are offered the same way on the GPU).
 enum class Math {
   kTf32,  // cuDNN and cuBLAS may use TF32 tensor cores (the default, as PyTorch)
   kFp32,  // strict FP32: no TF32 anywhere
@@ -158,8 +158,9 @@ struct MemoryStats {
   size_t weight_bytes = 0;        // initializers and folded constants
   size_t workspace_bytes = 0;     // workspace pool; 0 when the workspaces are in the arena
   size_t largest_workspace_bytes = 0;  // the largest one step uses (in the pool or in the arena)
-  // Kept by prepared kernels between runs: the CPU's convolutions' copies of constant weights in
-  // oneDNN's layout, or Winograd's transformed filters (4× the weights of such a layer).
+  // Kept by prepared kernels between runs, each buffer once: the CPU's convolutions' copies of constant
+  // weights in oneDNN's layout, or Winograd's transformed filters (4× the weights of such a layer).
+  // They are made at the first run: 0 before it.
   size_t kernel_bytes = 0;
   size_t peak_bytes() const { return arena_bytes + weight_bytes + workspace_bytes + kernel_bytes; }
   // "36.8 MiB" (the pool), or "in the arena (largest 36.8 MiB)" (Note [workspace in the arena]).

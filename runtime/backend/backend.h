@@ -67,6 +67,13 @@ struct KernelIo {
   int stream = 0;             // < the count given to Backend::use_streams
 };
 
+// A buffer a prepared kernel keeps between runs beside the arena and the workspace: `id` names it
+// (kernels that share one name the same id), `bytes` is its size; {nullptr, 0} for none.
+struct KeptBuffer {
+  const void* id = nullptr;
+  size_t bytes = 0;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -77,10 +84,9 @@ class Kernel {
   // False when run() cannot be recorded by Backend::begin_capture: it waits for the device (a value
   // read to the host, Note [values checked on the host]) or copies from pageable host memory.
   virtual bool capturable() const { return true; }
-  // Bytes the kernel keeps between runs beside the arena and the workspace (the CPU's convolutions:
-  // oneDNN's reordered weights, made at prepare; Winograd's transformed filters, made at the first run
-  // and shared, each holder counting its share).
-  virtual size_t owned_bytes() const { return 0; }
+  // What the kernel keeps between runs (the CPU's convolutions: constant weights converted to oneDNN's
+  // layout or Winograd's filters, made at the first run and shared: Note [shared converted weights]).
+  virtual KeptBuffer kept() const { return {}; }
 };
 
 // Memory a backend allocated; freed on destruction.

@@ -117,7 +117,7 @@ class ConvCall final : public runtime::Kernel {
         conv_(std::move(conv)) {}
 
   size_t workspace_bytes() const override { return conv_->workspace_bytes(); }
-  size_t owned_bytes() const override { return conv_->owned_bytes(); }
+  runtime::KeptBuffer kept() const override { return conv_->kept(); }
 
   Status run(const runtime::KernelIo& io) override {
     if (io.dst.empty() || io.src.size() < 2 || io.dst[0].shape != y_shape_)

@@ -31,7 +31,7 @@
 //                         or NHWC in a channels-last graph): no reorders.
 //   kWinograd4x3          Winograd F(4×4, 3×3) (winograd_conv.h): 3×3, stride 1, one
 //                         group, channels-last only; 4× fewer multiplies than direct,
-//                         more rounding (relative error ~1e-5 on ResNet layers). Its
+//                         more rounding (within 1e-4 of a layer's output scale). Its
 //                         GEMMs are oneDNN's, so it needs oneDNN too. Workspace: the
 //                         transformed tiles of one chunk (~8 MiB), + the transformed
 //                         weights (4× W) where W is not constant. The CPU benchmarker
@@ -63,6 +63,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "runtime/backend/backend.h"
 #include "runtime/core/status.h"
 #include "runtime/ir/conv_activation.h"
 #include "runtime/ir/graph.h"
@@ -150,8 +151,9 @@ void apply_conv_epilogue(const ConvProblem& problem, const float* bias, const fl
                          const ir::ConvActivation& activation, float* y);
 
 // One convolution made ready for one problem, algorithm and epilogue: what the algorithm
-// builds once (oneDNN's primitive; the weights in its layout when they are constant) lives
-// here, so run() only computes. One object is not to be run from two threads at once.
+// builds once (oneDNN's primitive) lives here, and constant weights converted at the first run
+// (shared: Note [shared converted weights]), so later runs only compute. One object is not to be
+// run from two threads at once.
 class PreparedConv {
  public:
   virtual ~PreparedConv() = default;
@@ -165,9 +167,9 @@ class PreparedConv {
   // (the Eigen algorithms accumulate into Y; oneDNN's sum post-op does; Winograd reads each element of z
   // before it writes it). False only where oneDNN could not fuse the epilogue (the bare primitive writes Y).
   virtual bool adds_residual_in_place() const = 0;
-  // Bytes the object keeps between runs (W converted once when constant; its share where shared);
-  // 0 for the Eigen ones.
-  virtual size_t owned_bytes() const { return 0; }
+  // The buffer the object keeps between runs: W converted once when constant, from the first run on,
+  // shared with other objects (Note [shared converted weights]); none for the Eigen algorithms.
+  virtual runtime::KeptBuffer kept() const { return {}; }
 };
 
 // The prepared convolution; nullptr when `algorithm` (not -1) does not apply. weights_constant:

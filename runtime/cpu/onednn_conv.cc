@@ -24,6 +24,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -220,19 +221,28 @@ bool entry_applies(const ConvProblem& p, Kind kind) {
 }
 
 // W (bound to `user_wei`) reordered into the primitive's layout, one copy per pair of layouts and W
-// values (Note [shared converted weights]).
+// values (Note [shared converted weights]). Out of memory is std::bad_alloc, as the executor expects.
 std::shared_ptr<dnnl::memory> shared_reordered_weights(const Entry& e, dnnl::memory user_wei, const float* w,
                                                        const ConvProblem& p) {
   using Layouts = std::pair<dnnl::memory::desc, dnnl::memory::desc>;  // from, to
   static SharedWeights<Layouts, dnnl::memory> registry;
   const size_t count = static_cast<size_t>(p.out_channels * p.channels_per_group() * p.kernel_h * p.kernel_w);
-  return registry.get({e.user_wei, e.wei}, w, count, [&] {
-    auto reordered = std::make_shared<dnnl::memory>(e.wei, engine());
+  auto convert = [&] {
+    std::shared_ptr<dnnl::memory> reordered;
+    try {
+      reordered = std::make_shared<dnnl::memory>(e.wei, engine());
+    } catch (const dnnl::error&) {
+      throw std::bad_alloc();  // the only way making a memory object of a valid desc fails
+    }
     dnnl::stream stream(engine());
     e.wei_in->execute(stream, user_wei, *reordered);
     stream.wait();
     return reordered;
-  });
+  };
+  auto same = [&](const dnnl::memory& a, const dnnl::memory& b) {
+    return std::memcmp(a.get_data_handle(), b.get_data_handle(), e.wei.get_size()) == 0;
+  };
+  return registry.get({e.user_wei, e.wei}, w, count, convert, same);
 }
 
 // A memory object without a buffer yet: run() points it at this call's buffer (set_data_handle).
@@ -242,7 +252,8 @@ dnnl::memory unbound(const dnnl::memory::desc& d) { return dnnl::memory(d, engin
 void bind(const dnnl::memory& m, const void* ptr) { m.set_data_handle(const_cast<void*>(ptr)); }
 
 // Made at prepare: the memory objects and the argument map, so a run only points them at its
-// buffers (no allocation), reorders where the layouts differ, and runs the primitive.
+// buffers, reorders where the layouts differ, and runs the primitive. The first run with a constant
+// W (and one with another W pointer) also fetches or makes the shared reordered copy.
 class OnednnConv final : public PreparedConv {
  public:
   // `e` has the epilogue fused when `fused`; otherwise it is the bare convolution and run()
@@ -261,7 +272,9 @@ class OnednnConv final : public PreparedConv {
 
   // An empty micro-batch runs nothing (run returns at once), as the query (0) says.
   size_t workspace_bytes() const override { return p_.batch == 0 ? 0 : cached_weights_ ? e_.wei_off : e_.total; }
-  size_t owned_bytes() const override { return share_of(reordered_, reordered_ ? e_.wei.get_size() : 0); }
+  runtime::KeptBuffer kept() const override {
+    return reordered_ ? runtime::KeptBuffer{reordered_.get(), e_.wei.get_size()} : runtime::KeptBuffer{};
+  }
   // The sum post-op reads Y (Note [oneDNN epilogue]); the bare primitive overwrites it.
   bool adds_residual_in_place() const override { return fused_ || !epilogue_.residual; }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <utility>
@@ -274,13 +275,16 @@ void transform_output(const ConvProblem& p, const float* m, int64_t first, int64
 // weights]).
 std::shared_ptr<std::vector<float>> shared_filters(const ConvProblem& p, const float* w) {
   static SharedWeights<std::pair<int64_t, int64_t>, std::vector<float>> registry;  // (C, M)
+  auto convert = [&] {
+    auto filters = std::make_shared<std::vector<float>>(static_cast<size_t>(kPoints * p.in_channels * p.out_channels));
+    transform_weights(p, w, filters->data());
+    return filters;
+  };
+  auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  };
   return registry.get({p.in_channels, p.out_channels}, w, static_cast<size_t>(p.out_channels * 9 * p.in_channels),
-                      [&] {
-                        auto filters = std::make_shared<std::vector<float>>(
-                            static_cast<size_t>(kPoints * p.in_channels * p.out_channels));
-                        transform_weights(p, w, filters->data());
-                        return filters;
-                      });
+                      convert, same);
 }
 
 class WinogradConv final : public PreparedConv {
@@ -289,7 +293,9 @@ class WinogradConv final : public PreparedConv {
       : p_(p), epilogue_(epilogue), constant_(weights_constant), layout_(workspace_layout(p, !weights_constant)) {}
 
   size_t workspace_bytes() const override { return layout_.total; }
-  size_t owned_bytes() const override { return share_of(filters_, filters_ ? filters_->size() * sizeof(float) : 0); }
+  runtime::KeptBuffer kept() const override {
+    return filters_ ? runtime::KeptBuffer{filters_.get(), filters_->size() * sizeof(float)} : runtime::KeptBuffer{};
+  }
   bool adds_residual_in_place() const override { return true; }
 
   void run(const float* x, const float* w, const float* bias, const float* z, float* y, void* workspace) override {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <set>
 #include <stdexcept>
 
 #include "runtime/core/bytes.h"
@@ -86,10 +87,13 @@ size_t Executor::allocated_bytes() const {
 }
 
 size_t Executor::kernel_bytes() const {
+  std::set<const void*> counted;
   size_t bytes = 0;
   for (const Step& step : steps_)
-    for (const Call& call : step.calls)
-      if (call.kernel) bytes = saturating_add(bytes, call.kernel->owned_bytes());
+    for (const Call& call : step.calls) {
+      const KeptBuffer kept = call.kernel ? call.kernel->kept() : KeptBuffer{};
+      if (kept.id != nullptr && counted.insert(kept.id).second) bytes = saturating_add(bytes, kept.bytes);
+    }
   return bytes;
 }
 

@@ -99,7 +99,9 @@ class Executor {
   void set_step_callback(std::function<Status(size_t step)> callback) { step_callback_ = std::move(callback); }
   // Bytes of the graph's constants it reads (uploaded, or in place on the host).
   size_t weight_bytes() const { return weight_bytes_; }
-  // Bytes its prepared kernels keep between runs (Kernel::owned_bytes), summed over every call.
+  // Bytes its prepared kernels keep between runs (Kernel::kept), each buffer counted once however many
+  // calls share it; 0 before the first run (the CPU's converted weights are made then). Not while a run
+  // is in progress.
   size_t kernel_bytes() const;
   // Bytes this executor allocated: weights (when uploaded) + arena + workspace pool.
   size_t allocated_bytes() const;
