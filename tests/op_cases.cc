@@ -120,6 +120,16 @@ std::vector<OpCase> conv_and_matrix_cases() {
        1, {{2, 5, 7, 8}}},
       {"conv_depthwise_sigmoid", conv, 18, {input({1, 4, 6, 6}), weight({4, 1, 3, 3}), weight({4})},
        {{"group", int64_t{4}}, {"activation", std::string("Sigmoid")}}, 1, {{1, 4, 4, 4}}},
+      // SiLU and sigmoid after a dense convolution (Note [vector activations]): oneDNN's primitive runs with
+      // the bias and z fused and the activation after it; micro-batches; a 3×3 stride-1 one that Winograd
+      // takes channels-last, with its epilogue's SiLU; inputs wide enough to reach the exp branch below -9.
+      {"conv_1x1_silu_micro_batches", conv, 18, {input({6, 20, 5, 7}, -4, 4), weight({24, 20, 1, 1}), weight({24})},
+       {{"activation", std::string("SiLU")}}, 1, {{6, 24, 5, 7}}, {4, 2}},
+      {"conv_residual_silu_micro_batches", conv, 18,
+       {input({3, 6, 9, 10}, -4, 4), weight({8, 6, 3, 3}), weight({8}), input({3, 8, 9, 10}, -4, 4)},
+       {{"pads", IntList{1, 1, 1, 1}}, {"activation", std::string("SiLU")}}, 1, {{3, 8, 9, 10}}, {2, 1}},
+      {"conv_sigmoid_no_bias", conv, 18, {input({2, 5, 7, 7}, -4, 4), weight({6, 5, 3, 3})},
+       {{"activation", std::string("Sigmoid")}}, 1, {{2, 6, 5, 5}}},
       // --- BatchNormalization, LRN ---
       {"batch_norm", OpKind::kBatchNormalization, 15,
        {input({3, 4, 5, 6}), weight({4}), weight({4}), weight({4}), weight({4}, 0.1, 2.0)}, {{"epsilon", 1e-3f}}, 1,

@@ -17,6 +17,7 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/onednn_conv.h"
+#include "runtime/cpu/vector_activations.h"
 #include "runtime/cpu/winograd_conv.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
@@ -411,23 +412,39 @@ size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
 namespace {
 
 // apply_conv_epilogue for one activation kind, known at compile time so the loops vectorise (Relu is
-// std::max; the others inline ir::apply_conv_activation with the switch folded away).
+// std::max; the others inline ir::apply_conv_activation with the switch folded away). SiLU and
+// sigmoid run over whole spans after the sums, through vector_activations (Note [vector activations]):
+// a scalar expf per element cost more than the convolution.
 template <ir::ConvActivationKind kKind>
 void epilogue_pass(const ConvProblem& p, const float* bias, const float* z, const ir::ConvActivation& activation,
                    float* y) {
+  using Kind = ir::ConvActivationKind;
+  constexpr bool kSpans = kKind == Kind::kSiLU || kKind == Kind::kSigmoid;
   const ir::ConvActivation act{kKind, activation.min, activation.max};
   auto apply = [&](float v) {
-    if constexpr (kKind == ir::ConvActivationKind::kNone) return v;
-    if constexpr (kKind == ir::ConvActivationKind::kRelu) return std::max(v, 0.0f);
+    if constexpr (kKind == Kind::kNone || kSpans) return v;
+    if constexpr (kKind == Kind::kRelu) return std::max(v, 0.0f);
     return ir::apply_conv_activation(act, v);
   };
-  if (p.channels_last) {  // rows of M channels
+  const bool sums = bias != nullptr || z != nullptr || !kSpans;
+  auto finish = [](float* d, int64_t n) {
+    if constexpr (kKind == Kind::kSiLU) silu_in_place(d, n);
+    if constexpr (kKind == Kind::kSigmoid) sigmoid_in_place(d, n);
+  };
+  if (p.channels_last) {  // rows of M channels, a task of whole rows of at least kSpanFloats
     const int64_t rows = p.batch * p.out_plane(), m = p.out_channels;
+    constexpr int64_t kSpanFloats = 4096;
+    const int64_t per_task = std::max<int64_t>(1, kSpanFloats / std::max<int64_t>(m, 1));
 #pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      float* d = y + r * m;
-      const float* add = z ? z + r * m : nullptr;
-      for (int64_t j = 0; j < m; ++j) d[j] = apply(d[j] + (bias ? bias[j] : 0.0f) + (add ? add[j] : 0.0f));
+    for (int64_t first = 0; first < rows; first += per_task) {
+      const int64_t last = std::min(rows, first + per_task);
+      if (sums)
+        for (int64_t r = first; r < last; ++r) {
+          float* d = y + r * m;
+          const float* add = z ? z + r * m : nullptr;
+          for (int64_t j = 0; j < m; ++j) d[j] = apply(d[j] + (bias ? bias[j] : 0.0f) + (add ? add[j] : 0.0f));
+        }
+      finish(y + first * m, (last - first) * m);
     }
     return;
   }
@@ -437,7 +454,9 @@ void epilogue_pass(const ConvProblem& p, const float* bias, const float* z, cons
     const float b = bias ? bias[i % p.out_channels] : 0.0f;
     float* d = y + i * size;
     const float* add = z ? z + i * size : nullptr;
-    for (int64_t j = 0; j < size; ++j) d[j] = apply(d[j] + b + (add ? add[j] : 0.0f));
+    if (sums)
+      for (int64_t j = 0; j < size; ++j) d[j] = apply(d[j] + b + (add ? add[j] : 0.0f));
+    finish(d, size);
   }
 }
 

@@ -13,7 +13,9 @@
 // Note [oneDNN epilogue]: bias is the primitive's bias; a residual z is a sum post-op
 // (Y's buffer holds z before the convolution: copied in unless z is Y already (Note [residual in
 // place]), or reordered into the blocked Y); the activation an eltwise post-op after it:
-// Y = act(conv + B + z), Note [fused nodes]'s order.
+// Y = act(conv + B + z), Note [fused nodes]'s order. SiLU and sigmoid are the exception: oneDNN 2.6's
+// swish and logistic post-ops cost more than the primitive without them and a vectorised pass over Y
+// after it (Note [vector activations]), so those two always run after the primitive.
 #include "runtime/cpu/onednn_conv.h"
 
 #include <limits>
@@ -95,6 +97,11 @@ std::vector<int64_t> problem_fields(const ConvProblem& p) {
 
 int epilogue_bits(const ConvEpilogue& e) {
   return (e.bias ? 1 : 0) | (e.residual ? 2 : 0) | static_cast<int>(e.activation.kind) << 2;
+}
+
+// Whether the activation becomes a post-op: not SiLU nor sigmoid (Note [oneDNN epilogue]).
+bool fuses_activation(const ir::ConvActivation& a) {
+  return a.kind != ir::ConvActivationKind::kSiLU && a.kind != ir::ConvActivationKind::kSigmoid;
 }
 
 // The activation as an eltwise post-op (Note [oneDNN epilogue]): oneDNN's swish(x) = x · sigmoid(αx),
@@ -256,10 +263,13 @@ void bind(const dnnl::memory& m, const void* ptr) { m.set_data_handle(const_cast
 // W (and one with another W pointer) also fetches or makes the shared reordered copy.
 class OnednnConv final : public PreparedConv {
  public:
-  // `e` has the epilogue fused when `fused`; otherwise it is the bare convolution and run()
-  // adds the epilogue after (apply_conv_epilogue).
+  // `e` has the epilogue fused when `fused` (but for an activation that fused_activation refuses,
+  // which run() applies after); otherwise it is the bare convolution and run() adds the epilogue after
+  // (apply_conv_epilogue).
   OnednnConv(const ConvProblem& p, const Entry& e, const ConvEpilogue& epilogue, bool fused, bool weights_constant)
-      : p_(p), e_(e), epilogue_(epilogue), fused_(fused), stream_(engine()), user_src_(unbound(e.user_src)),
+      : p_(p), e_(e), epilogue_(epilogue), fused_(fused),
+        after_(fused && !fuses_activation(epilogue.activation) ? epilogue.activation : ir::ConvActivation{}),
+        stream_(engine()), user_src_(unbound(e.user_src)),
         user_wei_(unbound(e.user_wei)), user_dst_(unbound(e.user_dst)),
         src_(e.src_in ? unbound(e.src) : user_src_), dst_(e.dst_out ? unbound(e.dst) : user_dst_),
         wei_(!e.wei_in ? user_wei_ : unbound(e.wei)),
@@ -315,6 +325,8 @@ class OnednnConv final : public PreparedConv {
     if (!fused_)
       apply_conv_epilogue(p_, epilogue_.bias ? bias : nullptr, epilogue_.residual ? z : nullptr, epilogue_.activation,
                           y);
+    else if (after_.kind != ir::ConvActivationKind::kNone)
+      apply_conv_epilogue(p_, nullptr, nullptr, after_, y);
   }
 
  private:
@@ -322,6 +334,7 @@ class OnednnConv final : public PreparedConv {
   const Entry& e_;
   ConvEpilogue epilogue_;
   bool fused_;
+  ir::ConvActivation after_;  // the activation run() applies after the fused primitive, if any
   dnnl::stream stream_;
   // Memory objects share their buffer pointer with the copies args_ holds.
   dnnl::memory user_src_, user_wei_, user_dst_, src_, dst_, wei_, bias_, z_, scratchpad_;
@@ -388,14 +401,17 @@ size_t workspace_bytes(const ConvProblem& p, Kind kind) {
 // the query promised, and (unless it adds z, which only the fused primitive can do in place) oneDNN
 // runs the same kernel as without it: a post-op that sends oneDNN to a slower kernel (say gemm
 // instead of brgconv) would cost more than the separate pass, and the planner timed the bare one.
-// Else the bare primitive runs and the epilogue follows.
+// Else the bare primitive runs and the epilogue follows. A SiLU or sigmoid follows the primitive either
+// way (fuses_activation).
 std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue,
                                       bool weights_constant) {
   if (!applies(p, kind)) return nullptr;
   ConvProblem one = p;
   if (one.batch == 0) one.batch = 1;  // never run (run returns at once); any entry will do
   const Entry& bare = entry(one, kind);
-  const Entry& fused = entry(one, kind, epilogue);
+  ConvEpilogue in_primitive = epilogue;
+  if (!fuses_activation(epilogue.activation)) in_primitive.activation = {};
+  const Entry& fused = entry(one, kind, in_primitive);
   const bool use_fused = fused.ok && fused.total <= workspace_bytes(one, kind) &&
                          (epilogue.residual || fused.implementation == bare.implementation);
   return std::make_unique<OnednnConv>(p, use_fused ? fused : bare, epilogue, use_fused, weights_constant);

@@ -22,6 +22,7 @@ static_assert(DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP, "Winograd's GEMMs 
 
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/shared_weights.h"
+#include "runtime/cpu/vector_activations.h"
 
 namespace ucudnn::cpu::winograd {
 
@@ -250,7 +251,14 @@ void transform_output(const ConvProblem& p, const float* m, int64_t first, int64
           for (int64_t l = 0; l < kLanes; ++l) value[l] = out[col][l] + b[l];
           if (z != nullptr)
             for (int64_t l = 0; l < lanes; ++l) value[l] += z[at + l];
-          for (int64_t l = 0; l < lanes; ++l) y[at + l] = ir::apply_conv_activation(act, value[l]);
+          if constexpr (kKind == ir::ConvActivationKind::kSiLU || kKind == ir::ConvActivationKind::kSigmoid) {
+            // Note [vector activations]: a scalar expf per element costs more than the tile's arithmetic
+            if constexpr (kKind == ir::ConvActivationKind::kSiLU) silu_in_place(value, lanes);
+            else sigmoid_in_place(value, lanes);
+            std::copy_n(value, lanes, y + at);
+          } else {
+            for (int64_t l = 0; l < lanes; ++l) y[at + l] = ir::apply_conv_activation(act, value[l]);
+          }
         }
       }
     }

@@ -51,7 +51,9 @@ nlohmann::json profile_json(const std::vector<StepProfile>& steps, double total_
   nlohmann::json slowest = nlohmann::json::array();
   for (const StepProfile& s : slowest_nodes(steps, 10))
     slowest.push_back({{"node", s.node}, {"op", s.op}, {"ms", s.ms}});
-  return {{"total_ms", total_ms}, {"by_op", by_op}, {"slowest", slowest}};
+  nlohmann::json each = nlohmann::json::array();  // every step in run order, the copies included
+  for (const StepProfile& s : steps) each.push_back({{"node", s.node}, {"op", s.op}, {"ms", s.ms}});
+  return {{"total_ms", total_ms}, {"by_op", by_op}, {"slowest", slowest}, {"steps", each}};
 }
 
 void print_profile(const std::vector<StepProfile>& steps, double total_ms, const char* device) {
