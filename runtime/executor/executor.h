@@ -67,10 +67,12 @@ class Executor {
   static Expected<std::unique_ptr<Executor>> create(Backend& backend, const ir::Graph& graph, Plan plan,
                                                     CaptureMode capture = CaptureMode::kOff);
 
-  // Host inputs in the order of graph.inputs, exactly their dtype and shape; host outputs.
+  // Host inputs in the order of graph.inputs, exactly their dtype and shape; host outputs. On a host
+  // backend the inputs are read where they lie, not copied in (Note [host runs in place]).
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
   // Runs once like `run`, returning the time of each step and of the input and
-  // output copies (the backend's events: device time on a GPU); outputs dropped.
+  // output copies (the backend's events: device time on a GPU; no input copies on a host backend);
+  // outputs dropped.
   Expected<std::vector<StepTiming>> profile(const std::vector<Tensor>& inputs);
   // Runs on caller-owned device memory (see Session::run_on_device): inputs[i] holds graph input i,
   // outputs[j] receives graph output j, each dense with the value's dtype and shape. Inputs are read
@@ -164,7 +166,11 @@ class Executor {
   // The three parts of a run, queued on stream 0; `run` and `profile` call them in order.
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
   Status run_step(const Step& step, int stream);
-  Expected<std::vector<Tensor>> copy_outputs_out();
+  // The outputs as host tensors; `inputs` (empty after copy_inputs_in) where the graph inputs lie.
+  Expected<std::vector<Tensor>> copy_outputs_out(const std::vector<const void*>& inputs);
+  // Note [host runs in place]: whether run and profile read the caller's input tensors where they lie.
+  bool reads_inputs_in_place() const;
+  static std::vector<const void*> input_pointers(const std::vector<Tensor>& inputs);
   // Every step, side steps on stream 1 with their events, through captured_ (`bound`, `inputs`,
   // `outputs`: CapturedRuns::run's); `run` and `run_bound` use it.
   Status run_steps(bool bound, const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
