@@ -256,6 +256,15 @@ std::vector<OpCase> conv_and_matrix_cases() {
        {{"transB", int64_t{1}}}, 1, {{1, 100}}},
       {"gemm_few_rows_trans_a_alpha_beta", OpKind::kGemm, 13, {input({9, 3}), weight({9, 77}), weight({3, 77})},
        {{"transA", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}, 1, {{3, 77}}},
+      // A constant B runs through oneDNN's matmul (Note [oneDNN Gemm]): a classifier at 16 rows, B not
+      // transposed with a [1, N] bias, no C, and a C that beta 0 drops.
+      {"gemm_classifier_trans_b_bias", OpKind::kGemm, 13, {input({16, 96}), weight({130, 96}), weight({130})},
+       {{"transB", int64_t{1}}}, 1, {{16, 130}}},
+      {"gemm_constant_b_bias_2d", OpKind::kGemm, 13, {input({3, 20}), weight({20, 9}), weight({1, 9})}, {}, 1,
+       {{3, 9}}},
+      {"gemm_constant_b_no_c", OpKind::kGemm, 13, {input({2, 5}), weight({5, 6})}, {}, 1, {{2, 6}}},
+      {"gemm_constant_b_beta_zero", OpKind::kGemm, 13, {input({2, 5}), weight({6, 5}), weight({6})},
+       {{"transB", int64_t{1}}, {"beta", 0.0f}}, 1, {{2, 6}}},
       // --- MatMul ---
       {"matmul_2d", OpKind::kMatMul, 13, {input({4, 5}), input({5, 3})}, {}, 1, {{4, 3}}},
       {"matmul_vector_matrix", OpKind::kMatMul, 13, {input({5}), input({5, 3})}, {}, 1, {{3}}},

@@ -138,7 +138,10 @@ class CpuBackend final : public runtime::Backend {
       return invalid_argument(request.node.describe() + ": no CPU algorithm " + std::to_string(request.algorithm) +
                               (count > 0 ? " (this op has 0 to " + std::to_string(count - 1) + ", -1 is the default)"
                                          : " (only -1, the default, for this op)"));
-    if (kernel.prepare != nullptr) return kernel.prepare(request);
+    if (kernel.prepare != nullptr) {
+      UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Kernel> prepared, kernel.prepare(request));
+      if (prepared != nullptr) return prepared;  // else the plain call of `run`
+    }
     const size_t workspace = kernel.workspace_bytes == nullptr
                                  ? 0
                                  : kernel.workspace_bytes(request.node, request.src_shapes, request.algorithm);

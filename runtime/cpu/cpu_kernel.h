@@ -38,8 +38,8 @@ struct CpuKernel {
   size_t (*workspace_bytes)(const ir::Node& node, const std::vector<Shape>& src_shapes, int algorithm) = nullptr;
   Status (*run)(const KernelArgs& args) = nullptr;
   // Optional: the backend's prepared call, for a kernel with state made once per call (Conv: oneDNN's
-  // primitive and reordered constant weights). Its workspace is at most `workspace_bytes`'s. nullptr →
-  // the backend calls `run`.
+  // primitive and reordered constant weights; Gemm: oneDNN's matmul). Its workspace is at most
+  // `workspace_bytes`'s. A null hook, or a null kernel from it → the backend calls `run`.
   Expected<std::unique_ptr<runtime::Kernel>> (*prepare)(const runtime::KernelRequest& request) = nullptr;
 };
 

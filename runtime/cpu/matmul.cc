@@ -1,5 +1,6 @@
 // CPU kernels of Gemm and MatMul: Eigen GEMMs on row-major maps (Eigen threads
-// them with OpenMP; a Gemm of few rows is threaded here, over Y's columns). MatMul
+// them with OpenMP; a Gemm of few rows is threaded here, over Y's columns). A Gemm whose B is a
+// constant runs through oneDNN's matmul instead where it applies (Note [oneDNN Gemm]). MatMul
 // with an unbatched B folds A's batch into its rows (one GEMM); otherwise one GEMM
 // per output batch element, broadcasting offsets.
 // Note [GCC 12 AVX-512 false positive]: with -march=native on AVX-512 machines GCC 12
@@ -13,6 +14,7 @@
 #include <Eigen/Core>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/onednn_gemm.h"
 #include "runtime/ops/matmul_batches.h"
 
 namespace ucudnn::cpu {
@@ -120,10 +122,15 @@ Status run_matmul(const KernelArgs& args) {
   return Status::ok();
 }
 
+// Note [oneDNN Gemm]; nullptr: the backend calls run_gemm.
+Expected<std::unique_ptr<runtime::Kernel>> prepare_gemm_call(const runtime::KernelRequest& request) {
+  return onednn::prepare_gemm(request);
+}
+
 }  // namespace
 
 const CpuKernel& cpu_kernel_Gemm() {
-  static const CpuKernel k{.run = run_gemm};
+  static const CpuKernel k{.run = run_gemm, .prepare = prepare_gemm_call};
   return k;
 }
 

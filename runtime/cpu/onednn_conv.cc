@@ -36,7 +36,7 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/cpu_kernel.h"
-#include "runtime/cpu/shared_weights.h"
+#include "runtime/cpu/onednn_common.h"
 #endif
 
 namespace ucudnn::cpu::onednn {
@@ -58,20 +58,6 @@ using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
 constexpr size_t kAlign = 64;  // oneDNN's own alignment for its buffers
-
-// Note [oneDNN primitive cache]: oneDNN's own cache is turned off. It treats memory descriptors
-// that differ only in the strides of dims of size 1 as equal (NCHW and NHWC of [N, C, 1, 1]), so a
-// primitive created for one layout was handed back for the other: which implementation ran, and so
-// the scratchpad a workspace query answered, depended on what the process had created before, and a
-// plan measured in one process needed more workspace in the next. Our Entry cache keeps every
-// primitive we use, keyed by the whole problem, so nothing is created twice.
-dnnl::engine& engine() {
-  static dnnl::engine e = [] {
-    dnnl::set_primitive_cache_capacity(0);
-    return dnnl::engine(dnnl::engine::kind::cpu, 0);
-  }();
-  return e;
-}
 
 // A cached primitive with its reorders and the workspace layout:
 // [scratchpad | X blocked | Y blocked | W blocked], each part only where the primitive wants
@@ -227,31 +213,6 @@ bool entry_applies(const ConvProblem& p, Kind kind) {
   return entry(p, kind).ok;
 }
 
-// W (bound to `user_wei`) reordered into the primitive's layout, one copy per pair of layouts and W
-// values (Note [shared converted weights]). Out of memory is std::bad_alloc, as the executor expects.
-std::shared_ptr<dnnl::memory> shared_reordered_weights(const Entry& e, dnnl::memory user_wei, const float* w,
-                                                       const ConvProblem& p) {
-  using Layouts = std::pair<dnnl::memory::desc, dnnl::memory::desc>;  // from, to
-  static SharedWeights<Layouts, dnnl::memory> registry;
-  const size_t count = static_cast<size_t>(p.out_channels * p.channels_per_group() * p.kernel_h * p.kernel_w);
-  auto convert = [&] {
-    std::shared_ptr<dnnl::memory> reordered;
-    try {
-      reordered = std::make_shared<dnnl::memory>(e.wei, engine());
-    } catch (const dnnl::error&) {
-      throw std::bad_alloc();  // the only way making a memory object of a valid desc fails
-    }
-    dnnl::stream stream(engine());
-    e.wei_in->execute(stream, user_wei, *reordered);
-    stream.wait();
-    return reordered;
-  };
-  auto same = [&](const dnnl::memory& a, const dnnl::memory& b) {
-    return std::memcmp(a.get_data_handle(), b.get_data_handle(), e.wei.get_size()) == 0;
-  };
-  return registry.get({e.user_wei, e.wei}, w, count, convert, same);
-}
-
 // A memory object without a buffer yet: run() points it at this call's buffer (set_data_handle).
 dnnl::memory unbound(const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), DNNL_MEMORY_NONE); }
 
@@ -304,7 +265,8 @@ class OnednnConv final : public PreparedConv {
         bind(wei_, ws + e_.wei_off);
         e_.wei_in->execute(stream_, user_wei_, wei_);
       } else if (weights_from_ != w) {  // Note [oneDNN weights]
-        reordered_ = shared_reordered_weights(e_, user_wei_, w, p_);
+        const auto count = static_cast<size_t>(p_.out_channels * p_.channels_per_group() * p_.kernel_h * p_.kernel_w);
+        reordered_ = shared_reordered_weights(*e_.wei_in, user_wei_, e_.wei, w, count);
         bind(wei_, reordered_->get_data_handle());
         weights_from_ = w;
       }

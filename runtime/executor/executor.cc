@@ -443,7 +443,7 @@ Status Executor::queue_steps() {
 }
 
 bool Executor::reads_inputs_in_place() const {
-  return backend_.is_host_memory() && captured_->mode() == CaptureMode::kOff;
+  return backend_.is_host_memory() && !captured_->replaying();
 }
 
 std::vector<const void*> Executor::input_pointers(const std::vector<Tensor>& inputs) {
@@ -495,11 +495,12 @@ Status Executor::check_not_io_bound(const char* what) const {
 
 // Note [host runs in place]: on a host backend (Backend::is_host_memory) run and profile read the
 // caller's input tensors where they lie, as run_bound does, instead of copying them into the arena
-// first (a ResNet's input at batch 16 is 9.6 MB, copied on one thread: 0.5 to 1.2 ms of MobileNetV3's
-// 20 at batch 16 on the device host). Nothing writes over a graph input (Note [in-place pointwise],
+// first (a ResNet's input at batch 16 is 9.6 MB: its copy took 0.5 to 1.2 ms of MobileNetV3's 20 at
+// batch 16 on the device host). Nothing writes over a graph input (Note [in-place pointwise],
 // Note [views]), so they are only read. The outputs are still copied out of the arena (classifiers'
-// are small; the test harness's poisoned arena then shows an output no kernel wrote). Not while runs
-// are captured (CapturedRuns would capture again for every new input tensor).
+// are small; the test harness's poisoned arena then shows an output no kernel wrote). Not where runs
+// replay a capture (a test backend's emulated one: CapturedRuns would capture again for every new
+// input tensor); the CPU itself never captures.
 Expected<std::vector<Tensor>> Executor::run_once(const std::vector<Tensor>& inputs) {
   UCUDNN_RETURN_IF_ERROR(check_not_io_bound("run"));
   std::vector<const void*> in;
