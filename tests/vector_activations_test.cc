@@ -52,14 +52,14 @@ TEST(VectorActivations, SigmoidMatchesTheExactFunction) {
 }
 
 // Every span length up to three vectors and a bit, at every offset in a buffer whose guard elements
-// around the span must stay as they were.
+// around the span must stay as they were; values from -75 to 75, through both branches.
 TEST(VectorActivations, PartialVectorsTouchOnlyTheirSpan) {
   constexpr float kGuard = 12345.0f;
   for (Apply apply : {cpu::silu_in_place, cpu::sigmoid_in_place}) {
     for (int64_t n = 0; n <= 50; ++n) {
       for (int64_t offset = 0; offset < 4; ++offset) {
         std::vector<float> buffer(static_cast<size_t>(n + 8), kGuard);
-        for (int64_t i = 0; i < n; ++i) buffer[static_cast<size_t>(offset + i)] = 0.25f * static_cast<float>(i - n / 2);
+        for (int64_t i = 0; i < n; ++i) buffer[static_cast<size_t>(offset + i)] = 3.0f * static_cast<float>(i - n / 2);
         std::vector<float> expected(buffer.begin() + offset, buffer.begin() + offset + n);
         (apply == cpu::silu_in_place ? cpu::silu_in_place_portable : cpu::sigmoid_in_place_portable)(
             expected.data(), n);
@@ -77,22 +77,35 @@ TEST(VectorActivations, PartialVectorsTouchOnlyTheirSpan) {
   }
 }
 
+// NaN, ±inf and 0 in whole vectors and in a tail (a span of 40 with them at 0-3 and 36-39), on both
+// paths: sigmoid(-inf) is 0 (Eigen's whole vectors give 2.9e-39), SiLU(-inf) is NaN as -inf · 0.
 TEST(VectorActivations, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float special[4] = {nan, inf, -inf, 0.0f};
+  auto span = [&] {
+    std::vector<float> v(40, 1.0f);
+    for (size_t i = 0; i < 4; ++i) v[i] = v[36 + i] = special[i];
+    return v;
+  };
   for (Apply sig : {cpu::sigmoid_in_place, cpu::sigmoid_in_place_portable}) {
-    float v[4] = {nan, inf, -inf, 0.0f};
-    sig(v, 4);
-    EXPECT_TRUE(std::isnan(v[0]));
-    EXPECT_EQ(v[1], 1.0f);
-    EXPECT_EQ(v[2], 0.0f);
-    EXPECT_EQ(v[3], 0.5f);
+    std::vector<float> v = span();
+    sig(v.data(), static_cast<int64_t>(v.size()));
+    for (size_t at : {size_t{0}, size_t{36}}) {
+      EXPECT_TRUE(std::isnan(v[at])) << at;
+      EXPECT_EQ(v[at + 1], 1.0f) << at;
+      EXPECT_LT(std::fabs(v[at + 2]), 1e-30f) << at;
+      EXPECT_EQ(v[at + 3], 0.5f) << at;
+    }
   }
   for (Apply silu_fn : {cpu::silu_in_place, cpu::silu_in_place_portable}) {
-    float v[3] = {nan, inf, 0.0f};
-    silu_fn(v, 3);
-    EXPECT_TRUE(std::isnan(v[0]));
-    EXPECT_EQ(v[1], inf);
-    EXPECT_EQ(v[2], 0.0f);
+    std::vector<float> v = span();
+    silu_fn(v.data(), static_cast<int64_t>(v.size()));
+    for (size_t at : {size_t{0}, size_t{36}}) {
+      EXPECT_TRUE(std::isnan(v[at])) << at;
+      EXPECT_EQ(v[at + 1], inf) << at;
+      EXPECT_TRUE(std::isnan(v[at + 2])) << at;
+      EXPECT_EQ(v[at + 3], 0.0f) << at;
+    }
   }
 }
 

@@ -431,7 +431,7 @@ void epilogue_pass(const ConvProblem& p, const float* bias, const float* z, cons
     if constexpr (kKind == Kind::kSiLU) silu_in_place(d, n);
     if constexpr (kKind == Kind::kSigmoid) sigmoid_in_place(d, n);
   };
-  if (p.channels_last) {  // rows of M channels, a task of whole rows of at least kSpanFloats
+  if (p.channels_last) {  // rows of M channels; a task takes whole rows, kSpanFloats of them or one row
     const int64_t rows = p.batch * p.out_plane(), m = p.out_channels;
     constexpr int64_t kSpanFloats = 4096;
     const int64_t per_task = std::max<int64_t>(1, kSpanFloats / std::max<int64_t>(m, 1));

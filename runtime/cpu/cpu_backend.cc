@@ -40,7 +40,8 @@ class CpuCall final : public runtime::Kernel {
 
  private:
   // Host views of this run's memory, rebuilt only where a pointer changed (the executor points
-  // inputs and outputs elsewhere between runs only for run_bound); nullptr for an absent input.
+  // inputs elsewhere for every run's input tensors, Note [host runs in place], and outputs for
+  // run_bound's buffers); nullptr for an absent input.
   template <typename Pointer>
   static void update_views(const std::vector<TensorRef>& refs, std::vector<Tensor>* views,
                            std::vector<Pointer>* pointers) {

@@ -90,7 +90,8 @@ bool fuses_activation(const ir::ConvActivation& a) {
   return a.kind != ir::ConvActivationKind::kSiLU && a.kind != ir::ConvActivationKind::kSigmoid;
 }
 
-// The activation as an eltwise post-op (Note [oneDNN epilogue]): oneDNN's swish(x) = x · sigmoid(αx),
+// The activation as an eltwise post-op (Note [oneDNN epilogue]; SiLU and sigmoid are not asked for
+// since fuses_activation, and stay here for the switch to cover every kind): oneDNN's swish(x) = x · sigmoid(αx),
 // hardswish(x) = x · relu6(x + 3) / 6 and clip(x) = min(max(x, α), β) are ONNX's SiLU, HardSwish and Clip.
 void append_activation(const ir::ConvActivation& a, dnnl::post_ops& ops) {
   using dnnl::algorithm;
@@ -224,7 +225,7 @@ void bind(const dnnl::memory& m, const void* ptr) { m.set_data_handle(const_cast
 // W (and one with another W pointer) also fetches or makes the shared reordered copy.
 class OnednnConv final : public PreparedConv {
  public:
-  // `e` has the epilogue fused when `fused` (but for an activation that fused_activation refuses,
+  // `e` has the epilogue fused when `fused` (but for an activation that fuses_activation refuses,
   // which run() applies after); otherwise it is the bare convolution and run() adds the epilogue after
   // (apply_conv_epilogue).
   OnednnConv(const ConvProblem& p, const Entry& e, const ConvEpilogue& epilogue, bool fused, bool weights_constant)

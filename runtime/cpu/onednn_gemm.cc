@@ -2,6 +2,7 @@
 #include "runtime/cpu/onednn_gemm.h"
 
 #ifdef UCUDNN_HAVE_ONEDNN
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -30,13 +31,16 @@ using dt = dnnl::memory::data_type;
 dnnl::memory unbound(const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), DNNL_MEMORY_NONE); }
 
 // Y [M, N] = A [M, K] · B (+ C as a bias row), B reordered into the primitive's layout at the first
-// run and again only when a run passes another B pointer. Its scratchpad (a few KiB) is its own.
+// run and again only when a run passes another B pointer (used as it lies where the primitive takes
+// the user's layout). Its scratchpad (a few KiB) is its own.
 class OnednnGemm final : public runtime::Kernel {
  public:
   OnednnGemm(const ir::Node& node, const dnnl::matmul::primitive_desc& pd, const dnnl::memory::desc& user_b,
              bool bias, Shape a_shape, Shape y_shape)
       : node_(node), a_shape_(std::move(a_shape)), y_shape_(std::move(y_shape)), matmul_(pd),
-        b_reorder_(dnnl::reorder::primitive_desc(engine(), user_b, engine(), pd.weights_desc())),
+        b_reorder_(pd.weights_desc() == user_b ? std::nullopt
+                                                : std::optional<dnnl::reorder>(dnnl::reorder::primitive_desc(
+                                                      engine(), user_b, engine(), pd.weights_desc()))),
         b_desc_(pd.weights_desc()), b_count_(user_b.get_size() / sizeof(float)), stream_(engine()),
         a_(unbound(pd.src_desc())), user_b_(unbound(user_b)), y_(unbound(pd.dst_desc())),
         scratchpad_(pd.scratchpad_desc().get_size()) {
@@ -56,20 +60,24 @@ class OnednnGemm final : public runtime::Kernel {
       return internal_error(node_.describe() + ": Gemm run with other tensors than it was prepared for");
     use_session_threads();
     const float* b = io.src[1].as<const float>();
-    if (b != b_from_) {
-      user_b_.set_data_handle(const_cast<float*>(b));
-      reordered_ = shared_reordered_weights(b_reorder_, user_b_, b_desc_, b, b_count_);
-      args_.insert_or_assign(DNNL_ARG_WEIGHTS, *reordered_);
-      b_from_ = b;
-    }
-    a_.set_data_handle(const_cast<float*>(io.src[0].as<const float>()));
-    y_.set_data_handle(io.dst[0].as<float>());
-    if (bias_) bias_.set_data_handle(const_cast<float*>(io.src[2].as<const float>()));
     try {
+      if (b != b_from_) {
+        user_b_.set_data_handle(const_cast<float*>(b));
+        if (b_reorder_) {
+          reordered_ = shared_reordered_weights(*b_reorder_, user_b_, b_desc_, b, b_count_);
+          args_.insert_or_assign(DNNL_ARG_WEIGHTS, *reordered_);
+        } else {
+          args_.insert_or_assign(DNNL_ARG_WEIGHTS, user_b_);
+        }
+        b_from_ = b;
+      }
+      a_.set_data_handle(const_cast<float*>(io.src[0].as<const float>()));
+      y_.set_data_handle(io.dst[0].as<float>());
+      if (bias_) bias_.set_data_handle(const_cast<float*>(io.src[2].as<const float>()));
       matmul_.execute(stream_, args_);
       stream_.wait();
     } catch (const dnnl::error& e) {
-      return internal_error(node_.describe() + ": oneDNN's matmul failed: " + e.what());
+      return internal_error(node_.describe() + ": oneDNN's matmul or its reorder of B failed: " + e.what());
     }
     return Status::ok();
   }
@@ -78,7 +86,7 @@ class OnednnGemm final : public runtime::Kernel {
   const ir::Node& node_;
   Shape a_shape_, y_shape_;
   dnnl::matmul matmul_;
-  dnnl::reorder b_reorder_;
+  std::optional<dnnl::reorder> b_reorder_;  // none where the primitive takes B as it lies
   dnnl::memory::desc b_desc_;
   size_t b_count_;
   dnnl::stream stream_;

@@ -1,12 +1,12 @@
-// Note [shared converted weights]: the CPU's convolutions keep constant weights converted between
-// runs (oneDNN's blocked layout, Note [oneDNN weights]; Winograd's transformed filters, Note
-// [Winograd weights]). The executor prepares one object per call, so a convolution cut into k
+// Note [shared converted weights]: the CPU's convolutions and Gemm keep constant weights converted
+// between runs (oneDNN's blocked layout, Note [oneDNN weights] and Note [oneDNN Gemm]; Winograd's
+// transformed filters, Note [Winograd weights]). The executor prepares one object per call, so a convolution cut into k
 // micro-batches would keep k copies, and nodes that read one initializer one each. A registry hands
 // every such object the same copy while one of them holds it (the copy is freed with its last holder):
 // a caller converts its W, and when a held copy for the same target layout has the same bytes, it
 // takes that one and drops its own. A hash of W's values only narrows the candidates; equal converted
 // bytes decide, so two W whose hashes collide never share. Each holder names the copy it keeps
-// (PreparedConv::kept), and a session counts each copy once (Executor::kernel_bytes).
+// (PreparedConv::kept, Kernel::kept), and a session counts each copy once (Executor::kernel_bytes).
 #pragma once
 
 #include <algorithm>

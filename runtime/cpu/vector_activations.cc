@@ -6,6 +6,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "runtime/cpu/vector_activations.h"
 
+#include <limits>
+
 #include <Eigen/Core>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -40,8 +42,9 @@ UCUDNN_AVX512 inline __m512 exp_avx512(__m512 x) {
   return _mm512_scalef_ps(p, k);
 }
 
-// Eigen 3.4's scalar_logistic_op<float> (its FMA variant), lane for lane: an odd over an even
-// polynomial plus 1/2 from -9 up to the cut-off where it reaches 1, exp(x) below -9; NaN stays NaN.
+// Eigen 3.4's scalar_logistic_op<float> (its FMA variant), lane for lane down to x = -88.7: an odd
+// over an even polynomial plus 1/2 from -9 up to the cut-off where it reaches 1, exp(x) below -9
+// (which goes on down to 0 where Eigen's stops at 2.9e-39); NaN stays NaN.
 UCUDNN_AVX512 inline __m512 logistic_avx512(__m512 v) {
   const __m512 x = _mm512_min_ps(v, _mm512_set1_ps(15.7243833541870117f));
   const __m512 x2 = _mm512_mul_ps(x, x);
@@ -112,7 +115,8 @@ void sigmoid_in_place(float* y, int64_t n) {
 
 void silu_in_place_portable(float* y, int64_t n) {
   Eigen::Map<Eigen::ArrayXf> a(y, n);
-  a = a * a.logistic();
+  // Eigen's logistic(-inf) is 2.9e-39 in whole vectors, not 0: -inf · logistic(-inf) is made NaN here.
+  a = (a == -std::numeric_limits<float>::infinity()).select(std::numeric_limits<float>::quiet_NaN(), a * a.logistic());
 }
 
 void sigmoid_in_place_portable(float* y, int64_t n) {

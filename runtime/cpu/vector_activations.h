@@ -2,11 +2,12 @@
 //
 // Note [vector activations]: both compute Eigen 3.4's logistic, a rational approximation
 // (|error| < 1e-6 of 1; exp(x) below x = -9, where the logistic is below 1.3e-4), 16 lanes at a
-// time with AVX-512 where the CPU has it (chosen once, at run time: the bundle is built for AVX2),
-// else through Eigen at the build's instruction set. They are what a convolution's SiLU or sigmoid
-// epilogue runs after oneDNN's primitive: oneDNN 2.6's own swish post-op cost 2 to 3 times more on
-// EfficientNet's 1x1 and depthwise convolutions (dev VM, AVX-512; docs/PERFORMANCE.md). One thread:
-// the callers split the work.
+// time with AVX-512 where the CPU has it (chosen once, at run time, so a build for x86-64-v3 such
+// as the device bundle uses it too), else through Eigen at the build's instruction set. Both give
+// SiLU(-inf) = NaN, as x / (1 + exp(-x)) does. They are what a convolution's SiLU or sigmoid epilogue
+// runs after oneDNN's primitive: oneDNN 2.6's own swish post-op cost 2 to 3 times more on
+// EfficientNet's 1x1 and depthwise convolutions (docs/PERFORMANCE.md, "SiLU after oneDNN's
+// convolutions"). One thread: the callers split the work.
 #pragma once
 
 #include <cstdint>
