@@ -158,8 +158,8 @@ struct MemoryStats {
   size_t weight_bytes = 0;        // initializers and folded constants
   size_t workspace_bytes = 0;     // workspace pool; 0 when the workspaces are in the arena
   size_t largest_workspace_bytes = 0;  // the largest one step uses (in the pool or in the arena)
-  // Kept by prepared kernels between runs, each buffer once: the CPU's convolutions' copies of constant
-  // weights in oneDNN's layout, or Winograd's transformed filters (4× the weights of such a layer).
+  // Kept by prepared kernels between runs, each buffer once: the CPU's copies of constant weights in
+  // oneDNN's layout (convolutions, Gemm), or Winograd's transformed filters (4× the weights of such a layer).
   // They are made at the first run: 0 before it.
   size_t kernel_bytes = 0;
   size_t peak_bytes() const { return arena_bytes + weight_bytes + workspace_bytes + kernel_bytes; }
@@ -189,9 +189,11 @@ class Session {
   virtual const std::vector<TensorInfo>& outputs() const = 0;
   // Runs the model. `inputs` are in the order of inputs(); each must match its
   // dtype and shape (a clear error otherwise). Outputs come in the order of outputs().
+  // On the CPU the inputs are read where they lie (not copied) and only read: keep them
+  // unchanged until run returns.
   virtual Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) = 0;
   // Runs once like run() (same input rules), timing every step in run order,
-  // with the input copies first and the output copies last; the outputs are dropped.
+  // with the input copies first (none on the CPU) and the output copies last; the outputs are dropped.
   virtual Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) = 0;
   virtual MemoryStats memory() const = 0;
   // The layout this session runs (kNchw or kNhwc; what Layout::kAuto chose).
