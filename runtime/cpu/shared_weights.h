@@ -1,7 +1,7 @@
 // Note [shared converted weights]: the CPU's convolutions and Gemm keep constant weights converted
 // between runs (oneDNN's blocked layout, Note [oneDNN weights] and Note [oneDNN Gemm]; Winograd's
-// transformed filters, Note [Winograd weights]). The executor prepares one object per call, so a convolution cut into k
-// micro-batches would keep k copies, and nodes that read one initializer one each. A registry hands
+// transformed filters, Note [Winograd weights]). The executor prepares one object per call, so a
+// convolution cut into k micro-batches would keep k copies, and nodes that read one initializer one each. A registry hands
 // every such object the same copy while one of them holds it (the copy is freed with its last holder):
 // a caller converts its W, and when a held copy for the same target layout has the same bytes, it
 // takes that one and drops its own. A hash of W's values only narrows the candidates; equal converted

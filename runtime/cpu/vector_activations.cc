@@ -97,21 +97,18 @@ bool vector_activations_use_avx512() {
 #endif
 }
 
-void silu_in_place(float* y, int64_t n) {
+// The AVX-512 code where the CPU has it, else the portable one.
+template <bool kSilu>
+void dispatch(float* y, int64_t n) {
   if (n <= 0) return;
 #ifdef UCUDNN_VECTOR_ACTIVATIONS_AVX512
-  if (cpu_has_avx512()) return apply_avx512<true>(y, n);
+  if (cpu_has_avx512()) return apply_avx512<kSilu>(y, n);
 #endif
-  silu_in_place_portable(y, n);
+  kSilu ? silu_in_place_portable(y, n) : sigmoid_in_place_portable(y, n);
 }
 
-void sigmoid_in_place(float* y, int64_t n) {
-  if (n <= 0) return;
-#ifdef UCUDNN_VECTOR_ACTIVATIONS_AVX512
-  if (cpu_has_avx512()) return apply_avx512<false>(y, n);
-#endif
-  sigmoid_in_place_portable(y, n);
-}
+void silu_in_place(float* y, int64_t n) { dispatch<true>(y, n); }
+void sigmoid_in_place(float* y, int64_t n) { dispatch<false>(y, n); }
 
 void silu_in_place_portable(float* y, int64_t n) {
   Eigen::Map<Eigen::ArrayXf> a(y, n);

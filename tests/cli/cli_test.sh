@@ -243,7 +243,7 @@ expect_ok run_profile "$ucudnn" run "$model" --batch 2 --iterations 1 --warmup 0
 grep -qE "^  Conv +[0-9]+ +[0-9.]+ +[0-9.]+$" "$work/run_profile.out" || fail "run --profile prints no Conv row in the by-op table"
 grep -q "slowest nodes" "$work/run_profile.out" || fail "run --profile prints no slowest nodes"
 expect_ok run_profile_json "$ucudnn" run "$model" --batch 2 --iterations 1 --warmup 0 --profile --json
-python3 - "$work/run_profile_json.out" <<'PY' || fail "run --profile --json lacks profile.by_op / profile.slowest"
+python3 - "$work/run_profile_json.out" <<'PY' || fail "run --profile --json lacks profile.by_op / profile.slowest / profile.steps"
 import json, sys
 p = json.load(open(sys.argv[1]))["profile"]
 ops = {row["op"]: row for row in p["by_op"]}
@@ -252,6 +252,10 @@ assert all(row["ms"] >= 0 and row["count"] >= 1 for row in p["by_op"])
 assert abs(sum(row["ms"] for row in p["by_op"]) - p["total_ms"]) < 1e-6 * max(1.0, p["total_ms"])
 assert 0 < len(p["slowest"]) <= 10 and all(s["op"] != "copy" for s in p["slowest"])
 assert [s["ms"] for s in p["slowest"]] == sorted((s["ms"] for s in p["slowest"]), reverse=True)
+steps = p["steps"]  # every step in run order: the input copy first, the output copy last
+assert steps[0]["node"] == "copy inputs in" and steps[-1]["node"] == "copy outputs out", steps
+assert sum(1 for s in steps if s["op"] != "copy") == sum(row["count"] for row in p["by_op"] if row["op"] != "copy")
+assert abs(sum(s["ms"] for s in steps) - p["total_ms"]) < 1e-6 * max(1.0, p["total_ms"])
 PY
 expect_ok run_no_profile_json "$ucudnn" run "$model" --iterations 1 --json
 grep -q '"profile"' "$work/run_no_profile_json.out" && fail "run --json without --profile has a profile"
