@@ -2,7 +2,8 @@
 // convolution on the same channels-last problem (kOnednnPlain), on what the op table's small cases
 // do not reach: channels past one vector run and not a multiple of it, output sizes that cut the last
 // 4×4 tiles, unequal pads, several chunks of tiles (Note [Winograd chunks]), every activation, a
-// residual z beside Y and in Y itself, constant weights at a new address (Note [Winograd weights]),
+// residual z beside Y and in Y itself, tiles in per-thread blocks (Note [Winograd tile blocks]),
+// constant weights at a new address (Note [Winograd weights]),
 // an empty micro-batch; and where it does not apply. Skipped in a build without oneDNN.
 #include <gtest/gtest.h>
 
@@ -13,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
 #include "runtime/cpu/conv_algorithms.h"
+#include "runtime/cpu/winograd_conv.h"
 #include "tests/support/tensor_checks.h"
 
 namespace {
@@ -86,6 +90,16 @@ void expect_matches_direct(const cpu::ConvProblem& p, const cpu::ConvEpilogue& e
   expect_close_to_scale(got, want, what);
 }
 
+// Sets OpenMP's thread count for a scope, as a session's --threads would.
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ScopedThreads() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
 class WinogradConv : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -107,9 +121,32 @@ TEST_F(WinogradConv, SeveralChunksOfTiles) {
 
 TEST_F(WinogradConv, ChunksAcrossSamplesAndSeveralGemmBlocks) {
   // 5 samples of 9×9 tiles in 3 chunks of 135 (each crosses a sample), each GEMM in 2 row blocks
-  // (128 + 7 tiles) and 2 column blocks (256 + 16 filters).
+  // (128 + 7 tiles) and 2 column blocks (256 + 16 filters). On one thread: with more, these small
+  // filters would go through in per-thread blocks of tiles instead.
+  const ScopedThreads threads(1);
   const cpu::ConvProblem p = problem(5, 16, 34, 34, 272, 1, 1, 34, 34);
+  ASSERT_EQ(cpu::winograd::tiles_per_block(p, 1), 0);
   expect_matches_direct(p, {.bias = true, .residual = true, .activation = {Kind::kRelu}}, "GEMM blocks");
+}
+
+TEST_F(WinogradConv, TileBlocksPerThread) {
+  // Note [Winograd tile blocks]: C 60 + M 68 make blocks of 56 tiles (1 MiB); 2 samples of 15×15 tiles
+  // (59×58 out, the last ones cut) are 450: at 4 threads 8 whole blocks and one of 2 tiles.
+  const ScopedThreads threads(4);
+  const cpu::ConvProblem p = problem(2, 60, 59, 58, 68, 1, 1, 59, 58);
+  ASSERT_EQ(cpu::winograd::tiles_per_block(p, 4), 56);
+  expect_matches_direct(p, {.bias = true, .residual = true, .activation = {Kind::kRelu}}, "tile blocks");
+  expect_matches_direct(p, {.bias = true, .residual = true, .activation = {Kind::kSiLU}}, "tile blocks, z in Y", true);
+}
+
+TEST_F(WinogradConv, ChunksWhereBlocksWouldNotPay) {
+  // Filters over 2.5 MiB (C·M = 512·512) stream through every block.
+  EXPECT_EQ(cpu::winograd::tiles_per_block(problem(16, 512, 7, 7, 512, 1, 1, 7, 7), 8), 0);
+  // 196 tiles are fewer than two blocks of 24 for each of 8 threads.
+  EXPECT_EQ(cpu::winograd::tiles_per_block(problem(1, 64, 56, 56, 64, 1, 1, 56, 56), 8), 0);
+  // One thread moves nothing between cores.
+  EXPECT_EQ(cpu::winograd::tiles_per_block(problem(16, 64, 56, 56, 64, 1, 1, 56, 56), 1), 0);
+  EXPECT_EQ(cpu::winograd::tiles_per_block(problem(16, 64, 56, 56, 64, 1, 1, 56, 56), 8), 56);
 }
 
 TEST_F(WinogradConv, EveryActivation) {

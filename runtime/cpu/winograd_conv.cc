@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include <omp.h>
+
 #ifdef UCUDNN_HAVE_ONEDNN
 #include <dnnl.h>
 #include <dnnl_config.h>
@@ -33,6 +35,8 @@ constexpr int64_t kPoints = 36;                     // 6×6 transformed points p
 constexpr size_t kChunkBytes = size_t{8} << 20;    // Note [Winograd chunks]
 constexpr int64_t kMinChunkTiles = 16;
 constexpr int64_t kGemmRows = 128, kGemmCols = 256;  // one GEMM work item's block of [tiles, M]
+constexpr size_t kBlockBytes = size_t{1} << 20;        // Note [Winograd tile blocks]: a thread's tiles
+constexpr size_t kBlockFilterBytes = size_t{5} << 19;  // and the most transformed filters (2.5 MiB)
 
 int64_t tiles_high(const ConvProblem& p) { return (p.out_h + 3) / 4; }
 int64_t tiles_wide(const ConvProblem& p) { return (p.out_w + 3) / 4; }
@@ -64,6 +68,19 @@ size_t float_bytes(int64_t a, int64_t b, int64_t c) {
                                        static_cast<size_t>(c)),
                         sizeof(float));
 }
+
+}  // namespace
+
+int64_t tiles_per_block(const ConvProblem& p, int threads) {
+  if (threads <= 1 || float_bytes(kPoints, p.in_channels, p.out_channels) > kBlockFilterBytes) return 0;
+  const size_t per_tile = float_bytes(kPoints, 1, p.in_channels + p.out_channels);
+  const int64_t by_cache = static_cast<int64_t>(std::max<size_t>(1, kBlockBytes / per_tile));
+  const int64_t block = std::min(chunk_capacity(p) / threads, by_cache);
+  if (block < 1 || tile_count(p) < 2 * threads * block) return 0;
+  return block;
+}
+
+namespace {
 
 // The workspace: [transformed input chunk | GEMM output chunk | transformed weights (W not constant)];
 // offsets of the last two and the total, SIZE_MAX when it does not fit. All zero without tiles.
@@ -158,124 +175,182 @@ inline void apply_at(const float* __restrict m, float* __restrict o) {
   }
 }
 
-// The chunk's tiles [first, first + tiles) of X → V[ξ][tile][c].
-void transform_input(const ConvProblem& p, const float* x, int64_t first, int64_t tiles, int64_t capacity, float* v) {
-  const int64_t c_count = p.in_channels, runs = (c_count + kLanes - 1) / kLanes;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t local = 0; local < tiles; ++local) {
-    for (int64_t run = 0; run < runs; ++run) {
-      const TilePosition tile = tile_position(p, first + local);
-      const int64_t c0 = run * kLanes, lanes = std::min(kLanes, c_count - c0);
-      float d[6][6][kLanes];  // d[row][column]
-      for (int64_t i = 0; i < 6; ++i) {
-        const int64_t ih = tile.y - p.pad_top + i;
-        for (int64_t j = 0; j < 6; ++j) {
-          const int64_t iw = tile.x - p.pad_left + j;
-          float* dst = d[i][j];
-          if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) {
-            for (int64_t l = 0; l < kLanes; ++l) dst[l] = 0.0f;
-            continue;
-          }
-          load_run(x + ((tile.n * p.in_h + ih) * p.in_w + iw) * c_count + c0, lanes, dst);
-        }
+// Channel run `run` of tile `tile_index` of X → V[ξ][local][c0 ..): V holds `stride` tiles per point.
+inline void transform_input_run(const ConvProblem& p, const float* x, int64_t tile_index, int64_t local, int64_t run,
+                                int64_t stride, float* v) {
+  const int64_t c_count = p.in_channels;
+  const TilePosition tile = tile_position(p, tile_index);
+  const int64_t c0 = run * kLanes, lanes = std::min(kLanes, c_count - c0);
+  float d[6][6][kLanes];  // d[row][column]
+  for (int64_t i = 0; i < 6; ++i) {
+    const int64_t ih = tile.y - p.pad_top + i;
+    for (int64_t j = 0; j < 6; ++j) {
+      const int64_t iw = tile.x - p.pad_left + j;
+      float* dst = d[i][j];
+      if (ih < 0 || ih >= p.in_h || iw < 0 || iw >= p.in_w) {
+        for (int64_t l = 0; l < kLanes; ++l) dst[l] = 0.0f;
+        continue;
       }
-      float down[6][6][kLanes];  // Bᵀ d: down each column
-      for (int64_t j = 0; j < 6; ++j) apply_bt<6 * kLanes>(d[0][j], down[0][j]);
-      for (int64_t i = 0; i < 6; ++i) {
-        float out[6][kLanes];  // (Bᵀ d B)[i][·]: along row i
-        apply_bt<kLanes>(down[i][0], out[0]);
-        for (int64_t j = 0; j < 6; ++j) {
-          float* dst = v + ((i * 6 + j) * capacity + local) * c_count + c0;
-          if (lanes == kLanes) {
-            for (int64_t l = 0; l < kLanes; ++l) dst[l] = out[j][l];
-          } else {
-            for (int64_t l = 0; l < lanes; ++l) dst[l] = out[j][l];
-          }
-        }
+      load_run(x + ((tile.n * p.in_h + ih) * p.in_w + iw) * c_count + c0, lanes, dst);
+    }
+  }
+  float down[6][6][kLanes];  // Bᵀ d: down each column
+  for (int64_t j = 0; j < 6; ++j) apply_bt<6 * kLanes>(d[0][j], down[0][j]);
+  for (int64_t i = 0; i < 6; ++i) {
+    float out[6][kLanes];  // (Bᵀ d B)[i][·]: along row i
+    apply_bt<kLanes>(down[i][0], out[0]);
+    for (int64_t j = 0; j < 6; ++j) {
+      float* dst = v + ((i * 6 + j) * stride + local) * c_count + c0;
+      if (lanes == kLanes) {
+        for (int64_t l = 0; l < kLanes; ++l) dst[l] = out[j][l];
+      } else {
+        for (int64_t l = 0; l < lanes; ++l) dst[l] = out[j][l];
+      }
+    }
+  }
+}
+
+// What the output transform applies after the GEMMs: Y = act(conv + B + z); z may be Y (each element
+// is read before it is written, by the one item that writes it). bias and z are null when absent.
+struct EpilogueOperands {
+  const float* bias = nullptr;
+  const float* z = nullptr;
+  ir::ConvActivation activation;
+};
+
+// M[ξ][local][k0 ..) (M holds `stride` tiles per point) → channel run `run` of tile `tile_index` of Y,
+// with the epilogue.
+template <ir::ConvActivationKind kKind>
+inline void transform_output_run(const ConvProblem& p, const float* m, int64_t tile_index, int64_t local, int64_t run,
+                                 int64_t stride, const EpilogueOperands& e, float* y) {
+  const ir::ConvActivation act{kKind, e.activation.min, e.activation.max};
+  const int64_t m_count = p.out_channels;
+  const TilePosition tile = tile_position(p, tile_index);
+  const int64_t k0 = run * kLanes, lanes = std::min(kLanes, m_count - k0);
+  float points[6][6][kLanes];  // points[i][j]: row i, column j
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 6; ++j) load_run(m + ((i * 6 + j) * stride + local) * m_count + k0, lanes, points[i][j]);
+  float down[4][6][kLanes];  // Aᵀ m: down each column
+  for (int64_t j = 0; j < 6; ++j) apply_at<6 * kLanes>(points[0][j], down[0][j]);
+  float b[kLanes] = {};
+  if (e.bias != nullptr)
+    for (int64_t l = 0; l < lanes; ++l) b[l] = e.bias[k0 + l];
+  for (int64_t a = 0; a < 4 && tile.y + a < p.out_h; ++a) {
+    const int64_t oy = tile.y + a;
+    float out[4][kLanes];  // (Aᵀ m A)[a][·]: along row a
+    apply_at<kLanes>(down[a][0], out[0]);
+    for (int64_t col = 0; col < 4 && tile.x + col < p.out_w; ++col) {
+      const int64_t at = ((tile.n * p.out_h + oy) * p.out_w + tile.x + col) * m_count + k0;
+      float value[kLanes];
+      for (int64_t l = 0; l < kLanes; ++l) value[l] = out[col][l] + b[l];
+      if (e.z != nullptr)
+        for (int64_t l = 0; l < lanes; ++l) value[l] += e.z[at + l];
+      if constexpr (kKind == ir::ConvActivationKind::kSiLU || kKind == ir::ConvActivationKind::kSigmoid) {
+        // Note [vector activations]: a scalar expf per element costs more than the tile's arithmetic
+        if constexpr (kKind == ir::ConvActivationKind::kSiLU) silu_in_place(value, lanes);
+        else sigmoid_in_place(value, lanes);
+        std::copy_n(value, lanes, y + at);
+      } else {
+        for (int64_t l = 0; l < lanes; ++l) y[at + l] = ir::apply_conv_activation(act, value[l]);
       }
     }
   }
 }
 
 #ifdef UCUDNN_HAVE_ONEDNN
-// M[ξ] = V[ξ] · U[ξ] for the chunk, in blocks of [tiles, M] over the threads; oneDNN's sgemm runs on
-// one thread inside the parallel region. Its status is not read: it fails only for arguments that
-// do not describe matrices (negative sizes, leading dimensions below the row length), which these
-// never are.
-void multiply(const ConvProblem& p, const float* v, const float* u, int64_t tiles, int64_t capacity, float* m) {
+// M[ξ][r0 .. r0 + rows)[k0 .. k0 + cols) = V[ξ][r0 ..] · U[ξ][·][k0 ..] on the calling thread (oneDNN's
+// sgemm runs on the calling thread inside an OpenMP region); V and M hold `stride` tiles per point. Its
+// status is not read: it fails only for arguments that do not describe matrices (negative sizes,
+// leading dimensions below the row length), which these never are.
+inline void multiply(const ConvProblem& p, const float* v, const float* u, int64_t point, int64_t r0, int64_t rows,
+                     int64_t k0, int64_t cols, int64_t stride, float* m) {
   const int64_t c_count = p.in_channels, m_count = p.out_channels;
-  const int64_t row_blocks = (tiles + kGemmRows - 1) / kGemmRows, col_blocks = (m_count + kGemmCols - 1) / kGemmCols;
-#pragma omp parallel for collapse(3) schedule(dynamic, 1)
-  for (int64_t point = 0; point < kPoints; ++point) {
-    for (int64_t rb = 0; rb < row_blocks; ++rb) {
-      for (int64_t cb = 0; cb < col_blocks; ++cb) {
-        const int64_t r0 = rb * kGemmRows, rows = std::min(kGemmRows, tiles - r0);
-        const int64_t k0 = cb * kGemmCols, cols = std::min(kGemmCols, m_count - k0);
-        dnnl_sgemm('N', 'N', rows, cols, c_count, 1.0f, v + (point * capacity + r0) * c_count, c_count,
-                   u + point * c_count * m_count + k0, m_count, 0.0f, m + (point * capacity + r0) * m_count + k0,
-                   m_count);
-      }
-    }
-  }
+  dnnl_sgemm('N', 'N', rows, cols, c_count, 1.0f, v + (point * stride + r0) * c_count, c_count,
+             u + point * c_count * m_count + k0, m_count, 0.0f, m + (point * stride + r0) * m_count + k0, m_count);
 }
 #endif
 
-// The chunk's GEMM output → Y's 4×4 tiles, with the epilogue: Y = act(conv + B + z); z may be Y
-// (each element is read before it is written, by the one item that writes it).
+// The workspace's two tile buffers (Note [Winograd chunks]): transformed input [36][capacity][C] and
+// GEMM output [36][capacity][M].
+struct TileBuffers {
+  float* v = nullptr;
+  float* m = nullptr;
+  int64_t capacity = 0;
+};
+
+// Note [Winograd chunks]: chunk by chunk, each in three passes over the threads.
 template <ir::ConvActivationKind kKind>
-void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t capacity,
-                      const float* bias, const float* z, const ir::ConvActivation& activation, float* y) {
-  const ir::ConvActivation act{kKind, activation.min, activation.max};
-  const int64_t m_count = p.out_channels, runs = (m_count + kLanes - 1) / kLanes;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t local = 0; local < tiles; ++local) {
-    for (int64_t run = 0; run < runs; ++run) {
-      const TilePosition tile = tile_position(p, first + local);
-      const int64_t k0 = run * kLanes, lanes = std::min(kLanes, m_count - k0);
-      float points[6][6][kLanes];  // points[i][j]: row i, column j
-      for (int64_t i = 0; i < 6; ++i)
-        for (int64_t j = 0; j < 6; ++j)
-          load_run(m + ((i * 6 + j) * capacity + local) * m_count + k0, lanes, points[i][j]);
-      float down[4][6][kLanes];  // Aᵀ m: down each column
-      for (int64_t j = 0; j < 6; ++j) apply_at<6 * kLanes>(points[0][j], down[0][j]);
-      float b[kLanes] = {};
-      if (bias != nullptr)
-        for (int64_t l = 0; l < lanes; ++l) b[l] = bias[k0 + l];
-      for (int64_t a = 0; a < 4 && tile.y + a < p.out_h; ++a) {
-        const int64_t oy = tile.y + a;
-        float out[4][kLanes];  // (Aᵀ m A)[a][·]: along row a
-        apply_at<kLanes>(down[a][0], out[0]);
-        for (int64_t col = 0; col < 4 && tile.x + col < p.out_w; ++col) {
-          const int64_t at = ((tile.n * p.out_h + oy) * p.out_w + tile.x + col) * m_count + k0;
-          float value[kLanes];
-          for (int64_t l = 0; l < kLanes; ++l) value[l] = out[col][l] + b[l];
-          if (z != nullptr)
-            for (int64_t l = 0; l < lanes; ++l) value[l] += z[at + l];
-          if constexpr (kKind == ir::ConvActivationKind::kSiLU || kKind == ir::ConvActivationKind::kSigmoid) {
-            // Note [vector activations]: a scalar expf per element costs more than the tile's arithmetic
-            if constexpr (kKind == ir::ConvActivationKind::kSiLU) silu_in_place(value, lanes);
-            else sigmoid_in_place(value, lanes);
-            std::copy_n(value, lanes, y + at);
-          } else {
-            for (int64_t l = 0; l < lanes; ++l) y[at + l] = ir::apply_conv_activation(act, value[l]);
-          }
+void convolve_in_chunks(const ConvProblem& p, const float* x, const float* u, const EpilogueOperands& e, TileBuffers t,
+                        float* y) {
+  const int64_t total = tile_count(p), capacity = t.capacity;
+  const int64_t runs_in = (p.in_channels + kLanes - 1) / kLanes, runs_out = (p.out_channels + kLanes - 1) / kLanes;
+  const int64_t col_blocks = (p.out_channels + kGemmCols - 1) / kGemmCols;
+  for (int64_t first = 0; first < total; first += capacity) {
+    const int64_t tiles = std::min(capacity, total - first), row_blocks = (tiles + kGemmRows - 1) / kGemmRows;
+#pragma omp parallel for schedule(static)
+    for (int64_t item = 0; item < tiles * runs_in; ++item)
+      transform_input_run(p, x, first + item / runs_in, item / runs_in, item % runs_in, capacity, t.v);
+#ifdef UCUDNN_HAVE_ONEDNN
+#pragma omp parallel for collapse(3) schedule(dynamic, 1)
+    for (int64_t point = 0; point < kPoints; ++point)
+      for (int64_t rb = 0; rb < row_blocks; ++rb)
+        for (int64_t cb = 0; cb < col_blocks; ++cb) {
+          const int64_t r0 = rb * kGemmRows, k0 = cb * kGemmCols;
+          multiply(p, t.v, u, point, r0, std::min(kGemmRows, tiles - r0), k0, std::min(kGemmCols, p.out_channels - k0),
+                   capacity, t.m);
         }
-      }
+#endif
+#pragma omp parallel for schedule(static)
+    for (int64_t item = 0; item < tiles * runs_out; ++item)
+      transform_output_run<kKind>(p, t.m, first + item / runs_out, item / runs_out, item % runs_out, capacity, e, y);
+  }
+}
+
+// Note [Winograd tile blocks]: each thread takes blocks of `block` tiles through all three passes
+// in its own part of the tile buffers.
+template <ir::ConvActivationKind kKind>
+void convolve_in_blocks(const ConvProblem& p, const float* x, const float* u, const EpilogueOperands& e, TileBuffers t,
+                        int threads, int64_t block, float* y) {
+  const int64_t total = tile_count(p), blocks = (total + block - 1) / block;
+  const int64_t runs_in = (p.in_channels + kLanes - 1) / kLanes, runs_out = (p.out_channels + kLanes - 1) / kLanes;
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t thread = omp_get_thread_num();
+    float* v = t.v + thread * kPoints * block * p.in_channels;
+    float* m = t.m + thread * kPoints * block * p.out_channels;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t first = b * block, tiles = std::min(block, total - first);
+      for (int64_t item = 0; item < tiles * runs_in; ++item)
+        transform_input_run(p, x, first + item / runs_in, item / runs_in, item % runs_in, block, v);
+#ifdef UCUDNN_HAVE_ONEDNN
+      for (int64_t point = 0; point < kPoints; ++point) multiply(p, v, u, point, 0, tiles, 0, p.out_channels, block, m);
+#endif
+      for (int64_t item = 0; item < tiles * runs_out; ++item)
+        transform_output_run<kKind>(p, m, first + item / runs_out, item / runs_out, item % runs_out, block, e, y);
     }
   }
 }
 
-void transform_output(const ConvProblem& p, const float* m, int64_t first, int64_t tiles, int64_t capacity,
-                      const float* bias, const float* z, const ir::ConvActivation& activation, float* y) {
+template <ir::ConvActivationKind kKind>
+void convolve(const ConvProblem& p, const float* x, const float* u, const EpilogueOperands& e, TileBuffers t,
+              float* y) {
+  const int threads = omp_get_max_threads();
+  const int64_t block = tiles_per_block(p, threads);
+  if (block > 0) convolve_in_blocks<kKind>(p, x, u, e, t, threads, block, y);
+  else convolve_in_chunks<kKind>(p, x, u, e, t, y);
+}
+
+void convolve(const ConvProblem& p, const float* x, const float* u, const EpilogueOperands& e, TileBuffers t,
+              float* y) {
   using Kind = ir::ConvActivationKind;
-  switch (activation.kind) {
-    case Kind::kNone: return transform_output<Kind::kNone>(p, m, first, tiles, capacity, bias, z, activation, y);
-    case Kind::kRelu: return transform_output<Kind::kRelu>(p, m, first, tiles, capacity, bias, z, activation, y);
-    case Kind::kSiLU: return transform_output<Kind::kSiLU>(p, m, first, tiles, capacity, bias, z, activation, y);
-    case Kind::kHardSwish:
-      return transform_output<Kind::kHardSwish>(p, m, first, tiles, capacity, bias, z, activation, y);
-    case Kind::kSigmoid: return transform_output<Kind::kSigmoid>(p, m, first, tiles, capacity, bias, z, activation, y);
-    case Kind::kClip: return transform_output<Kind::kClip>(p, m, first, tiles, capacity, bias, z, activation, y);
+  switch (e.activation.kind) {
+    case Kind::kNone: return convolve<Kind::kNone>(p, x, u, e, t, y);
+    case Kind::kRelu: return convolve<Kind::kRelu>(p, x, u, e, t, y);
+    case Kind::kSiLU: return convolve<Kind::kSiLU>(p, x, u, e, t, y);
+    case Kind::kHardSwish: return convolve<Kind::kHardSwish>(p, x, u, e, t, y);
+    case Kind::kSigmoid: return convolve<Kind::kSigmoid>(p, x, u, e, t, y);
+    case Kind::kClip: return convolve<Kind::kClip>(p, x, u, e, t, y);
   }
 }
 
@@ -323,16 +398,8 @@ class WinogradConv final : public PreparedConv {
       }
       u = filters_->data();
     }
-    const int64_t capacity = chunk_capacity(p_), total = tile_count(p_);
-    for (int64_t first = 0; first < total; first += capacity) {
-      const int64_t tiles = std::min(capacity, total - first);
-      transform_input(p_, x, first, tiles, capacity, v);
-#ifdef UCUDNN_HAVE_ONEDNN
-      multiply(p_, v, u, tiles, capacity, m);
-#endif
-      transform_output(p_, m, first, tiles, capacity, epilogue_.bias ? bias : nullptr,
-                       epilogue_.residual ? z : nullptr, epilogue_.activation, y);
-    }
+    const EpilogueOperands e{epilogue_.bias ? bias : nullptr, epilogue_.residual ? z : nullptr, epilogue_.activation};
+    convolve(p_, x, u, e, TileBuffers{v, m, chunk_capacity(p_)}, y);
   }
 
  private:

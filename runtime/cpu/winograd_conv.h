@@ -11,13 +11,25 @@
 // shape (Note [shared converted weights], shared_weights.h). Otherwise it transforms them into its
 // workspace on every run; the workspace query is the latter's.
 //
-// Note [Winograd chunks]: the tiles go through in chunks whose transformed input and output take
-// about 8 MiB (the L2 caches of a few cores; a fixed size, so the workspace does not depend on the
-// thread count), each chunk in three passes over the threads: input transform, GEMMs, output
-// transform with the epilogue (bias, residual z, activation: Note [fused nodes]).
+// Note [Winograd chunks]: the workspace holds the transformed input and GEMM output of a chunk of
+// tiles, about 8 MiB (the L2 caches of a few cores; a fixed size, so the workspace does not depend
+// on the thread count). Where the filters are large (deep layers), the tiles go through chunk by
+// chunk, each in three passes over the threads: input transform, GEMMs (work items of [tiles, M]
+// blocks of each of the 36 points, so the filters are read about once per chunk), output transform
+// with the epilogue (bias, residual z, activation: Note [fused nodes]).
+//
+// Note [Winograd tile blocks]: in those three passes a tile's data moves between cores: the thread
+// that transforms it is seldom the one that multiplies it. Where the transformed filters fit a
+// core's L2 (at most 2.5 MiB: C·M up to about 128·128) and there are at least two blocks per
+// thread, each thread instead takes blocks of tiles through all three passes in its own part of
+// the chunk buffers, a block's data about 1 MiB (half a 2 MiB L2), so the tiles never leave its
+// cache. On the device host at 8 threads and batch 16 that is 1.4× faster for C = M = 64 at 56×56,
+// 1.65× for 32 at 112×112, 1.14× for 128 at 28×28; the deeper layers lose with it (0.45× for 512 at
+// 7×7), their filters streaming through every block (docs/PERFORMANCE.md, issue 15, eighth part).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "runtime/cpu/conv_algorithms.h"
@@ -29,6 +41,9 @@ bool applies(const ConvProblem& problem);
 // Workspace bytes of a call whose weights are not known constant (the most any prepared call
 // needs); SIZE_MAX when it does not apply or does not fit.
 size_t workspace_bytes(const ConvProblem& problem);
+// Tiles in each thread's block (Note [Winograd tile blocks]) when `threads` threads run the problem;
+// 0 where its tiles go through in chunks instead.
+int64_t tiles_per_block(const ConvProblem& problem, int threads);
 // The prepared convolution (conv_algorithms.h's prepare_conv); nullptr when it does not apply.
 std::unique_ptr<PreparedConv> prepare(const ConvProblem& problem, const ConvEpilogue& epilogue,
                                       bool weights_constant);
