@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
 #include <new>
+#include <sstream>
 #include <string>
 
 #include "onnx_import/onnx_import.h"
@@ -282,6 +284,42 @@ ir::Graph big_relus() {
   ir::Graph g = builder.finish();
   g.name = "big_relus";
   return g;
+}
+
+// The VmFlags of the mapping of /proc/self/smaps that holds `address`; "" when none does or the file
+// cannot be read.
+std::string mapping_flags(uintptr_t address) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t start = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> start >> dash >> end && dash == '-') inside = start <= address && address < end;
+    else if (inside && line.rfind("VmFlags:", 0) == 0) return line;
+  }
+  return "";
+}
+
+TEST(HostMemory, BuffersOfAHugePageOrMoreStartOnOneAndAskForHugePages) {
+  // Note [huge pages]
+  std::unique_ptr<runtime::Backend> cpu = cpu::make_cpu_backend();
+  constexpr size_t kHuge = size_t{2} << 20;
+  auto big = cpu->allocate(kHuge + 5, "a test buffer");
+  ASSERT_TRUE(big.has_value()) << big.status().message();
+  EXPECT_EQ((*big)->bytes(), kHuge + 5);
+  const auto at = reinterpret_cast<uintptr_t>((*big)->data());
+  EXPECT_EQ(at % kHuge, 0u);
+  auto small = cpu->allocate(kHuge - 1, "a smaller test buffer");
+  ASSERT_TRUE(small.has_value()) << small.status().message();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>((*small)->data()) % 64, 0u);
+  // Linux marks a range given MADV_HUGEPAGE with the flag "hg"; a kernel without transparent huge
+  // pages has no such file and refuses the hint.
+  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) GTEST_SKIP() << "no transparent huge pages";
+  const std::string flags = mapping_flags(at);
+  if (flags.empty()) GTEST_SKIP() << "/proc/self/smaps does not list the buffer";
+  EXPECT_NE((flags + " ").find(" hg "), std::string::npos) << flags;
 }
 
 TEST(MemoryCheck, APlanLargerThanTheAvailableMemoryIsRefusedBeforeAnythingIsAllocated) {
