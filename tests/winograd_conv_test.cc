@@ -121,11 +121,10 @@ TEST_F(WinogradConv, SeveralChunksOfTiles) {
 
 TEST_F(WinogradConv, ChunksAcrossSamplesAndSeveralGemmBlocks) {
   // 5 samples of 9×9 tiles in 3 chunks of 135 (each crosses a sample), each GEMM in 2 row blocks
-  // (128 + 7 tiles) and 2 column blocks (256 + 16 filters). On one thread: with more, these small
-  // filters would go through in per-thread blocks of tiles instead.
-  const ScopedThreads threads(1);
-  const cpu::ConvProblem p = problem(5, 16, 34, 34, 272, 1, 1, 34, 34);
-  ASSERT_EQ(cpu::winograd::tiles_per_block(p, 1), 0);
+  // (128 + 7 tiles) and 2 column blocks (256 + 16 filters). Filters of 2.8 MB keep it in chunks at
+  // any thread count (Note [Winograd tile blocks]).
+  const cpu::ConvProblem p = problem(5, 72, 34, 34, 272, 1, 1, 34, 34);
+  ASSERT_EQ(cpu::winograd::tiles_per_block(p, 8), 0);
   expect_matches_direct(p, {.bias = true, .residual = true, .activation = {Kind::kRelu}}, "GEMM blocks");
 }
 
@@ -137,13 +136,24 @@ TEST_F(WinogradConv, TileBlocksPerThread) {
   ASSERT_EQ(cpu::winograd::tiles_per_block(p, 4), 56);
   expect_matches_direct(p, {.bias = true, .residual = true, .activation = {Kind::kRelu}}, "tile blocks");
   expect_matches_direct(p, {.bias = true, .residual = true, .activation = {Kind::kSiLU}}, "tile blocks, z in Y", true);
+  // Called from inside a parallel region its own region has one thread, which takes every block.
+  const Tensors t = random_tensors(p, 7);
+  const cpu::ConvEpilogue epilogue{.bias = true, .activation = {Kind::kRelu}};
+  const Tensor want = run(p, kDirect, epilogue, t);
+  Tensor got;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  got = run(p, kWinograd, epilogue, t);
+  expect_close_to_scale(got, want, "tile blocks in a nested region");
 }
 
-TEST_F(WinogradConv, ChunksWhereBlocksWouldNotPay) {
+TEST_F(WinogradConv, TilesPerBlockChoice) {
   // Filters over 2.5 MiB (C·M = 512·512) stream through every block.
   EXPECT_EQ(cpu::winograd::tiles_per_block(problem(16, 512, 7, 7, 512, 1, 1, 7, 7), 8), 0);
   // 196 tiles are fewer than two blocks of 24 for each of 8 threads.
   EXPECT_EQ(cpu::winograd::tiles_per_block(problem(1, 64, 56, 56, 64, 1, 1, 56, 56), 8), 0);
+  // Blocks of fewer than 16 tiles make thin GEMMs: 1 MiB holds 7 tiles of 16 + 1024 channels.
+  EXPECT_EQ(cpu::winograd::tiles_per_block(problem(16, 16, 56, 56, 1024, 1, 1, 56, 56), 8), 0);
   // One thread moves nothing between cores.
   EXPECT_EQ(cpu::winograd::tiles_per_block(problem(16, 64, 56, 56, 64, 1, 1, 56, 56), 1), 0);
   EXPECT_EQ(cpu::winograd::tiles_per_block(problem(16, 64, 56, 56, 64, 1, 1, 56, 56), 8), 56);

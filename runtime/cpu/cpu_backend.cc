@@ -24,10 +24,13 @@ namespace {
 // Note [huge pages]: the arena, the weights and the workspace pool are allocated once per session and
 // swept by every run; at batch 16 a run streams hundreds of MiB through them, and with 4 KiB pages
 // each new page costs a TLB miss. Buffers of 2 MiB or more therefore start on a 2 MiB boundary and
-// are marked MADV_HUGEPAGE, which Linux honours where transparent huge pages are "always" or
-// "madvise" (a common default) and ignores where they are "never". On the device host ("madvise"),
-// batch 16 ran 0.85-0.93x the time without them (EfficientNet-B1, MobileNetV3-L, ResNet-18;
-// docs/PERFORMANCE.md, issue 15, eighth part). The cost: at most 2 MiB of rounding per buffer.
+// their whole 2 MiB pages are marked MADV_HUGEPAGE, which Linux honours where transparent huge pages
+// are "always" or "madvise" (a common default) and ignores where they are "never"; the tail past the
+// last whole page stays in small pages, so no buffer holds more memory than it asks for. Where the
+// kernel's defrag setting is "madvise" the first touch of a page may wait for memory to be compacted:
+// once, at the first run. On the device host ("madvise"), batch 16 took 0.87× the time without them for
+// MobileNetV3-L, 0.91× for EfficientNet-B1 and 0.85× for ResNet-18 (medians of three alternating
+// rounds; ResNet-50's rounds went both ways; docs/PERFORMANCE.md, issue 15, eighth part).
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 using runtime::KernelIo;
@@ -80,7 +83,7 @@ class CpuCall final : public runtime::Kernel {
   std::vector<Tensor*> dst_ptrs_;
 };
 
-// 64-byte aligned host memory, freed with the buffer.
+// Host memory, 64-byte aligned (2 MiB from 2 MiB on: Note [huge pages]), freed with the buffer.
 class HostBuffer final : public runtime::Buffer {
  public:
   HostBuffer(void* data, size_t bytes) : data_(data), bytes_(bytes) {}
@@ -170,7 +173,7 @@ class CpuBackend final : public runtime::Backend {
     void* data = checked_align_up(bytes, alignment, &rounded) ? std::aligned_alloc(alignment, rounded) : nullptr;
     if (data == nullptr)
       return out_of_memory("cannot allocate the " + what + " (" + format_bytes(bytes) + ") in host memory");
-    if (huge) madvise(data, rounded, MADV_HUGEPAGE);  // a hint: refused where huge pages are off
+    if (huge) madvise(data, bytes / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);  // a hint, may be refused
     return std::unique_ptr<runtime::Buffer>(new HostBuffer(data, bytes));
   }
   bool is_host_memory() const override { return true; }
@@ -219,7 +222,8 @@ std::unique_ptr<runtime::Backend> make_cpu_backend() { return std::make_unique<C
 size_t cpu_step_workspace(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm) {
   const CpuKernel& kernel = cpu_kernel(node.op);
   if (kernel.workspace_bytes == nullptr) return 0;
-  return kernel.workspace_bytes(node, runtime::kernel_request(graph, node, micro_batch, algorithm).src_shapes, algorithm);
+  const runtime::KernelRequest request = runtime::kernel_request(graph, node, micro_batch, algorithm);
+  return kernel.workspace_bytes(node, request.src_shapes, algorithm);
 }
 
 }  // namespace ucudnn::cpu

@@ -1,6 +1,6 @@
 // Winograd F(4×4, 3×3) on the CPU (see winograd_conv.h). Tiles are numbered t = (n·TH + ty)·TW + tx
-// (TH = ⌈OH/4⌉, TW = ⌈OW/4⌉); within a chunk the transformed input is [36][tiles][C] and the GEMMs'
-// output [36][tiles][M], so point ξ's GEMM is [tiles, C] × [C, M] on row-major matrices. Every pass
+// (TH = ⌈OH/4⌉, TW = ⌈OW/4⌉); within a chunk or a thread's block the transformed input is [36][tiles][C]
+// and the GEMMs' output [36][tiles][M], so point ξ's GEMM is [tiles, C] × [C, M] on row-major matrices. Every pass
 // works on runs of kLanes channels, contiguous in NHWC, so the transforms vectorise.
 #include "runtime/cpu/winograd_conv.h"
 
@@ -71,12 +71,15 @@ size_t float_bytes(int64_t a, int64_t b, int64_t c) {
 
 }  // namespace
 
+// The blocks of all threads together fit the chunk buffers: threads · block <= chunk_capacity(p), so the
+// workspace does not depend on the thread count.
 int64_t tiles_per_block(const ConvProblem& p, int threads) {
-  if (threads <= 1 || float_bytes(kPoints, p.in_channels, p.out_channels) > kBlockFilterBytes) return 0;
+  if (threads <= 1 || !applies(p) || float_bytes(kPoints, p.in_channels, p.out_channels) > kBlockFilterBytes)
+    return 0;
   const size_t per_tile = float_bytes(kPoints, 1, p.in_channels + p.out_channels);
-  const int64_t by_cache = static_cast<int64_t>(std::max<size_t>(1, kBlockBytes / per_tile));
+  const int64_t by_cache = static_cast<int64_t>(kBlockBytes / per_tile);
   const int64_t block = std::min(chunk_capacity(p) / threads, by_cache);
-  if (block < 1 || tile_count(p) < 2 * threads * block) return 0;
+  if (block < kMinChunkTiles || tile_count(p) < 2 * threads * block) return 0;  // thin GEMMs, idle threads
   return block;
 }
 
@@ -271,7 +274,7 @@ inline void multiply(const ConvProblem& p, const float* v, const float* u, int64
 #endif
 
 // The workspace's two tile buffers (Note [Winograd chunks]): transformed input [36][capacity][C] and
-// GEMM output [36][capacity][M].
+// GEMM output [36][capacity][M]. Tile blocks cut them into one part per thread and use their own stride.
 struct TileBuffers {
   float* v = nullptr;
   float* m = nullptr;
@@ -315,6 +318,7 @@ void convolve_in_blocks(const ConvProblem& p, const float* x, const float* u, co
   const int64_t runs_in = (p.in_channels + kLanes - 1) / kLanes, runs_out = (p.out_channels + kLanes - 1) / kLanes;
 #pragma omp parallel num_threads(threads)
   {
+    // At most `threads` members (one, nested in another parallel region): each part lies in the buffers.
     const int64_t thread = omp_get_thread_num();
     float* v = t.v + thread * kPoints * block * p.in_channels;
     float* m = t.m + thread * kPoints * block * p.out_channels;
@@ -333,24 +337,25 @@ void convolve_in_blocks(const ConvProblem& p, const float* x, const float* u, co
 }
 
 template <ir::ConvActivationKind kKind>
-void convolve(const ConvProblem& p, const float* x, const float* u, const EpilogueOperands& e, TileBuffers t,
-              float* y) {
+void convolve_with(const ConvProblem& p, const float* x, const float* u, const EpilogueOperands& e, TileBuffers t,
+                   float* y) {
   const int threads = omp_get_max_threads();
   const int64_t block = tiles_per_block(p, threads);
   if (block > 0) convolve_in_blocks<kKind>(p, x, u, e, t, threads, block, y);
   else convolve_in_chunks<kKind>(p, x, u, e, t, y);
 }
 
+// The convolution with the epilogue's activation compiled in.
 void convolve(const ConvProblem& p, const float* x, const float* u, const EpilogueOperands& e, TileBuffers t,
               float* y) {
   using Kind = ir::ConvActivationKind;
   switch (e.activation.kind) {
-    case Kind::kNone: return convolve<Kind::kNone>(p, x, u, e, t, y);
-    case Kind::kRelu: return convolve<Kind::kRelu>(p, x, u, e, t, y);
-    case Kind::kSiLU: return convolve<Kind::kSiLU>(p, x, u, e, t, y);
-    case Kind::kHardSwish: return convolve<Kind::kHardSwish>(p, x, u, e, t, y);
-    case Kind::kSigmoid: return convolve<Kind::kSigmoid>(p, x, u, e, t, y);
-    case Kind::kClip: return convolve<Kind::kClip>(p, x, u, e, t, y);
+    case Kind::kNone: return convolve_with<Kind::kNone>(p, x, u, e, t, y);
+    case Kind::kRelu: return convolve_with<Kind::kRelu>(p, x, u, e, t, y);
+    case Kind::kSiLU: return convolve_with<Kind::kSiLU>(p, x, u, e, t, y);
+    case Kind::kHardSwish: return convolve_with<Kind::kHardSwish>(p, x, u, e, t, y);
+    case Kind::kSigmoid: return convolve_with<Kind::kSigmoid>(p, x, u, e, t, y);
+    case Kind::kClip: return convolve_with<Kind::kClip>(p, x, u, e, t, y);
   }
 }
 

@@ -19,13 +19,14 @@
 // with the epilogue (bias, residual z, activation: Note [fused nodes]).
 //
 // Note [Winograd tile blocks]: in those three passes a tile's data moves between cores: the thread
-// that transforms it is seldom the one that multiplies it. Where the transformed filters fit a
-// core's L2 (at most 2.5 MiB: C·M up to about 128·128) and there are at least two blocks per
-// thread, each thread instead takes blocks of tiles through all three passes in its own part of
-// the chunk buffers, a block's data about 1 MiB (half a 2 MiB L2), so the tiles never leave its
-// cache. On the device host at 8 threads and batch 16 that is 1.4× faster for C = M = 64 at 56×56,
-// 1.65× for 32 at 112×112, 1.14× for 128 at 28×28; the deeper layers lose with it (0.45× for 512 at
-// 7×7), their filters streaming through every block (docs/PERFORMANCE.md, issue 15, eighth part).
+// that transforms it is seldom the one that multiplies it. Where the transformed filters are small
+// (at most 2.5 MiB, C·M up to about 128·128) and there are at least two blocks of 16 tiles or more
+// per thread, each thread instead takes blocks of tiles through all three passes in its own part of
+// the chunk buffers, a block's data about 1 MiB (half of a 2 MiB L2), so its tiles stay in its cache;
+// every block then reads all the filters. The bounds are measured, not derived: on the device host
+// at 8 threads and batch 16, blocks took 0.75× the time of chunks for C = M = 64 at 56×56, 0.62× for
+// 32 at 112×112, 0.89× for 128 at 28×28, and 1.31× for 256 at 14×14, 2.1× for 512 at 7×7
+// (docs/PERFORMANCE.md, issue 15, eighth part).
 #pragma once
 
 #include <cstddef>
