@@ -236,6 +236,12 @@ std::vector<OpCase> conv_and_matrix_cases() {
        {{1, 40, 1, 1}}},
       {"global_maxpool_one_sample_wide", OpKind::kGlobalMaxPool, 1, {input({1, 40, 25, 17})}, {}, 1,
        {{1, 40, 1, 1}}},
+      // Planes of many runs of the CPU's float partial sums (kFloatRun in runtime/cpu/pooling.cc), values far
+      // from a zero mean; many channels (channels-last: long rows).
+      {"global_avgpool_long_plane", OpKind::kGlobalAveragePool, 1, {input({2, 3, 70, 90}, 10.0, 12.0)}, {}, 1,
+       {{2, 3, 1, 1}}},
+      {"global_avgpool_many_channels", OpKind::kGlobalAveragePool, 1, {input({2, 300, 9, 11})}, {}, 1,
+       {{2, 300, 1, 1}}},
       // --- Gemm ---
       {"gemm_plain", OpKind::kGemm, 13, {input({5, 7}), weight({7, 4}), weight({5, 4})}, {}, 1, {{5, 4}}},
       {"gemm_trans_b_bias_row", OpKind::kGemm, 13, {input({3, 16}), weight({10, 16}), weight({10})},

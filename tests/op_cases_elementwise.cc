@@ -195,6 +195,8 @@ std::vector<OpCase> reduction_cases() {
       {"reduce_mean_all", OpKind::kReduceMean, 18, {input({3, 4})}},
       {"reduce_mean_all_no_keepdims", OpKind::kReduceMean, 18, {input(image)}, {{"keepdims", int64_t{0}}}},
       {"reduce_mean_noop", OpKind::kReduceMean, 18, {input({3, 4}), ints({})}, {{"noop_with_empty_axes", int64_t{1}}}},
+      // Innermost axes longer than the CPU's float runs (runtime/cpu/float_sums.h), values far from zero.
+      {"reduce_mean_long_innermost", OpKind::kReduceMean, 18, {input({2, 3, 17, 19}, 10.0, 12.0), ints({2, 3})}},
       {"softmax_opset11_default", OpKind::kSoftmax, 11, {input({2, 3, 4})}},
       {"softmax_opset11_axis_0", OpKind::kSoftmax, 11, {input({2, 3, 4})}, {{"axis", int64_t{0}}}},
       {"softmax_opset13_default", OpKind::kSoftmax, 13, {input({2, 3, 4})}},

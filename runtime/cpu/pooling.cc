@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/float_sums.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -229,9 +230,7 @@ Status run_global_pool(const KernelArgs& args) {
       for (int64_t j = 0; j < size; ++j) best = max_propagating_nan(best, s[j]);
       dst[i] = best;
     } else {
-      double sum = 0.0;
-      for (int64_t j = 0; j < size; ++j) sum += s[j];
-      dst[i] = static_cast<float>(sum / static_cast<double>(size));
+      dst[i] = static_cast<float>(sum_in_float_runs(s, size) / static_cast<double>(size));
     }
   }
   return Status::ok();

@@ -2,7 +2,10 @@
 //
 // ReduceMean/ReduceSum: each output element (threads split the outputs) sums its reduced
 // sub-box in double, walking the reduced dims with an odometer; the kept dims
-// give the base offset. Softmax/LogSoftmax view the input as [outer, n, inner]
+// give the base offset. Where the reduced dims are the innermost (a mean over H and W, over a
+// last axis) the sub-box is contiguous and sum_in_float_runs sums it.
+//
+// Softmax/LogSoftmax view the input as [outer, n, inner]
 // (see Note [softmax axis by opset] in runtime/ops/reductions.cc) and
 // normalise each of the outer*inner lines of length n, subtracting the line's
 // max first so exp never overflows.
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/float_sums.h"
 
 namespace ucudnn::cpu {
 
@@ -58,26 +62,31 @@ Status run_reduce(const KernelArgs& args, bool mean) {
   const int64_t nk = static_cast<int64_t>(kept_dims.size());
   const int64_t nr = static_cast<int64_t>(red_dims.size());
   const double scale = !mean ? 1.0 : count == 0 ? 0.0 : 1.0 / static_cast<double>(count);
+  // Kept dims, then reduced ones (false < true): output `out` sums the count floats at out · count.
+  const bool innermost = std::is_sorted(reduce.begin(), reduce.end());
 #pragma omp parallel if (outputs * count > kParallelThreshold)
   {
     std::vector<int64_t> index(static_cast<size_t>(nr));  // one odometer per thread
 #pragma omp for schedule(static)
     for (int64_t out = 0; out < outputs; ++out) {
-      int64_t base = 0, rest = out;
-      for (int64_t d = nk - 1; d >= 0; --d) {
-        base += (rest % kept_dims[d]) * kept_strides[d];
-        rest /= kept_dims[d];
-      }
       double sum = 0;
-      std::fill(index.begin(), index.end(), 0);
-      int64_t offset = base;
-      for (int64_t k = 0; k < count; ++k) {
-        sum += s[offset];
-        for (int64_t d = nr - 1; d >= 0; --d) {  // odometer step over the reduced dims
-          offset += red_strides[d];
-          if (++index[d] < red_dims[d]) break;
-          offset -= red_strides[d] * red_dims[d];
-          index[d] = 0;
+      if (innermost) {
+        sum = sum_in_float_runs(s + out * count, count);
+      } else {
+        int64_t offset = 0, rest = out;
+        for (int64_t d = nk - 1; d >= 0; --d) {
+          offset += (rest % kept_dims[d]) * kept_strides[d];
+          rest /= kept_dims[d];
+        }
+        std::fill(index.begin(), index.end(), 0);
+        for (int64_t k = 0; k < count; ++k) {
+          sum += s[offset];
+          for (int64_t d = nr - 1; d >= 0; --d) {  // odometer step over the reduced dims
+            offset += red_strides[d];
+            if (++index[d] < red_dims[d]) break;
+            offset -= red_strides[d] * red_dims[d];
+            index[d] = 0;
+          }
         }
       }
       o[out] = mean && count == 0 ? NAN : static_cast<float>(sum * scale);
