@@ -4,6 +4,10 @@
 // a pass changes the numbers (BN folding, fusions) also run both graphs on the
 // CPU and compare their outputs. Each pass also gets the patterns it must leave
 // alone. Whole pipelines and convert_to_channels_last: passes_pipeline_test.cc.
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "tests/support/pass_test_helpers.h"
 
 namespace ucudnn::optimizer {
@@ -51,6 +55,55 @@ TEST(RemoveIdentities, KeepsGraphOutputsAndUsedMasks) {
          b.output(outputs[1], "mask");
          return b.finish();
        }},
+  });
+}
+
+// ---- global_pool_from_reduce_mean ----
+
+// x → ReduceMean(axes) with keepdims `keepdims` (unset: ONNX's default, 1) → Relu → y.
+ir::Graph spatial_mean(const Shape& x_shape, std::vector<int64_t> axes, std::optional<int64_t> keepdims,
+                       bool constant_axes = true) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", x_shape);
+  const ir::ValueId a = constant_axes
+                            ? b.constant("axes", Tensor::from_int64s({static_cast<int64_t>(axes.size())}, axes))
+                            : b.input("axes", {static_cast<int64_t>(axes.size())}, DType::kInt64);
+  Shape y_shape = x_shape;
+  for (int64_t& axis : axes) {
+    if (axis < 0) axis += static_cast<int64_t>(x_shape.size());
+    y_shape[static_cast<size_t>(axis)] = 1;
+  }
+  if (keepdims == 0)
+    for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) y_shape.erase(y_shape.begin() + *axis);
+  ir::Attributes attrs;
+  if (keepdims) attrs.set("keepdims", *keepdims);
+  b.output(b.relu(b.node(OpKind::kReduceMean, {x, a}, {y_shape}, std::move(attrs))[0]), "y");
+  return b.finish();
+}
+
+TEST(GlobalPoolFromReduceMean, AMeanOverHAndWBecomesTheGlobalPool) {
+  for (const auto& [axes, keepdims] : std::vector<std::pair<std::vector<int64_t>, std::optional<int64_t>>>{
+           {{2, 3}, 1}, {{-1, -2}, std::nullopt}, {{3, 2}, 1}}) {
+    SCOPED_TRACE("axes " + ucudnn::shape_to_string(axes));
+    const ir::Graph original = spatial_mean({2, 3, 5, 4}, axes, keepdims);
+    ir::Graph graph = original;
+    const PassStats stats = run_pass(global_pool_from_reduce_mean, graph);
+    EXPECT_EQ(stats.reduce_means_made_global_pools, 1);
+    GraphBuilder expected;
+    expected.output(expected.relu(expected.global_average_pool(expected.input("x", {2, 3, 5, 4}))), "y");
+    EXPECT_TRUE(same_graph(expected.finish(), graph));
+    expect_same_outputs(original, graph);
+  }
+}
+
+TEST(GlobalPoolFromReduceMean, LeavesOtherMeansAlone) {
+  expect_unchanged(global_pool_from_reduce_mean, {
+      {"keepdims = 0", [] { return spatial_mean({2, 3, 5, 4}, {2, 3}, 0); }},
+      {"a mean over C and H", [] { return spatial_mean({2, 3, 5, 4}, {1, 2}, 1); }},
+      {"a mean over W alone", [] { return spatial_mean({2, 3, 5, 4}, {3}, 1); }},
+      {"a mean over H, W and D of a 5-D X", [] { return spatial_mean({2, 3, 5, 4, 2}, {2, 3, 4}, 1); }},
+      {"a 3-D X", [] { return spatial_mean({2, 3, 5}, {1, 2}, 1); }},
+      {"axes that are a graph input", [] { return spatial_mean({2, 3, 5, 4}, {2, 3}, 1, false); }},
   });
 }
 

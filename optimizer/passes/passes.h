@@ -1,5 +1,7 @@
 // Inference graph passes, run for every backend after import and before planning:
 //   remove_identities      drop Identity and inference Dropout (their output aliases their input)
+//   global_pool_from_reduce_mean  ReduceMean over H and W of a 4-D X with keepdims becomes
+//                          GlobalAveragePool (which runs channels-last)
 //   fold_batch_norm        Conv → BatchNormalization with constant parameters becomes one Conv
 //                          with rescaled weights and a bias
 //   fuse_conv_activation   Conv → Relu becomes one Conv with attribute "activation" = "Relu"
@@ -47,9 +49,11 @@ struct PassStats {
   int pointwise_nodes_replaced = 0;  // the elementwise nodes and Concats they replaced
   int conv_biases_moved = 0;         // Conv biases given to the FusedPointwise reading the Conv
   int adds_made_pointwise = 0;       // lone Adds made FusedPointwise to take a Conv's bias (fuse_conv_bias)
+  int reduce_means_made_global_pools = 0;  // global_pool_from_reduce_mean
 };
 
 Status remove_identities(ir::Graph& graph, PassStats* stats);
+Status global_pool_from_reduce_mean(ir::Graph& graph, PassStats* stats);
 Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_add_activation(ir::Graph& graph, PassStats* stats);
