@@ -182,6 +182,9 @@ std::vector<OpCase> data_movement_cases() {
       {"gather_scalar_index", OpKind::kGather, 13, {typed_input(int64, {4}), typed_input(int64, {}, {-1})}},
       {"gather_negative_axis", OpKind::kGather, 13, {input({2, 3, 4}), typed_input(int64, {2}, {0, -1})},
        {{"axis", int64_t{-1}}}},
+      // A channels-last channel shuffle: 4-byte elements gathered along the last axis, rows over the threads.
+      {"gather_last_axis_shuffle", OpKind::kGather, 13, {input({4, 50, 30, 6}), ints({0, 3, 1, 4, 2, 5})},
+       {{"axis", int64_t{3}}}},
   };
 }
 

@@ -214,6 +214,44 @@ TEST(ChannelsLast, LeavesGraphsWithoutNhwcNodesAlone) {
   });
 }
 
+// x → Conv 1x1 → Gather of the channels (a channel shuffle) → Slice of channels 0..2 → Conv 1x1 → y:
+// the Gather and the Slice run on NHWC values, their axes moved (Slice's in a new constant), so the
+// only transposes are the input's and the output's.
+TEST(ChannelsLast, GatherAndSliceOfChannelsStayNhwc) {
+  const Tensor w1 = random_tensor({6, 4, 1, 1}, 1), w2 = random_tensor({2, 3, 1, 1}, 2);
+  const std::vector<int64_t> shuffle = {0, 3, 1, 4, 2, 5};
+  auto ints = [](GraphBuilder& b, const char* name, const std::vector<int64_t>& values) {
+    return b.constant(name, Tensor::from_int64s({static_cast<int64_t>(values.size())}, values));
+  };
+  ir::Attributes axis;
+  axis.set("axis", int64_t{1});
+  GraphBuilder in;
+  ir::ValueId y = in.conv(in.input("x", {2, 4, 5, 5}), in.constant("w1", w1), ir::kNoValue);
+  y = in.node(OpKind::kGather, {y, ints(in, "indices", shuffle)}, {{2, 6, 5, 5}}, axis)[0];
+  y = in.node(OpKind::kSlice, {y, ints(in, "starts", {0}), ints(in, "ends", {3}), ints(in, "axes", {1})},
+              {{2, 3, 5, 5}})[0];
+  in.output(in.conv(y, in.constant("w2", w2), ir::kNoValue), "y");
+  const ir::Graph original = in.finish();
+  ir::Graph graph = original;
+  const PassStats stats = run_pass(convert_to_channels_last, graph);
+  EXPECT_EQ(stats.channels_last_nodes, 4);
+  EXPECT_EQ(stats.layout_transposes, 2);
+
+  GraphBuilder expected;
+  ir::Attributes nhwc_axis;
+  nhwc_axis.set("axis", int64_t{3});
+  y = expected.conv(expected.transpose(expected.input("x", {2, 4, 5, 5}), ir::kNchwToNhwcPerm),
+                    expected.constant("w1", weight_to_nhwc(w1)), ir::kNoValue, {.channels_last = true});
+  y = expected.node(OpKind::kGather, {y, ints(expected, "indices", shuffle)}, {{2, 5, 5, 6}}, nhwc_axis)[0];
+  y = expected.node(OpKind::kSlice,
+                    {y, ints(expected, "starts", {0}), ints(expected, "ends", {3}), ints(expected, "axes", {3})},
+                    {{2, 5, 5, 3}})[0];
+  y = expected.conv(y, expected.constant("w2", weight_to_nhwc(w2)), ir::kNoValue, {.channels_last = true});
+  expected.output(expected.transpose(y, ir::kNhwcToNchwPerm), "y");
+  EXPECT_TRUE(same_graph(expected.finish(), graph));
+  if (cpu::cpu_runs_channels_last()) expect_same_outputs(original, graph);
+}
+
 // The CPU runs a channels-last graph through oneDNN (cpu_layout_test compares the outputs); a
 // build without oneDNN refuses it, saying so.
 TEST(ChannelsLast, CpuRunsChannelsLastWithOneDnnOrSaysWhyNot) {

@@ -107,6 +107,56 @@ TEST(GlobalPoolFromReduceMean, LeavesOtherMeansAlone) {
   });
 }
 
+// ---- channel_shuffle_to_gather ----
+
+// x [2, 6, 3, 3] → Reshape [2, groups, 6 / groups, 3, 3] → Transpose(perm) → Reshape `back` → Relu → y;
+// with `grouped_is_output` the first Reshape's output is a graph output too.
+ir::Graph channel_shuffle(int64_t groups, const std::vector<int64_t>& perm, const Shape& back,
+                          bool grouped_is_output = false) {
+  GraphBuilder b;
+  auto reshape = [&](ir::ValueId v, const Shape& to) {
+    const ir::ValueId shape = b.constant("shape", Tensor::from_int64s({static_cast<int64_t>(to.size())}, to));
+    ir::Attributes attrs;
+    attrs.set("allowzero", int64_t{0});
+    return b.node(OpKind::kReshape, {v, shape}, {to}, std::move(attrs))[0];
+  };
+  const ir::ValueId grouped = reshape(b.input("x", {2, 6, 3, 3}), {2, groups, 6 / groups, 3, 3});
+  b.output(b.relu(reshape(b.transpose(grouped, perm), back)), "y");
+  if (grouped_is_output) b.output(grouped, "g");
+  return b.finish();
+}
+
+TEST(ChannelShuffleToGather, TheShuffleBecomesAGatherOfTheChannels) {
+  for (const int64_t groups : {2, 3}) {
+    SCOPED_TRACE("groups " + std::to_string(groups));
+    const ir::Graph original = channel_shuffle(groups, {0, 2, 1, 3, 4}, {2, 6, 3, 3});
+    ir::Graph graph = original;
+    const PassStats stats = run_pass(channel_shuffle_to_gather, graph);
+    EXPECT_EQ(stats.channel_shuffles_made_gathers, 1);
+    // Output channel j is input channel (j mod g)·(6/g) + j div g.
+    const std::vector<int64_t> indices = groups == 2 ? std::vector<int64_t>{0, 3, 1, 4, 2, 5}
+                                                     : std::vector<int64_t>{0, 2, 4, 1, 3, 5};
+    GraphBuilder expected;
+    ir::Attributes axis;
+    axis.set("axis", int64_t{1});
+    const ir::ValueId gathered =
+        expected.node(OpKind::kGather,
+                      {expected.input("x", {2, 6, 3, 3}), expected.constant("indices", Tensor::from_int64s({6}, indices))},
+                      {{2, 6, 3, 3}}, std::move(axis))[0];
+    expected.output(expected.relu(gathered), "y");
+    EXPECT_TRUE(same_graph(expected.finish(), graph));
+    expect_same_outputs(original, graph);
+  }
+}
+
+TEST(ChannelShuffleToGather, LeavesOtherReshapesAlone) {
+  expect_unchanged(channel_shuffle_to_gather, {
+      {"a Transpose that moves H", [] { return channel_shuffle(2, {0, 2, 3, 1, 4}, {2, 6, 3, 3}); }},
+      {"a Reshape back to another shape", [] { return channel_shuffle(2, {0, 2, 1, 3, 4}, {2, 3, 6, 3}); }},
+      {"a grouped value that is a graph output", [] { return channel_shuffle(2, {0, 2, 1, 3, 4}, {2, 6, 3, 3}, true); }},
+  });
+}
+
 // ---- fold_batch_norm ----
 
 // x → Conv(w1, b1) → BN → Conv(w2) → BN → y: both BNs fold, the bias-less Conv gains a bias.

@@ -12,12 +12,18 @@
 //     elementwise op (FusedPointwise among them; its concat_axis moves as a Concat's axis
 //     does) or Concat: when one of its inputs already is NHWC and every input that is not a
 //     single element is 4-D (so broadcasting means the same in both layouts);
+//   - it is a Slice or a Gather with 1-D indices (a channel shuffle, see
+//     channel_shuffle_to_gather) of an NHWC X: its axes move as a Concat's axis does (Slice
+//     reads a new constant `axes`);
 // otherwise it reads NCHW twins. Flatten(axis 1) and Reshape of an NHWC value
 // whose H and W are 1 read it as it is: both layouts hold the same bytes then.
 // The graph's outputs keep their NCHW shapes and names.
 #include <algorithm>
 #include <cstring>
+#include <numeric>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "optimizer/passes/passes.h"
 #include "runtime/executor/plan.h"
@@ -74,6 +80,38 @@ bool runs_as_is_on_nhwc(const ir::Graph& graph, const ir::Node& node) {
     if (node.op == OpKind::kConcat || shape_numel(graph.value(id).shape) != 1) return false;
   }
   return true;
+}
+
+// Where NCHW axis a of a 4-D value sits in NHWC.
+constexpr int64_t kNhwcPosition[4] = {0, 3, 1, 2};
+
+// Slice's axes (input 3, or 0, 1, ... for as many as `starts` has) when they are constants
+// within a 4-D X's rank; nullopt otherwise.
+std::optional<std::vector<int64_t>> slice_axes(const ir::Graph& graph, const ir::Node& node) {
+  if (node.inputs.size() < 3 || !graph.value(node.inputs[1]).constant) return std::nullopt;
+  const bool given = node.inputs.size() > 3 && node.inputs[3] != ir::kNoValue;
+  std::vector<int64_t> axes(static_cast<size_t>(graph.value(node.inputs[1]).constant->numel()));
+  std::iota(axes.begin(), axes.end(), int64_t{0});
+  if (given) {
+    const auto& constant = graph.value(node.inputs[3]).constant;
+    if (!constant) return std::nullopt;
+    auto values = constant->to_int64_vector();
+    if (!values || values->size() != axes.size()) return std::nullopt;
+    axes = std::move(*values);
+  }
+  for (int64_t a : axes)
+    if (a < -4 || a >= 4) return std::nullopt;
+  return axes;
+}
+
+// Slice, and Gather with 1-D indices, of a 4-D X into a 4-D Y: the same selection of NHWC X
+// along the remapped axes.
+bool selects_along_axes(const ir::Graph& graph, const ir::Node& node) {
+  if (node.inputs.size() < 2 || node.outputs.size() != 1 || !is_4d(graph, node.inputs[0]) ||
+      !is_4d(graph, node.outputs[0]))
+    return false;
+  if (node.op == OpKind::kGather) return graph.value(node.inputs[1]).shape.size() == 1;
+  return node.op == OpKind::kSlice && slice_axes(graph, node).has_value();
 }
 
 // `t` ([A, B, C, D], any dtype) with dims permuted by `perm`.
@@ -140,6 +178,10 @@ class ChannelsLastRewriter {
       if (node.op == OpKind::kFusedPointwise && node.attrs.get_int(ir::kPointwiseConcatCountAttr) > 0)
         remap_axis(node, ir::kPointwiseConcatAxisAttr);  // its concatenated leaf, as a Concat's
       emit_nhwc(std::move(node));
+    } else if (nhwc_now(node.inputs[0]) && selects_along_axes(graph_, node)) {
+      if (node.op == OpKind::kGather) remap_axis(node, "axis");
+      else remap_slice_axes(node);
+      emit_nhwc(std::move(node));
     } else if (has_nhwc_input && reads_same_bytes(node)) {
       graph_.nodes.push_back(std::move(node));  // Flatten/Reshape of an [N, 1, 1, C] value
     } else {
@@ -150,10 +192,19 @@ class ChannelsLastRewriter {
 
   // Attribute `name`, an NCHW axis of a 4-D value, made the same axis in NHWC.
   static void remap_axis(ir::Node& node, const char* name) {
-    static constexpr int64_t kNhwcPosition[4] = {0, 3, 1, 2};  // where NCHW axis a sits in NHWC
     int64_t axis = node.attrs.get_int(name);
     if (axis < 0) axis += 4;
     node.attrs.set(name, kNhwcPosition[axis]);
+  }
+
+  // A Slice of NHWC X: its axes, NCHW ones, in a new constant of NHWC ones.
+  void remap_slice_axes(ir::Node& node) {
+    std::vector<int64_t> axes = *slice_axes(graph_, node);  // selects_along_axes checked it
+    for (int64_t& a : axes) a = kNhwcPosition[a < 0 ? a + 4 : a];
+    const Shape shape = {static_cast<int64_t>(axes.size())};
+    const ir::ValueId id = add_value({node.name + ".nhwc_axes", DType::kInt64, shape, Tensor::from_int64s(shape, axes), -1});
+    if (node.inputs.size() < 4) node.inputs.resize(4, ir::kNoValue);
+    node.inputs[3] = id;
   }
 
   bool reads_same_bytes(const ir::Node& node) const {
@@ -239,7 +290,7 @@ class ChannelsLastRewriter {
 }  // namespace
 
 bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node) {
-  return has_channels_last_kernel(graph, node) || runs_as_is_on_nhwc(graph, node);
+  return has_channels_last_kernel(graph, node) || runs_as_is_on_nhwc(graph, node) || selects_along_axes(graph, node);
 }
 
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats) {

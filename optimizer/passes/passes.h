@@ -2,6 +2,9 @@
 //   remove_identities      drop Identity and inference Dropout (their output aliases their input)
 //   global_pool_from_reduce_mean  ReduceMean over H and W of a 4-D X with keepdims becomes
 //                          GlobalAveragePool (which runs channels-last)
+//   channel_shuffle_to_gather  Reshape [N, C, H, W] → [N, g, C/g, H, W], Transpose (0, 2, 1, 3, 4),
+//                          Reshape back (ShuffleNet's channel shuffle) becomes one Gather of the
+//                          channels (which runs channels-last)
 //   fold_batch_norm        Conv → BatchNormalization with constant parameters becomes one Conv
 //                          with rescaled weights and a bias
 //   fuse_conv_activation   Conv → Relu becomes one Conv with attribute "activation" = "Relu"
@@ -50,10 +53,12 @@ struct PassStats {
   int conv_biases_moved = 0;         // Conv biases given to the FusedPointwise reading the Conv
   int adds_made_pointwise = 0;       // lone Adds made FusedPointwise to take a Conv's bias (fuse_conv_bias)
   int reduce_means_made_global_pools = 0;  // global_pool_from_reduce_mean
+  int channel_shuffles_made_gathers = 0;   // channel_shuffle_to_gather
 };
 
 Status remove_identities(ir::Graph& graph, PassStats* stats);
 Status global_pool_from_reduce_mean(ir::Graph& graph, PassStats* stats);
+Status channel_shuffle_to_gather(ir::Graph& graph, PassStats* stats);
 Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_add_activation(ir::Graph& graph, PassStats* stats);
@@ -69,7 +74,8 @@ Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
 // optimizer/layout_regions.h); InvalidArgument naming one that is no Conv of the graph.
 Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const std::vector<std::string>& nchw_convs);
 // Whether convert_to_channels_last can run `node` (of an NCHW graph) channels-last: a Conv
-// with a constant weight, a pool, or an elementwise op or Concat on 4-D operands.
+// with a constant weight, a pool, an elementwise op or Concat on 4-D operands, a Slice or Gather
+// of a 4-D X.
 bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node);
 
 struct InferencePassOptions {

@@ -68,7 +68,8 @@ void expect_unchanged(Pass pass, const std::vector<UnchangedCase>& cases) {
     EXPECT_TRUE(ucudnn_test::same_graph(expected, graph));
     EXPECT_EQ(stats.identities_removed + stats.batch_norms_folded + stats.activations_fused + stats.residuals_fused +
                   stats.channels_last_nodes + stats.layout_transposes + stats.batch_norms_decomposed +
-                  stats.pointwise_fused + stats.pointwise_nodes_replaced + stats.reduce_means_made_global_pools,
+                  stats.pointwise_fused + stats.pointwise_nodes_replaced + stats.reduce_means_made_global_pools +
+                  stats.channel_shuffles_made_gathers,
               0);
   }
 }
