@@ -236,7 +236,7 @@ std::vector<OpCase> conv_and_matrix_cases() {
        {{1, 40, 1, 1}}},
       {"global_maxpool_one_sample_wide", OpKind::kGlobalMaxPool, 1, {input({1, 40, 25, 17})}, {}, 1,
        {{1, 40, 1, 1}}},
-      // Planes of many runs of the CPU's float partial sums (kFloatRun in runtime/cpu/pooling.cc), values far
+      // Planes of many runs of the CPU's float partial sums (kFloatRunTerms in runtime/cpu/float_sums.h), values far
       // from a zero mean; many channels (channels-last: long rows).
       {"global_avgpool_long_plane", OpKind::kGlobalAveragePool, 1, {input({2, 3, 70, 90}, 10.0, 12.0)}, {}, 1,
        {{2, 3, 1, 1}}},

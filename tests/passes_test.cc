@@ -139,10 +139,10 @@ TEST(ChannelShuffleToGather, TheShuffleBecomesAGatherOfTheChannels) {
     GraphBuilder expected;
     ir::Attributes axis;
     axis.set("axis", int64_t{1});
-    const ir::ValueId gathered =
-        expected.node(OpKind::kGather,
-                      {expected.input("x", {2, 6, 3, 3}), expected.constant("indices", Tensor::from_int64s({6}, indices))},
-                      {{2, 6, 3, 3}}, std::move(axis))[0];
+    const ir::ValueId x = expected.input("x", {2, 6, 3, 3});
+    const ir::ValueId gathered = expected.node(
+        OpKind::kGather, {x, expected.constant("indices", Tensor::from_int64s({6}, indices))}, {{2, 6, 3, 3}},
+        std::move(axis))[0];
     expected.output(expected.relu(gathered), "y");
     EXPECT_TRUE(same_graph(expected.finish(), graph));
     expect_same_outputs(original, graph);
@@ -153,7 +153,8 @@ TEST(ChannelShuffleToGather, LeavesOtherReshapesAlone) {
   expect_unchanged(channel_shuffle_to_gather, {
       {"a Transpose that moves H", [] { return channel_shuffle(2, {0, 2, 3, 1, 4}, {2, 6, 3, 3}); }},
       {"a Reshape back to another shape", [] { return channel_shuffle(2, {0, 2, 1, 3, 4}, {2, 3, 6, 3}); }},
-      {"a grouped value that is a graph output", [] { return channel_shuffle(2, {0, 2, 1, 3, 4}, {2, 6, 3, 3}, true); }},
+      {"a grouped value that is a graph output",
+       [] { return channel_shuffle(2, {0, 2, 1, 3, 4}, {2, 6, 3, 3}, /*grouped_is_output=*/true); }},
   });
 }
 

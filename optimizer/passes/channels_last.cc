@@ -178,7 +178,7 @@ class ChannelsLastRewriter {
       if (node.op == OpKind::kFusedPointwise && node.attrs.get_int(ir::kPointwiseConcatCountAttr) > 0)
         remap_axis(node, ir::kPointwiseConcatAxisAttr);  // its concatenated leaf, as a Concat's
       emit_nhwc(std::move(node));
-    } else if (nhwc_now(node.inputs[0]) && selects_along_axes(graph_, node)) {
+    } else if (selects_along_axes(graph_, node) && nhwc_now(node.inputs[0])) {
       if (node.op == OpKind::kGather) remap_axis(node, "axis");
       else remap_slice_axes(node);
       emit_nhwc(std::move(node));
@@ -202,7 +202,8 @@ class ChannelsLastRewriter {
     std::vector<int64_t> axes = *slice_axes(graph_, node);  // selects_along_axes checked it
     for (int64_t& a : axes) a = kNhwcPosition[a < 0 ? a + 4 : a];
     const Shape shape = {static_cast<int64_t>(axes.size())};
-    const ir::ValueId id = add_value({node.name + ".nhwc_axes", DType::kInt64, shape, Tensor::from_int64s(shape, axes), -1});
+    const ir::ValueId id =
+        add_value({node.name + ".nhwc_axes", DType::kInt64, shape, Tensor::from_int64s(shape, axes), -1});
     if (node.inputs.size() < 4) node.inputs.resize(4, ir::kNoValue);
     node.inputs[3] = id;
   }

@@ -16,7 +16,8 @@ namespace {
 bool is_spatial_mean(const ir::Graph& graph, const ir::Node& node) {
   if (node.op != OpKind::kReduceMean || node.inputs.size() < 2 || node.inputs[1] == ir::kNoValue) return false;
   const ir::Value& x = graph.value(node.inputs[0]);
-  if (x.dtype != DType::kFloat32 || x.shape.size() != 4) return false;
+  // An empty H or W: ReduceMean gives NaN, the global pool refuses it.
+  if (x.dtype != DType::kFloat32 || x.shape.size() != 4 || x.shape[2] == 0 || x.shape[3] == 0) return false;
   if (node.attrs.has("keepdims") && node.attrs.get_int("keepdims") == 0) return false;
   const auto& axes_tensor = graph.value(node.inputs[1]).constant;
   if (!axes_tensor) return false;

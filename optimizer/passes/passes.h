@@ -74,8 +74,8 @@ Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
 // optimizer/layout_regions.h); InvalidArgument naming one that is no Conv of the graph.
 Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const std::vector<std::string>& nchw_convs);
 // Whether convert_to_channels_last can run `node` (of an NCHW graph) channels-last: a Conv
-// with a constant weight, a pool, an elementwise op or Concat on 4-D operands, a Slice or Gather
-// of a 4-D X.
+// with a constant weight, a pool, an elementwise op or Concat on 4-D operands, a Slice (constant
+// starts and axes) or a Gather (1-D indices) of a 4-D X into a 4-D Y.
 bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node);
 
 struct InferencePassOptions {

@@ -289,8 +289,8 @@ Status run_gather(const KernelArgs& args) {
   char* out = static_cast<char*>(dst.raw());
   if (block == 0) return Status::ok();
   const bool parallel = outer * count * static_cast<int64_t>(block) > kParallelThreshold * 4;
-  // Along the last axis of 4-byte elements (a channels-last shuffle) a copy of constant size: one move,
-  // not a call to memcpy per element.
+  // Blocks of 4 bytes (a float32 gather along the last axis: a channels-last shuffle) are a copy of
+  // constant size: one move, not a call to memcpy per element.
   constexpr size_t kWord = 4;
   if (block == kWord) {
 #pragma omp parallel for schedule(static) if (parallel)
@@ -299,7 +299,8 @@ Status run_gather(const KernelArgs& args) {
         std::memcpy(out + (o * count + k) * kWord, in + (o * dim + indices[k]) * kWord, kWord);
     return Status::ok();
   }
-#pragma omp parallel for schedule(static) if (parallel)
+  // Threads over (row, index): an NCHW shuffle at N = 1 has one row.
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t k = 0; k < count; ++k)
       std::memcpy(out + (o * count + k) * block, in + (o * dim + indices[k]) * block, block);
