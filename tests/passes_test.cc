@@ -96,11 +96,24 @@ TEST(GlobalPoolFromReduceMean, AMeanOverHAndWBecomesTheGlobalPool) {
   }
 }
 
+// Without keepdims the mean is [N, C]: the pool, then Flatten.
+TEST(GlobalPoolFromReduceMean, AMeanWithoutKeepdimsBecomesThePoolAndFlatten) {
+  const ir::Graph original = spatial_mean({2, 3, 5, 4}, {2, 3}, 0);
+  ir::Graph graph = original;
+  const PassStats stats = run_pass(global_pool_from_reduce_mean, graph);
+  EXPECT_EQ(stats.reduce_means_made_global_pools, 1);
+  GraphBuilder expected;
+  expected.output(expected.relu(expected.flatten(expected.global_average_pool(expected.input("x", {2, 3, 5, 4})))),
+                  "y");
+  EXPECT_TRUE(same_graph(expected.finish(), graph));
+  expect_same_outputs(original, graph);
+}
+
 TEST(GlobalPoolFromReduceMean, LeavesOtherMeansAlone) {
   expect_unchanged(global_pool_from_reduce_mean, {
-      {"keepdims = 0", [] { return spatial_mean({2, 3, 5, 4}, {2, 3}, 0); }},
       {"a mean over C and H", [] { return spatial_mean({2, 3, 5, 4}, {1, 2}, 1); }},
       {"a mean over W alone", [] { return spatial_mean({2, 3, 5, 4}, {3}, 1); }},
+      {"a mean over an empty H", [] { return spatial_mean({2, 3, 0, 4}, {2, 3}, 1); }},
       {"a mean over H, W and D of a 5-D X", [] { return spatial_mean({2, 3, 5, 4, 2}, {2, 3, 4}, 1); }},
       {"a 3-D X", [] { return spatial_mean({2, 3, 5}, {1, 2}, 1); }},
       {"axes that are a graph input", [] { return spatial_mean({2, 3, 5, 4}, {2, 3}, 1, false); }},

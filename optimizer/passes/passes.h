@@ -1,7 +1,7 @@
 // Inference graph passes, run for every backend after import and before planning:
 //   remove_identities      drop Identity and inference Dropout (their output aliases their input)
-//   global_pool_from_reduce_mean  ReduceMean over H and W of a 4-D X with keepdims becomes
-//                          GlobalAveragePool (which runs channels-last)
+//   global_pool_from_reduce_mean  ReduceMean over H and W of a 4-D X becomes GlobalAveragePool
+//                          (which runs channels-last), then Flatten where keepdims is 0
 //   channel_shuffle_to_gather  Reshape [N, C, H, W] → [N, g, C/g, H, W], Transpose (0, 2, 1, 3, 4),
 //                          Reshape back (ShuffleNet's channel shuffle) becomes one Gather of the
 //                          channels (which runs channels-last)
