@@ -19,6 +19,15 @@ using ucudnn_test::same_graph;
 
 // ---- remove_identities ----
 
+// Pad(x, pads) of a 4-D x; `pads` has 8 values (the begin of each axis, then the end).
+ir::ValueId pad(GraphBuilder& b, ir::ValueId x, const std::vector<int64_t>& pads) {
+  Shape out = b.shape(x);
+  for (size_t d = 0; d < out.size(); ++d) out[d] += pads[d] + pads[d + out.size()];
+  ir::Attributes attrs;
+  attrs.set("mode", std::string("constant"));
+  return b.node(OpKind::kPad, {x, b.constant("pads", Tensor::from_int64s({8}, pads))}, {out}, std::move(attrs))[0];
+}
+
 TEST(RemoveIdentities, ReadersReadTheInputDirectly) {
   auto build = [](bool rewritten) {
     GraphBuilder b;
@@ -28,13 +37,14 @@ TEST(RemoveIdentities, ReadersReadTheInputDirectly) {
     if (!rewritten) x = b.identity(x);
     ir::ValueId c = b.conv(x, w, bias);
     if (!rewritten) c = b.dropout(c, /*mask=*/false)[0];
+    if (!rewritten) c = pad(b, c, {0, 0, 0, 0, 0, 0, 0, 0});
     b.output(b.relu(c), "y");
     return b.finish();
   };
   ir::Graph graph = build(false);
   const PassStats stats = run_pass(remove_identities, graph);
   EXPECT_TRUE(same_graph(build(true), graph));
-  EXPECT_EQ(stats.identities_removed, 2);
+  EXPECT_EQ(stats.identities_removed, 3);
 }
 
 TEST(RemoveIdentities, KeepsGraphOutputsAndUsedMasks) {
@@ -53,6 +63,12 @@ TEST(RemoveIdentities, KeepsGraphOutputsAndUsedMasks) {
          const auto outputs = b.dropout(b.input("x", {2, 3}), /*mask=*/true);
          b.output(b.relu(outputs[0]), "r");
          b.output(outputs[1], "mask");
+         return b.finish();
+       }},
+      {"a Pad that pads",
+       [] {
+         GraphBuilder b;
+         b.output(b.relu(pad(b, b.input("x", {1, 3, 4, 4}), {0, 0, 1, 0, 0, 0, 0, 2})), "y");
          return b.finish();
        }},
   });

@@ -1,5 +1,6 @@
 // Inference graph passes, run for every backend after import and before planning:
-//   remove_identities      drop Identity and inference Dropout (their output aliases their input)
+//   remove_identities      drop Identity, inference Dropout and a Pad of zeros (their output aliases
+//                          their input)
 //   global_pool_from_reduce_mean  ReduceMean over H and W of a 4-D X becomes GlobalAveragePool
 //                          (which runs channels-last), then Flatten where keepdims is 0
 //   channel_shuffle_to_gather  Reshape [N, C, H, W] → [N, g, C/g, H, W], Transpose (0, 2, 1, 3, 4),
