@@ -187,6 +187,51 @@ TEST(ChannelShuffleToGather, LeavesOtherReshapesAlone) {
   });
 }
 
+// ---- fold_pad_into_conv ----
+
+// x [1, 3, 7, 6] → Pad(pads, value) → Conv 3x3 (stride 2, padding conv_pad) → y; with `relu_reads_pad`
+// a Relu reads the padded value too (a second output).
+ir::Graph pad_conv(const std::vector<int64_t>& pads, int64_t conv_pad, bool relu_reads_pad = false,
+                   float value = 0.0f) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {1, 3, 7, 6});
+  Shape out = b.shape(x);
+  for (size_t d = 0; d < 4; ++d) out[d] += pads[d] + pads[d + 4];
+  ir::Attributes attrs;
+  attrs.set("mode", std::string("constant"));
+  const float values[] = {value};
+  const ir::ValueId padded = b.node(OpKind::kPad,
+                                    {x, b.constant("pads", Tensor::from_int64s({8}, pads)),
+                                     b.constant("value", Tensor::from_floats({}, values))},
+                                    {out}, std::move(attrs))[0];
+  b.output(b.conv(padded, b.constant("w", random_tensor({4, out[1], 3, 3}, 1)), ir::kNoValue,
+                  {.stride = 2, .pad = conv_pad}),
+           "y");
+  if (relu_reads_pad) b.output(b.relu(padded), "r");
+  return b.finish();
+}
+
+TEST(FoldPadIntoConv, ThePadBecomesTheConvsPadding) {
+  const ir::Graph original = pad_conv({0, 0, 1, 2, 0, 0, 0, 1}, 1);
+  ir::Graph graph = original;
+  const PassStats stats = run_pass(fold_pad_into_conv, graph);
+  EXPECT_EQ(stats.pads_folded, 1);
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  const ir::Node& conv = graph.nodes[0];
+  EXPECT_EQ(conv.inputs[0], graph.inputs[0]);
+  EXPECT_EQ(conv.attrs.get_ints("pads"), (std::vector<int64_t>{2, 3, 1, 2}));  // top, left, bottom, right
+  expect_same_outputs(original, graph);
+}
+
+TEST(FoldPadIntoConv, LeavesOtherPadsAlone) {
+  expect_unchanged(fold_pad_into_conv, {
+      {"a pad on the channels", [] { return pad_conv({0, 1, 0, 0, 0, 0, 0, 0}, 1); }},
+      {"a negative pad", [] { return pad_conv({0, 0, 0, 0, 0, 0, -1, 0}, 1); }},
+      {"a Relu reads the padded value too", [] { return pad_conv({0, 0, 1, 1, 0, 0, 1, 1}, 0, true); }},
+      {"a padding value that is not 0", [] { return pad_conv({0, 0, 1, 1, 0, 0, 1, 1}, 0, false, 1.0f); }},
+  });
+}
+
 // ---- fold_batch_norm ----
 
 // x → Conv(w1, b1) → BN → Conv(w2) → BN → y: both BNs fold, the bias-less Conv gains a bias.

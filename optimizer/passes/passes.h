@@ -6,6 +6,8 @@
 //   channel_shuffle_to_gather  Reshape [N, C, H, W] → [N, g, C/g, H, W], Transpose (0, 2, 1, 3, 4),
 //                          Reshape back (ShuffleNet's channel shuffle) becomes one Gather of the
 //                          channels (which runs channels-last)
+//   fold_pad_into_conv     a Pad of zeros on the spatial axes that only Convs read (as X) becomes
+//                          their padding ("same" padding written as Pad, as tf2onnx exports it)
 //   fold_batch_norm        Conv → BatchNormalization with constant parameters becomes one Conv
 //                          with rescaled weights and a bias
 //   fuse_conv_activation   Conv → Relu becomes one Conv with attribute "activation" = "Relu"
@@ -55,11 +57,13 @@ struct PassStats {
   int adds_made_pointwise = 0;       // lone Adds made FusedPointwise to take a Conv's bias (fuse_conv_bias)
   int reduce_means_made_global_pools = 0;  // global_pool_from_reduce_mean
   int channel_shuffles_made_gathers = 0;   // channel_shuffle_to_gather
+  int pads_folded = 0;                     // fold_pad_into_conv
 };
 
 Status remove_identities(ir::Graph& graph, PassStats* stats);
 Status global_pool_from_reduce_mean(ir::Graph& graph, PassStats* stats);
 Status channel_shuffle_to_gather(ir::Graph& graph, PassStats* stats);
+Status fold_pad_into_conv(ir::Graph& graph, PassStats* stats);
 Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_add_activation(ir::Graph& graph, PassStats* stats);

@@ -69,7 +69,7 @@ void expect_unchanged(Pass pass, const std::vector<UnchangedCase>& cases) {
     EXPECT_EQ(stats.identities_removed + stats.batch_norms_folded + stats.activations_fused + stats.residuals_fused +
                   stats.channels_last_nodes + stats.layout_transposes + stats.batch_norms_decomposed +
                   stats.pointwise_fused + stats.pointwise_nodes_replaced + stats.reduce_means_made_global_pools +
-                  stats.channel_shuffles_made_gathers,
+                  stats.channel_shuffles_made_gathers + stats.pads_folded,
               0);
   }
 }
