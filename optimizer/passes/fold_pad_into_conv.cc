@@ -1,11 +1,16 @@
-// fold_pad_into_conv: a Pad of zeros on the spatial axes whose output only Convs read, as X, becomes
-// those Convs' own padding; the Convs read the Pad's input. A model written with "same" padding
-// (TensorFlow's, exported by tf2onnx; timm's Conv2dSame) puts such a Pad before its strided
-// convolutions: one copy of the activation each, and a node that would leave the NHWC region.
+// fold_pad_into_conv / fold_any_pad_into_conv: a Pad with value 0 on the spatial axes whose output
+// only Convs read, as X, becomes those Convs' own padding; the Convs read the Pad's input. A model
+// written with "same" padding (TensorFlow's, exported by tf2onnx; timm's Conv2dSame) puts such a Pad
+// before its strided convolutions: one copy of the activation each, and a node that would leave the
+// NHWC region.
 //
 // Folded: mode "constant" with value 0 (or none), pads a constant with no `axes` input, 0 on the
 // batch and channel axes, no negative pad; each reader a Conv with auto_pad NOTSET that reads the Pad
-// only as X.
+// only as X. fold_pad_into_conv (the GPU's) folds only where every Conv's padding comes out the same at
+// both ends of each axis: cuDNN takes one pad per axis, and the CUDA backend pads unequal ends by
+// copying X into the workspace (runtime/cuda/conv.cc), which would count the whole padded X against
+// the workspace limit. fold_any_pad_into_conv (the CPU's: oneDNN and the Eigen algorithms take both
+// ends) folds any.
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -46,9 +51,26 @@ bool conv_reads_as_x(const ir::Node& node, ir::ValueId id, size_t spatial) {
   return std::count(node.inputs.begin(), node.inputs.end(), id) == 1;
 }
 
-}  // namespace
+// `conv`'s pads with the Pad's spatial ones (`pads`, of a rank-`rank` X) added.
+std::vector<int64_t> folded_pads(const ir::Node& conv, const std::vector<int64_t>& pads, size_t rank) {
+  const size_t spatial = rank - 2;
+  std::vector<int64_t> sum(2 * spatial, 0);
+  if (conv.attrs.has("pads")) sum = conv.attrs.get_ints("pads");
+  for (size_t d = 0; d < spatial; ++d) {
+    sum[d] += pads[2 + d];
+    sum[spatial + d] += pads[rank + 2 + d];
+  }
+  return sum;
+}
 
-Status fold_pad_into_conv(ir::Graph& graph, PassStats* stats) {
+bool same_at_both_ends(const std::vector<int64_t>& pads) {
+  const size_t spatial = pads.size() / 2;
+  for (size_t d = 0; d < spatial; ++d)
+    if (pads[d] != pads[spatial + d]) return false;
+  return true;
+}
+
+Status fold_pads(ir::Graph& graph, PassStats* stats, bool unequal_ends) {
   const std::vector<int> uses = count_uses(graph);
   std::vector<bool> remove(graph.nodes.size(), false);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -59,20 +81,17 @@ Status fold_pad_into_conv(ir::Graph& graph, PassStats* stats) {
     std::vector<size_t> readers;
     for (size_t r = n + 1; r < graph.nodes.size(); ++r)
       if (std::count(graph.nodes[r].inputs.begin(), graph.nodes[r].inputs.end(), padded) > 0) readers.push_back(r);
-    const size_t rank = pads->size() / 2, spatial = rank - 2;
-    const auto folds = [&](size_t r) { return conv_reads_as_x(graph.nodes[r], padded, spatial); };
+    const size_t rank = pads->size() / 2;
+    const auto folds = [&](size_t r) {
+      return conv_reads_as_x(graph.nodes[r], padded, rank - 2) &&
+             (unequal_ends || same_at_both_ends(folded_pads(graph.nodes[r], *pads, rank)));
+    };
     if (readers.empty() || static_cast<int>(readers.size()) != uses[padded] ||
         !std::all_of(readers.begin(), readers.end(), folds))
       continue;
     for (size_t r : readers) {
       ir::Node& conv = graph.nodes[r];
-      std::vector<int64_t> conv_pads(2 * spatial, 0);
-      if (conv.attrs.has("pads")) conv_pads = conv.attrs.get_ints("pads");
-      for (size_t d = 0; d < spatial; ++d) {
-        conv_pads[d] += (*pads)[2 + d];
-        conv_pads[spatial + d] += (*pads)[rank + 2 + d];
-      }
-      conv.attrs.set("pads", std::move(conv_pads));
+      conv.attrs.set("pads", folded_pads(conv, *pads, rank));
       conv.inputs[0] = x;
     }
     remove[n] = true;
@@ -81,5 +100,11 @@ Status fold_pad_into_conv(ir::Graph& graph, PassStats* stats) {
   remove_nodes(graph, remove);
   return Status::ok();
 }
+
+}  // namespace
+
+Status fold_pad_into_conv(ir::Graph& graph, PassStats* stats) { return fold_pads(graph, stats, false); }
+
+Status fold_any_pad_into_conv(ir::Graph& graph, PassStats* stats) { return fold_pads(graph, stats, true); }
 
 }  // namespace ucudnn::optimizer

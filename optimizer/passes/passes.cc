@@ -8,7 +8,8 @@ Expected<PassStats> run_inference_passes(ir::Graph& graph, const InferencePassOp
   UCUDNN_RETURN_IF_ERROR(remove_identities(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(global_pool_from_reduce_mean(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(channel_shuffle_to_gather(graph, &stats));
-  UCUDNN_RETURN_IF_ERROR(fold_pad_into_conv(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(options.gpu_fusions ? fold_pad_into_conv(graph, &stats)
+                                              : fold_any_pad_into_conv(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fold_batch_norm(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_conv_activation(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(fuse_add_activation(graph, &stats));

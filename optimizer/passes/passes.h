@@ -1,13 +1,15 @@
 // Inference graph passes, run for every backend after import and before planning:
-//   remove_identities      drop Identity, inference Dropout and a Pad of zeros (their output aliases
-//                          their input)
+//   remove_identities      drop Identity, inference Dropout and a Pad whose pads are all 0 (their
+//                          output aliases their input)
 //   global_pool_from_reduce_mean  ReduceMean over H and W of a 4-D X becomes GlobalAveragePool
 //                          (which runs channels-last), then Flatten where keepdims is 0
 //   channel_shuffle_to_gather  Reshape [N, C, H, W] → [N, g, C/g, H, W], Transpose (0, 2, 1, 3, 4),
 //                          Reshape back (ShuffleNet's channel shuffle) becomes one Gather of the
 //                          channels (which runs channels-last)
-//   fold_pad_into_conv     a Pad of zeros on the spatial axes that only Convs read (as X) becomes
-//                          their padding ("same" padding written as Pad, as tf2onnx exports it)
+//   fold_pad_into_conv     a Pad with value 0 on the spatial axes that only Convs read (as X) becomes
+//                          their padding ("same" padding written as Pad, as tf2onnx exports it); the
+//                          GPU's only where each axis's two ends come out equal, the CPU's
+//                          (fold_any_pad_into_conv) always
 //   fold_batch_norm        Conv → BatchNormalization with constant parameters becomes one Conv
 //                          with rescaled weights and a bias
 //   fuse_conv_activation   Conv → Relu becomes one Conv with attribute "activation" = "Relu"
@@ -64,6 +66,7 @@ Status remove_identities(ir::Graph& graph, PassStats* stats);
 Status global_pool_from_reduce_mean(ir::Graph& graph, PassStats* stats);
 Status channel_shuffle_to_gather(ir::Graph& graph, PassStats* stats);
 Status fold_pad_into_conv(ir::Graph& graph, PassStats* stats);
+Status fold_any_pad_into_conv(ir::Graph& graph, PassStats* stats);
 Status fold_batch_norm(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_add_activation(ir::Graph& graph, PassStats* stats);

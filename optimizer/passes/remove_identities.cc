@@ -1,4 +1,4 @@
-// remove_identities: Identity, inference-mode Dropout and a Pad of zeros on every side (PyTorch's
+// remove_identities: Identity, inference-mode Dropout and a Pad whose pads are all 0 (PyTorch's
 // exporter puts one before each AvgPool2d) copy their input; their readers read the input directly.
 // Kept when the output is a graph output (its name is part of the model's interface) or when
 // Dropout's mask is used.
