@@ -68,10 +68,7 @@ Status global_pool_from_reduce_mean(ir::Graph& graph, PassStats* stats) {
     ++stats->reduce_means_made_global_pools;
     rewritten = true;
   }
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    for (ir::ValueId id : graph.nodes[n].outputs)
-      if (id != ir::kNoValue) graph.value(id).producer = static_cast<ir::NodeId>(n);
-  if (rewritten) graph.prune();
+  if (rewritten) graph.prune();  // also renumbers the producers of the nodes after an inserted Flatten
   return Status::ok();
 }
 
