@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""Rewrites an exported model into the forms other exporters write the same network in, so that
+the optimizer's passes for those forms can be checked and timed on real networks (docs/PERFORMANCE.md,
+issue 15's ninth part):
+
+  mean       every GlobalAveragePool becomes ReduceMean(axes=[2, 3], keepdims=1): a network written
+             as x.mean((2, 3), keepdim=True) (timm's squeeze-excitation blocks) exports so.
+  pad        every strided Conv's padding moves into a Pad of zeros before it (its own pads, equal
+             at both ends in torchvision's networks): the form tf2onnx and timm's Conv2dSame write.
+  pad_same   as pad, but the pads are TensorFlow's "SAME" ones (the extra row and column at the
+             end), so the two ends differ. The output is not PyTorch's any more: compare runs of
+             ucudnn with each other (CPU against GPU).
+
+The output has the same inputs, outputs and numbers as the input model (pad_same aside).
+
+  rewrite_exported_forms.py MODEL.onnx OUT.onnx --form mean|pad|pad_same
+
+Run with the system python (/usr/bin/python3, onnx 1.12); opset 13 models (export_torchvision.py).
+"""
+import argparse
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, shape_inference
+
+
+def attribute(node, name, default):
+    for a in node.attribute:
+        if a.name == name:
+            return helper.get_attribute_value(a)
+    return default
+
+
+def set_ints(node, name, values):
+    for a in node.attribute:
+        if a.name == name:
+            del a.ints[:]
+            a.ints.extend(values)
+            return
+    node.attribute.append(helper.make_attribute(name, values))
+
+
+def means_for_pools(model):
+    nodes, made = [], 0
+    for node in model.graph.node:
+        if node.op_type == "GlobalAveragePool":
+            node = helper.make_node("ReduceMean", list(node.input), list(node.output), name=node.name,
+                                    axes=[2, 3], keepdims=1)
+            made += 1
+        nodes.append(node)
+    return nodes, made
+
+
+def spatial_dims(model):
+    """name -> (H, W) of every 4-D value whose spatial dims shape inference knows."""
+    inferred = shape_inference.infer_shapes(model)
+    dims = {}
+    for value in list(inferred.graph.value_info) + list(inferred.graph.input):
+        shape = value.type.tensor_type.shape.dim
+        if len(shape) == 4 and shape[2].HasField("dim_value") and shape[3].HasField("dim_value"):
+            dims[value.name] = (shape[2].dim_value, shape[3].dim_value)
+    return dims
+
+
+def same_pads(size, kernel, stride, dilation):
+    """TensorFlow's SAME padding of one axis: (begin, end), the odd row at the end."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + (kernel - 1) * dilation + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def pads_for_strided_convs(model, same):
+    dims = spatial_dims(model) if same else {}
+    nodes, made = [], 0
+    for node in model.graph.node:
+        strides = attribute(node, "strides", [1, 1]) if node.op_type == "Conv" else [1, 1]
+        pads = list(attribute(node, "pads", [0, 0, 0, 0])) if node.op_type == "Conv" else []
+        if node.op_type != "Conv" or max(strides) == 1 or (not any(pads) and not same):
+            nodes.append(node)
+            continue
+        if same:
+            if node.input[0] not in dims:
+                sys.exit(f"rewrite_exported_forms.py: the spatial dims of '{node.input[0]}' (input of Conv "
+                         f"'{node.name}') are unknown; pad_same needs them")
+            kernel = attribute(node, "kernel_shape", None)
+            dilations = attribute(node, "dilations", [1, 1])
+            (h0, h1), (w0, w1) = (same_pads(dims[node.input[0]][i], kernel[i], strides[i], dilations[i])
+                                  for i in range(2))
+            pads = [h0, w0, h1, w1]
+        padded = f"{node.output[0]}__padded_input"
+        pads_name = f"{node.output[0]}__pads"
+        model.graph.initializer.append(numpy_helper.from_array(
+            np.array([0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]], dtype=np.int64), pads_name))
+        nodes.append(helper.make_node("Pad", [node.input[0], pads_name], [padded], name=f"{node.name}_pad",
+                                      mode="constant"))
+        set_ints(node, "pads", [0, 0, 0, 0])
+        node.input[0] = padded
+        nodes.append(node)
+        made += 1
+    return nodes, made
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model")
+    parser.add_argument("out")
+    parser.add_argument("--form", required=True, choices=["mean", "pad", "pad_same"])
+    args = parser.parse_args()
+    model = onnx.load(args.model)
+    if args.form == "mean":
+        nodes, made = means_for_pools(model)
+        what = "GlobalAveragePools made ReduceMeans"
+    else:
+        nodes, made = pads_for_strided_convs(model, same=args.form == "pad_same")
+        what = "strided Convs given a Pad"
+    if made == 0:
+        sys.exit(f"rewrite_exported_forms.py: {args.model} has nothing to rewrite into the '{args.form}' form")
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, args.out)
+    print(f"{args.out}: {made} {what}")
+
+
+if __name__ == "__main__":
+    main()
