@@ -18,6 +18,9 @@ Models (all float32, opset 13, symbolic batch dim "batch"):
   tiny_downsample  a ResNet bottleneck block with a downsample branch: Conv 1x1 -> Relu
                  -> Conv 3x3(stride 2) -> Relu -> Conv 1x1, plus Conv 1x1(stride 2) of
                  the input -> Add -> Relu
+  tiny_decoder   a U-Net step: Conv 3x3(stride 2, +bias) -> Relu -> ConvTranspose
+                 4x4(stride 2, pads 1, +bias) -> Relu -> ConvTranspose 3x3(pads 1, group 2)
+                 -> Add(the input)
 
 Outputs come from onnxruntime when it is installed, else from the NumPy
 references below (onnx 1.12 has no onnx.reference). Run with /usr/bin/python3.
@@ -243,8 +246,58 @@ def tiny_downsample(rng):
     return _model(graph), (BATCH, 8, 8, 8), reference
 
 
+def ref_conv_transpose(x, w, b=None, pads=(0, 0, 0, 0), strides=(1, 1), group=1):
+    """Naive NCHW transposed convolution, dilation 1: every input pixel scatters its kernel-sized
+    patch; pads = (top, left, bottom, right) are cropped off the full result."""
+    n, c, h, wd = x.shape
+    c2, mg, kh, kw = w.shape
+    assert c == c2
+    cg = c // group
+    full = np.zeros((n, mg * group, (h - 1) * strides[0] + kh, (wd - 1) * strides[1] + kw), dtype=np.float64)
+    for g in range(group):
+        xs = x[:, g * cg:(g + 1) * cg].astype(np.float64)
+        ws = w[g * cg:(g + 1) * cg].astype(np.float64)
+        for i in range(h):
+            for j in range(wd):
+                patch = np.einsum("nc,cmyx->nmyx", xs[:, :, i, j], ws)
+                full[:, g * mg:(g + 1) * mg, i * strides[0]:i * strides[0] + kh,
+                     j * strides[1]:j * strides[1] + kw] += patch
+    y = full[:, :, pads[0]:full.shape[2] - pads[2], pads[1]:full.shape[3] - pads[3]]
+    if b is not None:
+        y = y + b.reshape(1, -1, 1, 1)
+    return y
+
+
+def tiny_decoder(rng):
+    w1 = rng.standard_normal((8, 4, 3, 3)).astype(np.float32) * 0.3
+    b1 = (0.1 * rng.standard_normal(8)).astype(np.float32)
+    w2 = rng.standard_normal((8, 6, 4, 4)).astype(np.float32) * 0.2
+    b2 = (0.1 * rng.standard_normal(6)).astype(np.float32)
+    w3 = rng.standard_normal((6, 2, 3, 3)).astype(np.float32) * 0.3
+    nodes = [
+        helper.make_node("Conv", ["input", "w1", "b1"], ["c1"], name="down", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         strides=[2, 2]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("ConvTranspose", ["r1", "w2", "b2"], ["u1"], name="up", kernel_shape=[4, 4],
+                         pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["u1"], ["r2"], name="relu2"),
+        helper.make_node("ConvTranspose", ["r2", "w3"], ["u2"], name="mix", pads=[1, 1, 1, 1], group=2),
+        helper.make_node("Add", ["u2", "input"], ["output"], name="skip"),
+    ]
+    inits = [_init("w1", w1), _init("b1", b1), _init("w2", w2), _init("b2", b2), _init("w3", w3)]
+    graph = helper.make_graph(nodes, "tiny_decoder", [_io("input", ["batch", 4, 8, 8])],
+                              [_io("output", ["batch", 4, 8, 8])], inits)
+
+    def reference(x):
+        y = relu(ref_conv(x, w1, b1, pads=(1, 1, 1, 1), strides=(2, 2)))
+        y = relu(ref_conv_transpose(y, w2, b2, pads=(1, 1, 1, 1), strides=(2, 2)))
+        return ref_conv_transpose(y, w3, pads=(1, 1, 1, 1), group=2) + x
+
+    return _model(graph), (BATCH, 4, 8, 8), reference
+
+
 BUILDERS = {"tiny_cnn": tiny_cnn, "tiny_residual": tiny_residual, "tiny_reshape": tiny_reshape,
-            "tiny_branches": tiny_branches, "tiny_downsample": tiny_downsample}
+            "tiny_branches": tiny_branches, "tiny_downsample": tiny_downsample, "tiny_decoder": tiny_decoder}
 
 
 def run_onnxruntime(model, x):
@@ -284,9 +337,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--models", default=",".join(BUILDERS), help="comma-separated subset (default: all)")
     args = parser.parse_args(argv)
     for i, name in enumerate(BUILDERS):
-        write_model(args.out, name, args.seed + i)
+        if name in args.models.split(","):
+            write_model(args.out, name, args.seed + i)  # the seed depends on the model's place in BUILDERS
     total = sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(args.out) for f in files)
     print(f"{len(BUILDERS)} models, {total} bytes in {args.out}")
     return 0

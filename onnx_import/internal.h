@@ -4,7 +4,8 @@
 // check_model_ops (graph_builder.cc, every unsupported node at once) →
 // build_graph (graph_builder.cc: initializers, inputs with resolved shapes,
 // nodes with upgraded and validated attributes) → infer_and_fold
-// (shape_resolution.cc + constant_folding.cc) → prune.
+// (shape_resolution.cc + constant_folding.cc) → prune → lower_conv_transposes
+// (runtime/ops/conv_transpose.h: ConvTranspose runs as ConvGradData).
 #pragma once
 
 #include <functional>

@@ -4,7 +4,8 @@
 //  - ConvGradFilter / ConvGradData run by the Executor as micro-batches (dW accumulated over the
 //    calls) equal the undivided run and the reference, for every algorithm;
 //  - Conv's gradient rule (runtime/ops/conv.cc) against central finite differences of the forward
-//    Conv (support/gradient_check.h; explicit and auto_pad SAME pads, groups, 1-D, no bias);
+//    Conv (support/gradient_check.h; explicit and auto_pad SAME pads, groups, 1-D, no bias), and
+//    ConvTranspose's (ConvGradData's rule, runtime/ops/conv_grad.cc) likewise;
 //  - on a GPU, every cuDNN backward algorithm (whole and micro-batched) against the reference;
 //  - the shape rules' refusals.
 #include <gtest/gtest.h>
@@ -196,6 +197,18 @@ TEST(ConvGradRule, MatchesFiniteDifferences) {
                    {{"pads", IntList{1, 1}}, {"strides", IntList{2}}}});
   check_gradients({"depthwise_stride2", conv, 17, {input({2, 3, 7, 7}), weight({3, 1, 3, 3}), weight({3})},
                    {{"group", int64_t{3}}, {"pads", IntList{1, 1, 1, 1}}, {"strides", IntList{2, 2}}}});
+}
+
+// ConvTranspose runs as ConvGradData + its bias (Note [ConvTranspose as ConvGradData]): the gradients
+// come from ConvGradData's rule (dX = Conv(dY, W), dW = ConvGradFilter(dY, X)), Reshape's and Add's.
+TEST(ConvTransposeGradRule, MatchesFiniteDifferences) {
+  const OpKind transpose = OpKind::kConvTranspose;
+  check_gradients({"stride2_pads_bias", transpose, 17, {input({2, 3, 4, 4}), weight({3, 4, 4, 4}), weight({4})},
+                   {{"strides", IntList{2, 2}}, {"pads", IntList{1, 1, 1, 1}}}});
+  check_gradients({"groups_output_padding", transpose, 17, {input({2, 4, 3, 4}), weight({4, 1, 3, 3}), weight({2})},
+                   {{"group", int64_t{2}}, {"strides", IntList{2, 2}}, {"output_padding", IntList{1, 0}},
+                    {"pads", IntList{0, 1, 1, 0}}}});
+  check_gradients({"1d_no_bias", transpose, 17, {input({2, 3, 5}), weight({3, 2, 3})}, {{"dilations", IntList{2}}}});
 }
 
 // --- shape rules -------------------------------------------------------------------------------

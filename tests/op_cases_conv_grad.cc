@@ -2,7 +2,7 @@
 // forward geometry — padding (also asymmetric), stride 2 (with input rows no window reads), dilation,
 // groups, depthwise, 1x1, ResNet's 7x7 stride-2 stem, 1-D — one case per direction, the
 // attributes as Conv's gradient rule writes them (explicit pads, input_shape / filter_shape).
-// Some run as micro-batches: ConvGradFilter's calls after the first accumulate into dW.
+// Some run as micro-batches: ConvGradFilter's calls after the first accumulate into dW. Then ConvTranspose.
 #include "tests/op_cases.h"
 
 namespace ucudnn_test {
@@ -61,6 +61,35 @@ std::vector<OpCase> conv_grad_cases() {
   };
   std::vector<OpCase> cases;
   for (const Geometry& g : geometries) add_directions(g, &cases);
+  // ConvTranspose, which runs as ConvGradData (+ its bias): Note [ConvTranspose as ConvGradData].
+  // Its reference computes the transposed convolution directly, not as a gradient.
+  const std::vector<OpCase> transposed = {
+      {"conv_transpose_3x3_bias", OpKind::kConvTranspose, 17, {input({2, 3, 5, 4}), weight({3, 4, 3, 3}),
+       weight({4})}, {}, 1, Shape{2, 4, 7, 6}},
+      // The decoder's doubling up-sampling (DCGAN, U-Net): kernel 4, stride 2, pads 1.
+      {"conv_transpose_4x4_stride2_pad1", OpKind::kConvTranspose, 17, {input({2, 4, 5, 5}), weight({4, 3, 4, 4}),
+       weight({3})}, {{"strides", IntList{2, 2}}, {"pads", IntList{1, 1, 1, 1}}}, 1, Shape{2, 3, 10, 10}},
+      {"conv_transpose_output_padding", OpKind::kConvTranspose, 17, {input({1, 3, 4, 5}), weight({3, 2, 3, 3})},
+       {{"strides", IntList{2, 2}}, {"pads", IntList{1, 1, 1, 1}}, {"output_padding", IntList{1, 1}}}, 1,
+       Shape{1, 2, 8, 10}},
+      {"conv_transpose_groups_dilation", OpKind::kConvTranspose, 17, {input({2, 4, 5, 5}), weight({4, 3, 3, 3}),
+       weight({6})}, {{"group", int64_t{2}}, {"dilations", IntList{2, 2}}, {"pads", IntList{1, 0, 0, 2}}}, 1,
+       Shape{2, 6, 8, 7}},
+      {"conv_transpose_depthwise_stride2", OpKind::kConvTranspose, 17, {input({2, 4, 5, 6}), weight({4, 1, 3, 3})},
+       {{"group", int64_t{4}}, {"strides", IntList{2, 2}}}, 1, Shape{2, 4, 11, 13}},
+      {"conv_transpose_output_shape_same_upper", OpKind::kConvTranspose, 17, {input({1, 2, 3, 3}),
+       weight({2, 2, 3, 3})}, {{"strides", IntList{2, 2}}, {"output_shape", IntList{6, 6}},
+       {"auto_pad", std::string("SAME_UPPER")}}, 1, Shape{1, 2, 6, 6}},
+      // One row more than the kernel reaches (ONNX's test_convtranspose_output_shape): it holds the bias.
+      {"conv_transpose_output_shape_past_the_kernel", OpKind::kConvTranspose, 17, {input({1, 2, 3, 3}),
+       weight({2, 2, 3, 3}), weight({2})}, {{"strides", IntList{2, 2}}, {"output_shape", IntList{8, 7}}}, 1,
+       Shape{1, 2, 8, 7}},
+      {"conv_transpose_same_lower", OpKind::kConvTranspose, 17, {input({1, 2, 3, 4}), weight({2, 3, 3, 3})},
+       {{"strides", IntList{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}, 1, Shape{1, 3, 6, 8}},
+      {"conv_transpose_1d", OpKind::kConvTranspose, 17, {input({2, 3, 6}), weight({3, 2, 3}), weight({2})},
+       {{"strides", IntList{2}}, {"pads", IntList{1, 1}}}, 1, Shape{2, 2, 11}},
+  };
+  cases.insert(cases.end(), transposed.begin(), transposed.end());
   return cases;
 }
 

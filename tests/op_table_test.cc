@@ -191,7 +191,7 @@ int64_t reduction_length(const ir::Graph& graph, const ir::Node& node) {
       const Shape& w = graph.value(node.inputs[1]).shape;
       return ucudnn::shape_numel(Shape(w.begin() + 1, w.end()));
     }
-    case OpKind::kConvGradData: {  // Σ over the filters of a group and the taps
+    case OpKind::kConvGradData: case OpKind::kConvTranspose: {  // Σ over the filters of a group and the taps
       const Shape& w = graph.value(node.inputs[1]).shape;
       return w[0] / node.attrs.get_int("group") * ucudnn::shape_numel(Shape(w.begin() + 2, w.end()));
     }

@@ -272,6 +272,13 @@ const CpuKernel& cpu_kernel_ConvGradData() {
   return k;
 }
 
+// None: the importer rewrites every ConvTranspose into ConvGradData (Note [ConvTranspose as ConvGradData],
+// onnx_import/lower_conv_transpose.cc); a graph built otherwise is refused ("no CPU kernel").
+const CpuKernel& cpu_kernel_ConvTranspose() {
+  static const CpuKernel k{};
+  return k;
+}
+
 const CpuKernel& cpu_kernel_ConvGradFilter() {
   static const CpuKernel k{.workspace_bytes = workspace_of, .run = run_conv_grad_filter};
   return k;

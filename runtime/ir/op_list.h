@@ -6,7 +6,7 @@
 // clang-format off
 #define UCUDNN_FOR_EACH_OP(X)                                                      \
   /* convolution and normalization */                                               \
-  X(Conv) X(BatchNormalization) X(LRN)                                              \
+  X(Conv) X(ConvTranspose) X(BatchNormalization) X(LRN)                            \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
   X(Clip) X(Elu) X(Erf)                                                             \
@@ -41,7 +41,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 59, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 60, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -9,7 +9,11 @@
 // so a micro-batch call gets its own N) or `filter_shape` (W's). The shape rule checks that dY is
 // exactly what Conv would output for that X and W. 1-D and 2-D, as Conv.
 // FLOPs: the forward convolution's, 2 · numel(dY) · (C/group) · prod(kernel).
+// Gradient of ConvGradData (a ConvTranspose, Note [ConvTranspose as ConvGradData]): Z = ConvGradData(A, W)
+// is the transposed convolution, so dA = Conv(dZ, W) and dW = ConvGradFilter(dZ, A), with the same
+// pads, strides, dilations and group.
 #include "runtime/core/bytes.h"
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -100,6 +104,26 @@ int64_t conv_grad_filter_flops(const InferContext& ctx) {
   return conv_grad_flops(ctx.input(1).shape, ctx.output(0).shape);
 }
 
+Status conv_grad_data_gradient(GradientContext& ctx) {
+  const ir::ValueId dz = ctx.output_grad(0);
+  if (dz == ir::kNoValue) return Status::ok();
+  ir::Attributes conv_attrs = ctx.node().attrs;  // Conv's attributes: the node's, less input_shape
+  conv_attrs.erase("input_shape");
+  if (ctx.needs_input_grad(0)) {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId da, ctx.emit1(OpKind::kConv, {dz, ctx.input(1)}, conv_attrs));
+    UCUDNN_RETURN_IF_ERROR(ctx.add_input_grad(0, da));
+  }
+  if (ctx.needs_input_grad(1)) {
+    const Shape w = ctx.shape_of(ctx.input(1));
+    ir::Attributes filter_attrs = conv_attrs;
+    filter_attrs.set("filter_shape", std::vector<int64_t>(w.begin(), w.end()));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dw,
+                            ctx.emit1(OpKind::kConvGradFilter, {dz, ctx.input(0)}, std::move(filter_attrs)));
+    UCUDNN_RETURN_IF_ERROR(ctx.add_input_grad(1, dw));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 const OpDescriptor& describe_ConvGradData() {
@@ -109,7 +133,8 @@ const OpDescriptor& describe_ConvGradData() {
                               .attrs = conv_grad_attrs("input_shape"),
                               .infer = infer_conv_grad_data,
                               .flops = conv_grad_data_flops,
-                              .internal = true};
+                              .internal = true,
+                              .gradient = conv_grad_data_gradient};
   return d;
 }
 

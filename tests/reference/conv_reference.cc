@@ -124,6 +124,85 @@ Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& sr
   return y;
 }
 
+// ConvTranspose's spatial axes (the spec's formulas written out again): `out` is Y's size, `in` X's;
+// a 1-D op gets a leading dummy axis.
+std::vector<Axis> transposed_axes(const ir::Attributes& attrs, const Shape& x, const Ints& kernel) {
+  const size_t rank = x.size() - 2;
+  const Ints strides = ints_or(attrs, "strides", rank, 1);
+  const Ints dilations = ints_or(attrs, "dilations", rank, 1);
+  const Ints pads = ints_or(attrs, "pads", 2 * rank, 0);
+  const Ints output_padding = ints_or(attrs, "output_padding", rank, 0);
+  Ints output_shape = attrs.has("output_shape") ? attrs.get_ints("output_shape") : Ints{};
+  if (output_shape.size() == rank + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  const std::string auto_pad = attrs.has("auto_pad") ? attrs.get_string("auto_pad") : "NOTSET";
+  std::vector<Axis> axes;
+  if (rank == 1) axes.push_back(Axis{});
+  for (size_t i = 0; i < rank; ++i) {
+    Axis a;
+    a.in = x[i + 2];
+    a.kernel = kernel[i];
+    a.stride = strides[i];
+    a.dilation = dilations[i];
+    const int64_t full = a.stride * (a.in - 1) + output_padding[i] + (a.kernel - 1) * a.dilation + 1;
+    if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      a.out = output_shape.empty() ? a.in * a.stride : output_shape[i];
+      const int64_t total = full - a.out;  // negative: output rows the kernel does not reach
+      const auto half = static_cast<int64_t>(std::floor(static_cast<double>(total) / 2.0));
+      a.pad_begin = auto_pad == "SAME_UPPER" ? half : total - half;
+    } else if (auto_pad == "NOTSET") {
+      a.pad_begin = pads[i];
+      a.out = full - pads[i] - pads[i + rank];
+    } else {  // VALID
+      a.out = full;
+    }
+    axes.push_back(a);
+  }
+  return axes;
+}
+
+// Y [N, M, out...] = B + the scatter of every X element through its group's filters:
+// Y[n, g·(M/group) + m, ih·s - pb + kh·d, ...] += X[n, g·(C/group) + c, ih, ...] · W[g·(C/group) + c, m, kh, ...].
+Tensor reference_conv_transpose(const ir::Node& node, const std::vector<const Tensor*>& src) {
+  const Tensor& x = *src[0];
+  const Tensor& w = *src[1];
+  const Tensor* b = src.size() > 2 ? src[2] : nullptr;
+  const int64_t group = node.attrs.has("group") ? node.attrs.get_int("group") : 1;
+  const Ints kernel(w.shape().begin() + 2, w.shape().end());
+  const std::vector<Axis> ax = transposed_axes(node.attrs, x.shape(), kernel);
+  const Axis& ah = ax[0];
+  const Axis& aw = ax[1];
+  const int64_t batch = x.dim(0), channels = x.dim(1), mg = w.dim(1), filters = mg * group;
+  const int64_t cg = channels / group;
+  Shape y_shape = {batch, filters};
+  for (size_t i = ax.size() - (x.shape().size() - 2); i < ax.size(); ++i) y_shape.push_back(ax[i].out);
+  std::vector<double> sum(static_cast<size_t>(batch * filters * ah.out * aw.out), 0.0);
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t ih = 0; ih < ah.in; ++ih)
+        for (int64_t iw = 0; iw < aw.in; ++iw) {
+          const double xv = xd[((n * channels + c) * ah.in + ih) * aw.in + iw];
+          for (int64_t m = 0; m < mg; ++m)
+            for (int64_t kh = 0; kh < ah.kernel; ++kh)
+              for (int64_t kw = 0; kw < aw.kernel; ++kw) {
+                const int64_t oh = ih * ah.stride - ah.pad_begin + kh * ah.dilation;
+                const int64_t ow = iw * aw.stride - aw.pad_begin + kw * aw.dilation;
+                if (oh < 0 || oh >= ah.out || ow < 0 || ow >= aw.out) continue;
+                const int64_t filter = (c / cg) * mg + m;
+                sum[static_cast<size_t>(((n * filters + filter) * ah.out + oh) * aw.out + ow)] +=
+                    xv * wd[((c * mg + m) * ah.kernel + kh) * aw.kernel + kw];
+              }
+        }
+  Tensor y = new_tensor(y_shape);
+  float* yd = y.data<float>();
+  for (size_t i = 0; i < sum.size(); ++i) {
+    const int64_t filter = static_cast<int64_t>(i) / (ah.out * aw.out) % filters;
+    yd[i] = static_cast<float>(sum[i] + (b ? b->data<float>()[filter] : 0.0));
+  }
+  return y;
+}
+
 Tensor reference_batch_norm(const ir::Node& node, const std::vector<const Tensor*>& src) {
   const Tensor& x = *src[0];
   const double epsilon = node.attrs.has("epsilon") ? node.attrs.get_float("epsilon") : 1e-5;
@@ -311,6 +390,7 @@ Tensor reference_matmul(const ir::Node&, const std::vector<const Tensor*>& src) 
 Tensor reference_for(const ir::Node& node, const std::vector<const Tensor*>& src) {
   switch (node.op) {
     case OpKind::kConv: return reference_conv(node, src);
+    case OpKind::kConvTranspose: return reference_conv_transpose(node, src);
     case OpKind::kBatchNormalization: return reference_batch_norm(node, src);
     case OpKind::kLRN: return reference_lrn(node, src);
     case OpKind::kMaxPool: return reference_max_pool(node, src);

@@ -1,4 +1,4 @@
-// Naive CPU references (the test oracle) for the compute-heavy ops: Conv,
+// Naive CPU references (the test oracle) for the compute-heavy ops: Conv, ConvTranspose,
 // BatchNormalization, LRN, MaxPool, AveragePool, GlobalAveragePool,
 // GlobalMaxPool, Gemm, MatMul.
 //
@@ -19,6 +19,7 @@
 namespace ucudnn::reference {
 
 Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& src);
+Tensor reference_conv_transpose(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_batch_norm(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_lrn(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_max_pool(const ir::Node& node, const std::vector<const Tensor*>& src);

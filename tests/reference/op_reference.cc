@@ -10,7 +10,7 @@ namespace ucudnn::reference {
 
 Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std::vector<const Tensor*>& inputs) {
   switch (node.op) {
-    case OpKind::kConv: case OpKind::kBatchNormalization: case OpKind::kLRN: case OpKind::kMaxPool:
+    case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kBatchNormalization: case OpKind::kLRN: case OpKind::kMaxPool:
     case OpKind::kAveragePool: case OpKind::kGlobalAveragePool: case OpKind::kGlobalMaxPool: case OpKind::kGemm:
     case OpKind::kMatMul: {
       std::vector<Tensor> outputs;

@@ -52,7 +52,7 @@ void check_gradients(const GradientCheck& check) {
   auto built = make_one_node_graph(check.name, check.op, check.opset, specs, check.attrs, check.outputs, check.seed);
   ASSERT_TRUE(built.has_value()) << built.status().to_string();
   ir::Graph graph = built->graph;
-  const ir::Node node = graph.nodes.front();
+  const ir::Node node = built->node();  // graph.nodes.front() unless lowered (ConvTranspose)
 
   std::vector<int> seeded = check.seeded_outputs;
   if (seeded.empty())

@@ -3,6 +3,7 @@
 
 #include <random>
 
+#include "runtime/ops/conv_transpose.h"
 #include "runtime/ops/op_descriptor.h"
 #include "tests/support/tensor_checks.h"
 
@@ -100,6 +101,8 @@ ucudnn::Expected<OneNodeGraph> make_one_node_graph(const std::string& name, ucud
     g.value(node.outputs[j]).shape = outputs[j].shape;
   }
   UCUDNN_RETURN_IF_ERROR(g.validate());
+  built.op_node = g.nodes.front();
+  UCUDNN_RETURN_IF_ERROR(ucudnn::lower_conv_transposes(g));
   return built;
 }
 

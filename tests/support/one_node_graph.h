@@ -3,7 +3,9 @@
 // the output dtypes and shapes from the op's shape rule (runtime/ops) — with
 // seeded values for every input. Inputs marked constant become constants of
 // the graph (weights, shape inputs: what the shape rule and the backends see
-// as known at load); the others are runtime inputs, fed to each run.
+// as known at load); the others are runtime inputs, fed to each run. A
+// ConvTranspose is lowered as the importer lowers it (runtime/ops/conv_transpose.h):
+// the graph holds ConvGradData and the bias's nodes; node() is the ConvTranspose.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +56,9 @@ struct OneNodeGraph {
   ucudnn::ir::Graph graph;            // inputs are values "in<i>", outputs "out<j>"
   std::vector<ucudnn::Tensor> feeds;  // the runtime inputs' values, in the order of graph.inputs
 
-  const ucudnn::ir::Node& node() const { return graph.nodes.front(); }
+  ucudnn::ir::Node op_node;           // the node as built; graph holds what the importer makes of it
+
+  const ucudnn::ir::Node& node() const { return op_node; }
   // Every input of the node (a feed or the graph's constant; nullptr when absent): what a
   // reference computes from. Valid while this graph lives unchanged.
   std::vector<const ucudnn::Tensor*> node_inputs() const;
