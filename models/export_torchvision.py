@@ -31,6 +31,9 @@ import warnings
 MODELS = ("alexnet", "resnet18", "resnet50", "vgg16", "resnet101", "wide_resnet50_2", "mobilenet_v3_large",
           "mobilenet_v3_small", "efficientnet_b0", "efficientnet_b1", "densenet121", "densenet169",
           "regnet_y_800mf", "mnasnet1_0", "shufflenet_v2_x1_0", "resnext50_32x4d")
+# Semantic segmentation (torchvision.models.segmentation, 21 classes, no auxiliary head): dilated backbones
+# and bilinear up-sampling (Resize). Their output is the "out" entry of the model's dict.
+SEGMENTATION_MODELS = ("lraspp_mobilenet_v3_large", "fcn_resnet50", "deeplabv3_mobilenet_v3_large")
 IMAGE_SIZE = 224
 
 
@@ -40,10 +43,13 @@ def build_model(name, seed=0):
     import torch
     import torchvision
 
-    if name not in MODELS:
-        raise ValueError(f"unknown model '{name}' (known: {', '.join(MODELS)})")
+    if name not in MODELS + SEGMENTATION_MODELS:
+        raise ValueError(f"unknown model '{name}' (known: {', '.join(MODELS + SEGMENTATION_MODELS)})")
     torch.manual_seed(seed)
-    model = getattr(torchvision.models, name)(weights=None)
+    if name in SEGMENTATION_MODELS:
+        model = _segmentation_model(name)
+    else:
+        model = getattr(torchvision.models, name)(weights=None)
     generator = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         for module in model.modules():
@@ -54,6 +60,23 @@ def build_model(name, seed=0):
                 module.weight.copy_(0.5 + torch.rand(n, generator=generator))
                 module.bias.copy_(0.1 * torch.randn(n, generator=generator))
     return model.eval()
+
+
+def _segmentation_model(name):
+    """torchvision's segmentation model `name`, returning its "out" tensor (the export needs a tensor,
+    not the model's dict)."""
+    import torch
+    import torchvision
+
+    class SegmentationOutput(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None)
+
+        def forward(self, x):
+            return self.model(x)["out"]
+
+    return SegmentationOutput()
 
 
 def make_input(batch, seed=0):
@@ -139,7 +162,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "generated"),
                         help="output folder (default: models/generated, which git ignores)")
-    parser.add_argument("--models", default=",".join(MODELS), help=f"comma-separated subset of {','.join(MODELS)}")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help=f"comma-separated subset of {','.join(MODELS + SEGMENTATION_MODELS)} (default: "
+                             "the classification models)")
     parser.add_argument("--batch", type=int, default=2, help="batch of the saved input/output (default 2)")
     parser.add_argument("--opset", type=int, default=13, help="ONNX opset (default 13)")
     parser.add_argument("--seed", type=int, default=0)
@@ -150,9 +175,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     names = [n for n in args.models.split(",") if n]
-    unknown = [n for n in names if n not in MODELS]
+    unknown = [n for n in names if n not in MODELS + SEGMENTATION_MODELS]
     if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS + SEGMENTATION_MODELS)}")
     if args.batch < 1:
         parser.error("--batch must be >= 1")
 

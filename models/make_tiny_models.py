@@ -21,6 +21,8 @@ Models (all float32, opset 13, symbolic batch dim "batch"):
   tiny_decoder   a U-Net step: Conv 3x3(stride 2, +bias) -> Relu -> ConvTranspose
                  4x4(stride 2, pads 1, +bias) -> Relu -> ConvTranspose 3x3(pads 1, group 2)
                  -> Add(the input)
+  tiny_upsample  an FPN step: Conv 3x3(stride 2) -> Relu -> Resize(linear, x2, half_pixel)
+                 -> Add(Conv 1x1 of the input) -> Resize(nearest, x2)
 
 Outputs come from onnxruntime when it is installed, else from the NumPy
 references below (onnx 1.12 has no onnx.reference). Run with /usr/bin/python3.
@@ -296,8 +298,54 @@ def tiny_decoder(rng):
     return _model(graph), (BATCH, 4, 8, 8), reference
 
 
+def ref_resize_2x(x, mode):
+    """Resize by 2 on H and W with half_pixel coordinates: 'nearest' (round_prefer_floor; no ties at
+    x2) or 'linear' (the edge element outside the input)."""
+    n, c, h, w = x.shape
+
+    def axis(size):
+        s = (np.arange(2 * size) + 0.5) / 2 - 0.5
+        if mode == "nearest":
+            i = np.clip(np.floor(s + 0.5).astype(int), 0, size - 1)
+            return i, i, np.zeros_like(s)
+        s = np.clip(s, 0, size - 1)
+        lo = np.floor(s).astype(int)
+        return lo, np.minimum(lo + 1, size - 1), s - lo
+
+    r0, r1, rw = axis(h)
+    c0, c1, cw = axis(w)
+    x = x.astype(np.float64)
+    top = x[:, :, r0][:, :, :, c0] * (1 - cw) + x[:, :, r0][:, :, :, c1] * cw
+    bottom = x[:, :, r1][:, :, :, c0] * (1 - cw) + x[:, :, r1][:, :, :, c1] * cw
+    return top * (1 - rw[:, None]) + bottom * rw[:, None]
+
+
+def tiny_upsample(rng):
+    w1 = rng.standard_normal((6, 4, 3, 3)).astype(np.float32) * 0.3
+    w2 = rng.standard_normal((6, 4, 1, 1)).astype(np.float32) * 0.4
+    nodes = [
+        helper.make_node("Conv", ["input", "w1"], ["c1"], name="down", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         strides=[2, 2]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Resize", ["r1", "", "scales"], ["u1"], name="up_linear", mode="linear"),
+        helper.make_node("Conv", ["input", "w2"], ["lateral"], name="lateral", kernel_shape=[1, 1]),
+        helper.make_node("Add", ["u1", "lateral"], ["s"], name="add"),
+        helper.make_node("Resize", ["s", "", "scales"], ["output"], name="up_nearest", mode="nearest"),
+    ]
+    inits = [_init("w1", w1), _init("w2", w2), _init("scales", np.array([1, 1, 2, 2], dtype=np.float32))]
+    graph = helper.make_graph(nodes, "tiny_upsample", [_io("input", ["batch", 4, 8, 8])],
+                              [_io("output", ["batch", 6, 16, 16])], inits)
+
+    def reference(x):
+        y = ref_resize_2x(relu(ref_conv(x, w1, pads=(1, 1, 1, 1), strides=(2, 2))), "linear")
+        return ref_resize_2x(y + ref_conv(x, w2), "nearest")
+
+    return _model(graph), (BATCH, 4, 8, 8), reference
+
+
 BUILDERS = {"tiny_cnn": tiny_cnn, "tiny_residual": tiny_residual, "tiny_reshape": tiny_reshape,
-            "tiny_branches": tiny_branches, "tiny_downsample": tiny_downsample, "tiny_decoder": tiny_decoder}
+            "tiny_branches": tiny_branches, "tiny_downsample": tiny_downsample, "tiny_decoder": tiny_decoder,
+            "tiny_upsample": tiny_upsample}
 
 
 def run_onnxruntime(model, x):

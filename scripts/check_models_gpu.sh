@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the GPU on the networks the inference passes rewrite (issue 15's ninth part; device-run checks
-# the plain ones). Each model is exported with the device's torch, then rewritten into the forms other
+# the plain ones), and on two segmentation networks (dilated convolutions, Resize). Each model is exported with the device's torch, then rewritten into the forms other
 # exporters write (models/rewrite_exported_forms.py: mean, pad, pad_same). Each is run by
 # `ucudnn run --device cuda --math fp32` in NCHW and in NHWC, batch 2:
 #   - the model and its mean and pad forms against PyTorch's output;
@@ -10,7 +10,7 @@
 #   scripts/check_models_gpu.sh [--models a,b,...]   (from a bundle: scripts/device-bundle)
 set -uo pipefail
 source "$(dirname "$0")/gpubench-env.sh"
-MODELS=shufflenet_v2_x1_0,mnasnet1_0,densenet121,efficientnet_b1,mobilenet_v3_large,regnet_y_800mf
+MODELS=shufflenet_v2_x1_0,mnasnet1_0,densenet121,efficientnet_b1,mobilenet_v3_large,regnet_y_800mf,lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) MODELS=$2; shift 2 ;;

@@ -60,8 +60,8 @@ void expect_close(const std::vector<Tensor>& want, const std::vector<Tensor>& go
   }
 }
 
-const char* const kTinyModels[] = {"tiny_cnn",     "tiny_residual",   "tiny_branches",
-                                   "tiny_reshape", "tiny_downsample", "tiny_decoder"};
+const char* const kTinyModels[] = {"tiny_cnn",        "tiny_residual", "tiny_branches", "tiny_reshape",
+                                   "tiny_downsample", "tiny_decoder",  "tiny_upsample"};
 
 // Loads `name` in NCHW and in `layout`, runs both on the same random inputs and expects the same outputs;
 // returns the `layout` session (null after a reported failure).

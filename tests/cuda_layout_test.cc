@@ -77,7 +77,8 @@ std::vector<Tensor> cpu_reference(const std::string& model, SessionOptions optio
 TEST(CudaLayout, NhwcMatchesNchwAndTheCpuOnEveryTinyModel) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device present: GPU tests run on the device machine";
   for (const char* name :
-       {"tiny_cnn", "tiny_residual", "tiny_branches", "tiny_reshape", "tiny_downsample", "tiny_decoder"}) {
+       {"tiny_cnn", "tiny_residual", "tiny_branches", "tiny_reshape", "tiny_downsample", "tiny_decoder",
+        "tiny_upsample"}) {
     std::vector<Tensor> inputs;
     const auto cpu = run_model(name, Device::kCpu, Layout::kNchw, nullptr, &inputs);
     const auto nchw = run_model(name, Device::kCuda, Layout::kNchw, &inputs);

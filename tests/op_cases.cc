@@ -300,7 +300,7 @@ const std::vector<OpCase>& op_cases() {
   static const std::vector<OpCase> cases = [] {
     std::vector<OpCase> all = conv_and_matrix_cases();
     for (OpCase& c : elementwise_cases()) all.push_back(std::move(c));
-    for (auto family : {conv_grad_cases, activation_grad_cases, pooling_grad_cases, batch_norm_train_cases,
+    for (auto family : {conv_grad_cases, conv_transpose_cases, activation_grad_cases, pooling_grad_cases, batch_norm_train_cases,
                         softmax_loss_cases, optimizer_update_cases, fused_pointwise_cases})
       for (OpCase& c : family()) all.push_back(std::move(c));
     return all;
@@ -349,6 +349,16 @@ const std::vector<ErrorCase>& error_cases() {
        StatusCode::kUnsupported, "output size 7"},
       {{"conv_transpose_3d", OpKind::kConvTranspose, 17, {input({1, 2, 4, 4, 4}), weight({2, 2, 3, 3, 3})}},
        StatusCode::kUnsupported, "3-D"},
+      {{"resize_cubic", OpKind::kResize, 13, {input({1, 2, 4, 4}), absent(), weight_values({4}, {1, 1, 2, 2})},
+        {{"mode", std::string("cubic")}}},
+       StatusCode::kUnsupported, "cubic"},
+      {{"resize_channels", OpKind::kResize, 13, {input({1, 2, 4, 4}), absent(), weight_values({4}, {1, 2, 2, 2})}},
+       StatusCode::kUnsupported, "channels"},
+      {{"resize_scales_and_sizes", OpKind::kResize, 13,
+        {input({1, 2, 4, 4}), absent(), weight_values({4}, {1, 1, 2, 2}), ints({1, 2, 8, 8})}},
+       StatusCode::kInvalidModel, "both"},
+      {{"resize_runtime_scales", OpKind::kResize, 13, {input({1, 2, 4, 4}), absent(), input_values({4}, {1, 1, 2, 2})}},
+       StatusCode::kUnsupported, "must be known when the model is loaded"},
       {{"conv_zero_stride", OpKind::kConv, 17, {input({1, 2, 6, 6}), weight({2, 2, 3, 3})},
         {{"strides", IntList{0, 1}}}},
        StatusCode::kInvalidModel, "stride"},

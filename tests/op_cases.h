@@ -39,6 +39,7 @@ std::vector<OpCase> elementwise_cases();
 const std::vector<ErrorCase>& error_cases();
 // The training ops' cases, one file per family (tests/op_cases_<family>.cc; docs/TRAINING.md).
 std::vector<OpCase> conv_grad_cases();
+std::vector<OpCase> conv_transpose_cases();
 std::vector<OpCase> activation_grad_cases();
 std::vector<OpCase> pooling_grad_cases();
 std::vector<OpCase> batch_norm_train_cases();

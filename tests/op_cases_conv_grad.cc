@@ -2,7 +2,8 @@
 // forward geometry — padding (also asymmetric), stride 2 (with input rows no window reads), dilation,
 // groups, depthwise, 1x1, ResNet's 7x7 stride-2 stem, 1-D — one case per direction, the
 // attributes as Conv's gradient rule writes them (explicit pads, input_shape / filter_shape).
-// Some run as micro-batches: ConvGradFilter's calls after the first accumulate into dW. Then ConvTranspose.
+// Some run as micro-batches: ConvGradFilter's calls after the first accumulate into dW. Then ConvTranspose's
+// cases (conv_transpose_cases).
 #include "tests/op_cases.h"
 
 namespace ucudnn_test {
@@ -61,9 +62,13 @@ std::vector<OpCase> conv_grad_cases() {
   };
   std::vector<OpCase> cases;
   for (const Geometry& g : geometries) add_directions(g, &cases);
-  // ConvTranspose, which runs as ConvGradData (+ its bias): Note [ConvTranspose as ConvGradData].
-  // Its reference computes the transposed convolution directly, not as a gradient.
-  const std::vector<OpCase> transposed = {
+  return cases;
+}
+
+// ConvTranspose, which runs as ConvGradData (+ its bias): Note [ConvTranspose as ConvGradData]. Its
+// reference computes the transposed convolution directly, not as a gradient.
+std::vector<OpCase> conv_transpose_cases() {
+  return {
       {"conv_transpose_3x3_bias", OpKind::kConvTranspose, 17, {input({2, 3, 5, 4}), weight({3, 4, 3, 3}),
        weight({4})}, {}, 1, Shape{2, 4, 7, 6}},
       // The decoder's doubling up-sampling (DCGAN, U-Net): kernel 4, stride 2, pads 1.
@@ -89,8 +94,6 @@ std::vector<OpCase> conv_grad_cases() {
       {"conv_transpose_1d", OpKind::kConvTranspose, 17, {input({2, 3, 6}), weight({3, 2, 3}), weight({2})},
        {{"strides", IntList{2}}, {"pads", IntList{1, 1}}}, 1, Shape{2, 2, 11}},
   };
-  cases.insert(cases.end(), transposed.begin(), transposed.end());
-  return cases;
 }
 
 }  // namespace ucudnn_test

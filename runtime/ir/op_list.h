@@ -11,7 +11,7 @@
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
   X(Clip) X(Elu) X(Erf)                                                             \
   /* pooling */                                                                     \
-  X(MaxPool) X(AveragePool) X(GlobalAveragePool) X(GlobalMaxPool)                   \
+  X(MaxPool) X(AveragePool) X(GlobalAveragePool) X(GlobalMaxPool) X(Resize)         \
   /* matrix products */                                                             \
   X(Gemm) X(MatMul)                                                                 \
   /* broadcasting binary */                                                         \
@@ -41,7 +41,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 60, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 61, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

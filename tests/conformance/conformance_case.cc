@@ -127,12 +127,13 @@ std::string check_data_set(Session& session, const ModelIo& io, const std::vecto
 }
 
 // Note [shape inputs at load]: ONNX's node tests feed a Reshape's shape, a Slice's
-// starts/ends/axes/steps, Squeeze/Unsqueeze axes, Pad's pads or Split's split as graph
-// inputs, which ucudnn needs at load. When a load fails as unsupported and the data
-// set has int64 inputs, they are given at load (SessionOptions::constant_inputs) and
-// the load is tried once more; the first error stands when that fails too. Cases
-// that load as they are keep their int64 inputs at run time, so their kernels are
-// what the case tests.
+// starts/ends/axes/steps, Squeeze/Unsqueeze axes, Pad's pads, Split's split or Resize's
+// sizes, scales and roi as graph inputs, which ucudnn needs at load. When a load fails as
+// unsupported and the data set has int64 inputs, or float inputs of at most
+// kParameterElements elements after the first input (Resize's scales, roi), they are given
+// at load (SessionOptions::constant_inputs) and the load is tried once more; the first
+// error stands when that fails too. Cases that load as they are keep these inputs at run
+// time, so their kernels are what the case tests.
 Expected<std::unique_ptr<Session>> load_session(const std::string& model_path, const SessionOptions& options,
                                                 const ModelIo& io, const std::vector<Tensor>& inputs,
                                                 bool* with_constants) {
@@ -140,8 +141,10 @@ Expected<std::unique_ptr<Session>> load_session(const std::string& model_path, c
   auto loaded = Session::load(model_path, options);
   if (loaded || loaded.status().code() != StatusCode::kUnsupported) return loaded;
   SessionOptions constants = options;
+  constexpr int64_t kParameterElements = 8;
   for (size_t i = 0; i < inputs.size() && i < io.inputs.size(); ++i) {
-    if (inputs[i].dtype() != DType::kInt64) continue;
+    const bool float_parameter = i > 0 && inputs[i].dtype() == DType::kFloat32 && inputs[i].numel() <= kParameterElements;
+    if (inputs[i].dtype() != DType::kInt64 && !float_parameter) continue;
     constants.input_shapes.erase(io.inputs[i]);
     constants.constant_inputs[io.inputs[i]] = inputs[i];
   }

@@ -206,6 +206,70 @@ Tensor pad(const Tensor& x, const std::vector<const Tensor*>& in) {
   return y;
 }
 
+// Resize of [N, C, (H,) W] over the spatial axes, the spec's formulas written out again in double:
+// the scales given (or sizes / input sizes), the source coordinate per coordinate_transformation_mode,
+// the nearest element by nearest_mode, or the linear taps with the edge element outside the input.
+Tensor resize(const Tensor& x, const std::vector<const Tensor*>& in, const ir::Attributes& attrs) {
+  const size_t rank = x.shape().size();
+  const Tensor* scales = in.size() > 2 && in[2] != nullptr && in[2]->numel() > 0 ? in[2] : nullptr;
+  std::vector<double> scale(rank, 1.0);
+  Shape out = x.shape();
+  for (size_t d = 0; d < rank; ++d) {
+    if (scales != nullptr) {
+      scale[d] = scales->data<float>()[d];
+      out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scale[d]));
+    } else {
+      out[d] = in[3]->data<int64_t>()[d];
+      scale[d] = static_cast<double>(out[d]) / static_cast<double>(x.dim(d));
+    }
+  }
+  const std::string& mode = attrs.get_string("coordinate_transformation_mode");
+  const std::string& nearest = attrs.get_string("nearest_mode");
+  auto source = [&](size_t d, int64_t i) {
+    // The resized length is in · scale unrounded when scales are given (ONNX's reference).
+    const double length_in = static_cast<double>(x.dim(d));
+    const double length_out = scales != nullptr ? length_in * scale[d] : static_cast<double>(out[d]);
+    if (mode == "align_corners") return length_out > 1 ? i * (length_in - 1) / (length_out - 1) : 0.0;
+    if (mode == "asymmetric") return i / scale[d];
+    if (mode == "pytorch_half_pixel") return length_out > 1 ? (i + 0.5) / scale[d] - 0.5 : 0.0;
+    if (mode == "half_pixel_symmetric") {
+      const double adjustment = length_out / (scale[d] * length_in);
+      return length_in / 2 * (1 - adjustment) + (i + 0.5) / scale[d] - 0.5;
+    }
+    return (i + 0.5) / scale[d] - 0.5;  // half_pixel
+  };
+  auto clamp = [](int64_t v, int64_t size) { return std::min(std::max<int64_t>(v, 0), size - 1); };
+  auto pick = [&](size_t d, int64_t i) {
+    const double s = source(d, i), f = std::floor(s), fraction = s - f;
+    double picked = f;
+    if (nearest == "round_prefer_floor") picked = fraction <= 0.5 ? f : f + 1;
+    else if (nearest == "round_prefer_ceil") picked = fraction < 0.5 ? f : f + 1;
+    else if (nearest == "ceil") picked = std::ceil(s);
+    return clamp(static_cast<int64_t>(picked), x.dim(d));
+  };
+  // Along axis d: the (index, weight) pairs that make output index i.
+  auto taps = [&](size_t d, int64_t i) -> std::vector<std::pair<int64_t, double>> {
+    if (attrs.get_string("mode") == "nearest") return {{pick(d, i), 1.0}};
+    const double s = source(d, i), f = std::floor(s);
+    return {{clamp(static_cast<int64_t>(f), x.dim(d)), 1 - (s - f)},
+            {clamp(static_cast<int64_t>(f) + 1, x.dim(d)), s - f}};
+  };
+  const bool two_d = rank == 4;
+  const int64_t h_in = two_d ? x.dim(2) : 1, h_out = two_d ? out[2] : 1, w_in = x.dim(rank - 1), w_out = out[rank - 1];
+  Tensor y = make(DType::kFloat32, out);
+  for (int64_t plane = 0; plane < x.dim(0) * x.dim(1); ++plane)
+    for (int64_t oh = 0; oh < h_out; ++oh)
+      for (int64_t ow = 0; ow < w_out; ++ow) {
+        double sum = 0.0;
+        const auto rows = two_d ? taps(2, oh) : std::vector<std::pair<int64_t, double>>{{0, 1.0}};
+        for (const auto& [ih, wh] : rows)
+          for (const auto& [iw, ww] : taps(rank - 1, ow))
+            sum += wh * ww * x.data<float>()[(plane * h_in + ih) * w_in + iw];
+        y.data<float>()[(plane * h_out + oh) * w_out + ow] = static_cast<float>(sum);
+      }
+  return y;
+}
+
 Tensor transpose(const Tensor& x, const ir::Attributes& attrs) {
   const size_t rank = x.shape().size();
   std::vector<int64_t> perm(rank);
@@ -466,6 +530,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     case OpKind::kSlice: out.push_back(slice(*x, in)); break;
     case OpKind::kTranspose: out.push_back(transpose(*x, attrs)); break;
     case OpKind::kPad: out.push_back(pad(*x, in)); break;
+    case OpKind::kResize: out.push_back(resize(*x, in, node.attrs)); break;
     case OpKind::kGather: out.push_back(gather(*x, *in[1], attrs.get_int("axis"))); break;
     case OpKind::kReduceMean: out.push_back(reduce_mean(*x, input(in, 1), attrs)); break;
     case OpKind::kSoftmax: out.push_back(softmax(node, *x, false)); break;
