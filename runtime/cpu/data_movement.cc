@@ -6,7 +6,8 @@
 // row = its last dim), rows split across threads; a Transpose that swaps two blocks of dims (NCHW <->
 // NHWC, a 2-D transpose) copies in square tiles instead. Concat/Split/Gather copy
 // contiguous blocks. Pad (constant mode) fills rows that fall outside the input
-// and copies the overlapping span of the others; negative pads crop.
+// and copies the overlapping span of the others; negative pads crop. Pad's reflect
+// and edge modes map every output coordinate to its source (as the CUDA kernel).
 // Parameters come from the same rules the shape rules use (data_movement.h).
 #include <algorithm>
 #include <array>
@@ -246,11 +247,51 @@ void pad_copy(const Tensor& src, Tensor& dst, const PadParams& p, T fill) {
   }
 }
 
+// The source index along an axis of `size` elements of output index `i` (already less the pad's
+// begin) for Pad's reflect (numpy.pad's: mirrored about the edge elements, period 2·(size - 1)) and
+// edge modes.
+int64_t padded_source(int64_t i, int64_t size, bool reflect) {
+  if (i >= 0 && i < size) return i;
+  if (!reflect) return i < 0 ? 0 : size - 1;
+  const int64_t period = size > 1 ? 2 * (size - 1) : 1;
+  i %= period;
+  if (i < 0) i += period;
+  return i >= size ? period - i : i;
+}
+
+// Pad in mode reflect or edge, row by row of the last axis.
+template <typename T>
+void pad_mapped(const Tensor& src, Tensor& dst, const PadParams& p, bool reflect) {
+  const Shape& out = dst.shape();
+  const Shape& in = src.shape();
+  const int64_t rank = static_cast<int64_t>(out.size());
+  const T* s = src.data<T>();
+  T* o = dst.data<T>();
+  const int64_t n = dst.numel();
+  if (rank == 0 || n == 0) {
+    if (n == 1) o[0] = s[0];
+    return;
+  }
+  const std::vector<int64_t> in_strides = shape_strides(in);
+  const int64_t inner = out[rank - 1], rows = n / inner, begin_last = p.begin[rank - 1], size_last = in[rank - 1];
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t offset = 0, rest = row;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      offset += padded_source(rest % out[d] - p.begin[d], in[d], reflect) * in_strides[d];
+      rest /= out[d];
+    }
+    T* out_row = o + row * inner;
+    for (int64_t j = 0; j < inner; ++j) out_row[j] = s[offset + padded_source(j - begin_last, size_last, reflect)];
+  }
+}
+
 Status run_pad(const KernelArgs& args) {
   const Tensor& src = *args.src[0];
   Tensor& dst = *args.dst[0];
-  if (args.node.attrs.get_string("mode") != "constant")
-    return unsupported(args.node.describe() + ": only mode 'constant' is supported");
+  const std::string& mode = args.node.attrs.get_string("mode");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return unsupported(args.node.describe() + ": mode '" + mode + "' (constant, reflect and edge are supported)");
   UCUDNN_ASSIGN_OR_RETURN(auto pads, optional_ints(args, 1));
   UCUDNN_ASSIGN_OR_RETURN(auto axes, optional_ints(args, 3));
   auto p = resolve_pads(src.shape(), pads, axes);
@@ -258,6 +299,10 @@ Status run_pad(const KernelArgs& args) {
   if (p->out_shape != dst.shape())
     return internal_error(args.node.describe() + ": output " + dst.describe() + " does not match padded shape " +
                           shape_to_string(p->out_shape));
+  if (mode != "constant")
+    return with_element_type(args.node, src.dtype(), [&](auto t) {
+      pad_mapped<decltype(t)>(src, dst, *p, mode == "reflect");
+    });
   const Tensor* value = args.src.size() > 2 ? args.src[2] : nullptr;
   return with_element_type(args.node, src.dtype(), [&](auto t) {
     using T = decltype(t);

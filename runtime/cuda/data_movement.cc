@@ -228,7 +228,14 @@ class PadState final : public KernelState {
   size_t element_bytes = 4;
   uint64_t value_bits = 0;        // a constant pad value's bytes (zero: 0 in every dtype)
   bool value_at_run_time = false;  // read input 2 on the device instead
+  PadMode mode = PadMode::kConstant;
   Status run(const RunArgs& a) override {
+    if (mode != PadMode::kConstant) {
+      UCUDNN_CUDA_CHECK(launch_pad_by_mode(a.src[0].data, a.dst[0].data, element_bytes, a.dst[0].numel(), layout,
+                                           src_dims, pad_begin, mode, a.ctx.stream()),
+                        "");
+      return Status::ok();
+    }
     UCUDNN_CUDA_CHECK(launch_constant_pad(a.src[0].data, a.dst[0].data, element_bytes, a.dst[0].numel(), layout,
                                           src_dims, pad_begin, value_at_run_time ? a.src[2].data : nullptr,
                                           value_bits, a.ctx.stream()),
@@ -238,7 +245,9 @@ class PadState final : public KernelState {
 };
 
 StateOr prepare_pad(const PrepareArgs& a) {
-  if (a.node.attrs.get_string("mode") != "constant") return a.unsupported_error("only mode 'constant'");
+  const std::string& mode = a.node.attrs.get_string("mode");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return a.unsupported_error("mode '" + mode + "' (constant, reflect and edge are supported)");
   const Shape& in = a.src_shapes[0];
   if (in.size() > static_cast<size_t>(kMaxDims)) return a.unsupported_error("rank above 8");
   UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> pads, constant_ints(a, 1, "pads"));
@@ -246,6 +255,7 @@ StateOr prepare_pad(const PrepareArgs& a) {
   auto p = resolve_pads(in, pads, axes);
   if (!p) return invalid_argument(a.describe() + ": " + p.status().message());
   auto s = std::make_unique<PadState>();
+  s->mode = mode == "reflect" ? PadMode::kReflect : (mode == "edge" ? PadMode::kEdge : PadMode::kConstant);
   s->element_bytes = dtype_size(a.src_dtype(0));
   if (s->element_bytes == 0 || s->element_bytes > sizeof(s->value_bits)) return a.unsupported_error("element size");
   // As the CPU kernel: a value of one element fills, anything else (absent, empty) fills with zeros.

@@ -174,8 +174,9 @@ struct PadParams {
   int64_t pad_begin[kMaxDims];
 };
 
-__global__ void pad_kernel(const float* src, float* dst, int64_t n, StridedLayout layout, PadParams p, PadMode mode,
-                           float value) {
+template <typename T>
+__global__ void pad_kernel(const T* src, T* dst, int64_t n, StridedLayout layout, PadParams p, PadMode mode,
+                           T value) {
   UCUDNN_GRID_LOOP(i, n) {
     int64_t rest = i, offset = 0;
     bool inside = true;
@@ -186,7 +187,7 @@ __global__ void pad_kernel(const float* src, float* dst, int64_t n, StridedLayou
       if (s < 0 || s >= size) {
         if (mode == PadMode::kConstant) inside = false;
         else if (mode == PadMode::kEdge) s = s < 0 ? 0 : size - 1;
-        else {  // reflect (the importer guarantees pads < size)
+        else {  // reflect, numpy.pad's: mirrored about the edge elements, any pad size
           const int64_t period = size > 1 ? 2 * (size - 1) : 1;
           s = s % period;
           if (s < 0) s += period;
@@ -388,7 +389,35 @@ cudaError_t launch_pad(const float* src, float* dst, int64_t n, const StridedLay
     p.src_dims[d] = src_dims[d];
     p.pad_begin[d] = pad_begin[d];
   }
-  pad_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, layout, p, mode, value);
+  pad_kernel<float><<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, layout, p, mode, value);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_pad_by_mode(const void* src, void* dst, size_t element_bytes, int64_t n,
+                               const StridedLayout& layout, const int64_t* src_dims, const int64_t* pad_begin,
+                               PadMode mode, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  PadParams p{};
+  for (int d = 0; d < layout.rank; ++d) {
+    p.src_dims[d] = src_dims[d];
+    p.pad_begin[d] = pad_begin[d];
+  }
+  const unsigned blocks = blocks_for(n);
+  switch (element_bytes) {
+    case 1: pad_kernel<uint8_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint8_t*>(src),
+                                                                 static_cast<uint8_t*>(dst), n, layout, p, mode, 0);
+      break;
+    case 2: pad_kernel<uint16_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint16_t*>(src),
+                                                                  static_cast<uint16_t*>(dst), n, layout, p, mode, 0);
+      break;
+    case 4: pad_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint32_t*>(src),
+                                                                  static_cast<uint32_t*>(dst), n, layout, p, mode, 0);
+      break;
+    case 8: pad_kernel<uint64_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint64_t*>(src),
+                                                                  static_cast<uint64_t*>(dst), n, layout, p, mode, 0);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 

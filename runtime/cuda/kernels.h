@@ -69,6 +69,11 @@ cudaError_t launch_pad(const float* src, float* dst, int64_t n, const StridedLay
                        const int64_t* src_dims, const int64_t* pad_begin, PadMode mode, float value,
                        cudaStream_t stream);
 
+// Pad in mode kEdge or kReflect of elements of `element_bytes` (1, 2, 4 or 8; any dtype), as launch_pad.
+cudaError_t launch_pad_by_mode(const void* src, void* dst, size_t element_bytes, int64_t n,
+                               const StridedLayout& layout, const int64_t* src_dims, const int64_t* pad_begin,
+                               PadMode mode, cudaStream_t stream);
+
 // Constant-mode Pad of elements of `element_bytes` (1, 2, 4 or 8; any dtype), as
 // launch_pad: out-of-range positions take *value_on_device when that is not
 // nullptr (a pad value computed at run time, read on the device), else the

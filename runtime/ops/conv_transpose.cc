@@ -88,7 +88,8 @@ Expected<ConvTransposeGeometry> conv_transpose_geometry(const ir::Attributes& at
       else if (!checked_mul(in, s, &out))
         return invalid_model("the output size" + axis + " (input size " + std::to_string(in) + " x stride " +
                              std::to_string(s) + ") overflows");
-      total = n - out;
+      if (out < 1) return invalid_model("output size " + std::to_string(out) + axis + " must be >= 1");
+      total = n - out;  // no overflow: both are in [1, 2^63)
       // Halves rounded down, as ONNX's reference computes them: a negative total (an output larger
       // than n) lands at the end unless SAME_UPPER puts it at the begin.
       const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
@@ -103,8 +104,8 @@ Expected<ConvTransposeGeometry> conv_transpose_geometry(const ir::Attributes& at
       g.pad_begin[i] = pads[i];
       g.pad_end[i] = pads[i + rank];
     }
-    g.output[i] = n - g.pad_begin[i] - g.pad_end[i];
-    if (g.output[i] < 1)
+    if (!checked_sub(n, g.pad_begin[i], &g.output[i]) || !checked_sub(g.output[i], g.pad_end[i], &g.output[i]) ||
+        g.output[i] < 1)
       return invalid_model("pads " + ints_to_string(pads) + " leave an empty output" + axis + " (natural size " +
                            std::to_string(n) + ")");
   }

@@ -9,7 +9,8 @@
 // Newest-opset forms only (the importer upgrades older ones): Slice and Pad take
 // their parameters as inputs, Split takes `split` as an input or `num_outputs`
 // (opset 18). Those parameter inputs must be constants at import. Pad supports
-// mode "constant" only; reflect/edge/wrap are reported as Unsupported.
+// modes "constant", "reflect" and "edge" (numpy.pad's meaning, any pad size for reflect), any
+// dtype; "wrap" is reported as Unsupported. Only constant Pads are differentiated.
 #include "runtime/ops/data_movement.h"
 
 #include <algorithm>
@@ -244,11 +245,9 @@ Status transpose_infer(InferContext& ctx) {
 Status pad_infer(InferContext& ctx) {
   if (!ctx.has_input(0)) return ctx.error("input 0 is required");
   const std::string& mode = ctx.attrs().get_string("mode");
-  if (mode != "constant") {
-    if (mode == "reflect" || mode == "edge" || mode == "wrap")
-      return ctx.unsupported_error("mode '" + mode + "' is not supported; only mode 'constant' is");
+  if (mode == "wrap") return ctx.unsupported_error("mode 'wrap' is not supported; constant, reflect and edge are");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
     return ctx.error("unknown mode '" + mode + "' (ONNX allows constant, reflect, edge, wrap)");
-  }
   UCUDNN_RETURN_IF_ERROR(ctx.expect_constant(1, "pads"));
   UCUDNN_ASSIGN_OR_RETURN(auto pads, constant_ints(ctx, 1, "pads"));
   UCUDNN_ASSIGN_OR_RETURN(auto axes, constant_ints(ctx, 3, "axes"));
@@ -261,6 +260,10 @@ Status pad_infer(InferContext& ctx) {
   }
   auto p = resolve_pads(ctx.input(0).shape, pads, axes);
   if (!p) return ctx.error(p.status().message());
+  if (mode != "constant")
+    for (size_t d = 0; d < p->out_shape.size(); ++d)
+      if (ctx.input(0).shape[d] == 0 && p->out_shape[d] > 0)
+        return ctx.error("mode '" + mode + "' pads axis " + std::to_string(d) + ", which is empty: nothing to repeat");
   ctx.set_output(0, ctx.input(0).dtype, p->out_shape);
   return Status::ok();
 }
@@ -389,6 +392,8 @@ Status pad_gradient(GradientContext& ctx) {
   if (dy == ir::kNoValue) return Status::ok();
   if (ctx.needs_input_grad(2)) return ctx.unsupported("the gradient of constant_value is not computed");
   if (!ctx.needs_input_grad(0)) return Status::ok();
+  if (ctx.node().attrs.get_string("mode") != "constant")
+    return ctx.unsupported("the gradient of a Pad of mode '" + ctx.node().attrs.get_string("mode") + "'");
   UCUDNN_ASSIGN_OR_RETURN(auto pads, constant_input(ctx, 1, "pads"));
   UCUDNN_ASSIGN_OR_RETURN(auto axes, constant_input(ctx, 3, "axes"));
   auto p = resolve_pads(ctx.value(ctx.input(0)).shape, pads, axes);

@@ -177,7 +177,7 @@ Tensor slice(const Tensor& x, const std::vector<const Tensor*>& in) {
   return y;
 }
 
-Tensor pad(const Tensor& x, const std::vector<const Tensor*>& in) {
+Tensor pad(const Tensor& x, const std::vector<const Tensor*>& in, const ir::Attributes& attrs) {
   const std::vector<int64_t> pads = ints(in[1]);
   const std::vector<int64_t> axes = ints(input(in, 3));
   const size_t rank = x.shape().size();
@@ -192,11 +192,20 @@ Tensor pad(const Tensor& x, const std::vector<const Tensor*>& in) {
   for (size_t d = 0; d < rank; ++d) out[d] = x.shape()[d] + begin[d] + end[d];
   Tensor y = make(x.dtype(), out);
   const Tensor* value = input(in, 2);
+  const std::string mode = attrs.has("mode") ? attrs.get_string("mode") : "constant";
+  // numpy.pad's reflect (reflected again while outside, for pads longer than the axis) and edge.
+  auto source = [&](int64_t i, int64_t size) {
+    if (mode == "edge") return std::min(std::max<int64_t>(i, 0), size - 1);
+    if (size == 1) return int64_t{0};
+    while (i < 0 || i >= size) i = i < 0 ? -i : 2 * (size - 1) - i;
+    return i;
+  };
   for (int64_t i = 0; i < y.numel(); ++i) {
     Index index = unravel(i, out);
     bool inside = true;
     for (size_t d = 0; d < rank; ++d) {
       index[d] -= begin[d];
+      if (mode != "constant") index[d] = source(index[d], x.shape()[d]);
       inside = inside && index[d] >= 0 && index[d] < x.shape()[d];
     }
     if (inside) copy_element(x, ravel(index, x.shape()), y, i);
@@ -529,7 +538,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     case OpKind::kSplit: out = split(node, in); break;
     case OpKind::kSlice: out.push_back(slice(*x, in)); break;
     case OpKind::kTranspose: out.push_back(transpose(*x, attrs)); break;
-    case OpKind::kPad: out.push_back(pad(*x, in)); break;
+    case OpKind::kPad: out.push_back(pad(*x, in, node.attrs)); break;
     case OpKind::kResize: out.push_back(resize(*x, in, node.attrs)); break;
     case OpKind::kGather: out.push_back(gather(*x, *in[1], attrs.get_int("axis"))); break;
     case OpKind::kReduceMean: out.push_back(reduce_mean(*x, input(in, 1), attrs)); break;
