@@ -11,26 +11,13 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/ops/op_descriptor.h"
+#include "runtime/ops/window_geometry.h"
 
 namespace ucudnn {
 
 namespace {
 
 std::string ints_to_string(const std::vector<int64_t>& v) { return shape_to_string(v); }
-
-// Reads an ints attribute of `expected` length, or fills `fallback` when absent.
-Status read_ints(const ir::Attributes& attrs, const char* name, size_t expected, int64_t fallback,
-                 std::vector<int64_t>* out) {
-  if (!attrs.has(name)) {
-    out->assign(expected, fallback);
-    return Status::ok();
-  }
-  *out = attrs.get_ints(name);
-  if (out->size() != expected)
-    return invalid_model(std::string(name) + " " + ints_to_string(*out) + " has " + std::to_string(out->size()) +
-                         " values; expected " + std::to_string(expected));
-  return Status::ok();
-}
 
 }  // namespace
 
@@ -42,10 +29,10 @@ Expected<ConvTransposeGeometry> conv_transpose_geometry(const ir::Attributes& at
                          " dims but the input has " + std::to_string(rank) + " spatial dims");
   ConvTransposeGeometry g;
   std::vector<int64_t> pads, output_padding, output_shape;
-  UCUDNN_RETURN_IF_ERROR(read_ints(attrs, "strides", rank, 1, &g.stride));
-  UCUDNN_RETURN_IF_ERROR(read_ints(attrs, "dilations", rank, 1, &g.dilation));
-  UCUDNN_RETURN_IF_ERROR(read_ints(attrs, "pads", 2 * rank, 0, &pads));
-  UCUDNN_RETURN_IF_ERROR(read_ints(attrs, "output_padding", rank, 0, &output_padding));
+  UCUDNN_RETURN_IF_ERROR(read_axis_ints(attrs, "strides", rank, 1, &g.stride));
+  UCUDNN_RETURN_IF_ERROR(read_axis_ints(attrs, "dilations", rank, 1, &g.dilation));
+  UCUDNN_RETURN_IF_ERROR(read_axis_ints(attrs, "pads", 2 * rank, 0, &pads));
+  UCUDNN_RETURN_IF_ERROR(read_axis_ints(attrs, "output_padding", rank, 0, &output_padding));
   if (attrs.has("output_shape")) {
     output_shape = attrs.get_ints("output_shape");
     if (output_shape.size() == rank + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);

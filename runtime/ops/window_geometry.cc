@@ -12,9 +12,10 @@ namespace {
 
 std::string ints_to_string(const std::vector<int64_t>& v) { return shape_to_string(v); }
 
-// Reads an ints attribute of `expected` length, or fills `fallback` when absent.
-Status read_ints(const ir::Attributes& attrs, const char* name, size_t expected, int64_t fallback,
-                 std::vector<int64_t>* out) {
+}  // namespace
+
+Status read_axis_ints(const ir::Attributes& attrs, const char* name, size_t expected, int64_t fallback,
+                      std::vector<int64_t>* out) {
   if (!attrs.has(name)) {
     out->assign(expected, fallback);
     return Status::ok();
@@ -26,8 +27,6 @@ Status read_ints(const ir::Attributes& attrs, const char* name, size_t expected,
   return Status::ok();
 }
 
-}  // namespace
-
 Expected<WindowGeometry> compute_window_geometry(const ir::Attributes& attrs, const Shape& input_spatial,
                                                  const std::vector<int64_t>& kernel, bool ceil_mode) {
   const size_t rank = input_spatial.size();
@@ -37,10 +36,10 @@ Expected<WindowGeometry> compute_window_geometry(const ir::Attributes& attrs, co
   if (kernel.size() != rank)
     return invalid_model("kernel_shape " + ints_to_string(kernel) + " has " + std::to_string(kernel.size()) +
                          " dims but the input has " + std::to_string(rank) + " spatial dims");
-  UCUDNN_RETURN_IF_ERROR(read_ints(attrs, "strides", rank, 1, &g.stride));
-  UCUDNN_RETURN_IF_ERROR(read_ints(attrs, "dilations", rank, 1, &g.dilation));
+  UCUDNN_RETURN_IF_ERROR(read_axis_ints(attrs, "strides", rank, 1, &g.stride));
+  UCUDNN_RETURN_IF_ERROR(read_axis_ints(attrs, "dilations", rank, 1, &g.dilation));
   std::vector<int64_t> pads;
-  UCUDNN_RETURN_IF_ERROR(read_ints(attrs, "pads", 2 * rank, 0, &pads));
+  UCUDNN_RETURN_IF_ERROR(read_axis_ints(attrs, "pads", 2 * rank, 0, &pads));
   const std::string auto_pad = attrs.has("auto_pad") ? attrs.get_string("auto_pad") : "NOTSET";
   if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID")
     return invalid_model("auto_pad '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");

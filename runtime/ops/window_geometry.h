@@ -27,6 +27,11 @@ struct WindowGeometry {
   size_t rank() const { return input.size(); }
 };
 
+// Reads ints attribute `name` of `expected` values (one per spatial axis, or two for pads), or
+// `expected` copies of `fallback` when absent; InvalidModel for another length. Also ConvTranspose's.
+Status read_axis_ints(const ir::Attributes& attrs, const char* name, size_t expected, int64_t fallback,
+                      std::vector<int64_t>* out);
+
 // Computes the geometry; a non-OK status (InvalidModel, message without a node
 // prefix) for attributes of the wrong length, non-positive kernel/stride/dilation,
 // negative pads, an unknown auto_pad or an empty output. Attributes not present
