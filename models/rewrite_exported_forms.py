@@ -15,6 +15,8 @@ The output has the same inputs, outputs and numbers as the input model (pad_same
 
   rewrite_exported_forms.py MODEL.onnx OUT.onnx --form mean|pad|pad_same
 
+Exit status 0 when written, 3 when the model has nothing to rewrite into that form, 1 otherwise.
+
 Run with the system python (/usr/bin/python3, onnx 1.12); opset 13 models (export_torchvision.py).
 """
 import argparse
@@ -63,6 +65,14 @@ def spatial_dims(model):
     return dims
 
 
+def weight_dims(model, name):
+    """The spatial dims of initializer `name` (a Conv's W), for a Conv without kernel_shape."""
+    for init in model.graph.initializer:
+        if init.name == name:
+            return list(init.dims[2:])
+    sys.exit(f"rewrite_exported_forms.py: Conv weight '{name}' is not an initializer and the Conv has no kernel_shape")
+
+
 def same_pads(size, kernel, stride, dilation):
     """TensorFlow's SAME padding of one axis: (begin, end), the odd row at the end."""
     out = -(-size // stride)
@@ -76,14 +86,16 @@ def pads_for_strided_convs(model, same):
     for node in model.graph.node:
         strides = attribute(node, "strides", [1, 1]) if node.op_type == "Conv" else [1, 1]
         pads = list(attribute(node, "pads", [0, 0, 0, 0])) if node.op_type == "Conv" else []
-        if node.op_type != "Conv" or max(strides) == 1 or (not any(pads) and not same):
+        auto_pad = attribute(node, "auto_pad", b"NOTSET") if node.op_type == "Conv" else b"NOTSET"
+        if (node.op_type != "Conv" or max(strides) == 1 or auto_pad not in (b"NOTSET", "NOTSET")
+                or (not any(pads) and not same)):
             nodes.append(node)
             continue
         if same:
             if node.input[0] not in dims:
                 sys.exit(f"rewrite_exported_forms.py: the spatial dims of '{node.input[0]}' (input of Conv "
                          f"'{node.name}') are unknown; pad_same needs them")
-            kernel = attribute(node, "kernel_shape", None)
+            kernel = attribute(node, "kernel_shape", None) or weight_dims(model, node.input[1])
             dilations = attribute(node, "dilations", [1, 1])
             (h0, h1), (w0, w1) = (same_pads(dims[node.input[0]][i], kernel[i], strides[i], dilations[i])
                                   for i in range(2))
@@ -115,7 +127,9 @@ def main():
         nodes, made = pads_for_strided_convs(model, same=args.form == "pad_same")
         what = "strided Convs given a Pad"
     if made == 0:
-        sys.exit(f"rewrite_exported_forms.py: {args.model} has nothing to rewrite into the '{args.form}' form")
+        print(f"rewrite_exported_forms.py: {args.model} has nothing to rewrite into the '{args.form}' form",
+              file=sys.stderr)
+        sys.exit(3)
     del model.graph.node[:]
     model.graph.node.extend(nodes)
     onnx.checker.check_model(model)

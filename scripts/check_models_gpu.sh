@@ -44,7 +44,12 @@ for model in ${MODELS//,/ }; do
     if [ $form != plain ]; then
       file=$R/onnx/${model}_$form.onnx
       "$PYTHON" "$SRC/models/rewrite_exported_forms.py" "$R/onnx/$model.onnx" "$file" --form $form \
-        >> "$R/rewrite.log" 2>&1 || { echo "$model $form: nothing to rewrite" >> "$SUMMARY"; continue; }
+        >> "$R/rewrite.log" 2>&1
+      rewritten=$?
+      if [ $rewritten = 3 ]; then echo "$model $form: nothing to rewrite" >> "$SUMMARY"; continue; fi
+      if [ $rewritten != 0 ]; then
+        echo "$model $form: the rewrite failed ($(tail -n 1 "$R/rewrite.log"))" | tee -a "$SUMMARY"; status=1; continue
+      fi
     fi
     want=$R/onnx/$model.output.pb
     if [ $form = pad_same ]; then

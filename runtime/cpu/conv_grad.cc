@@ -273,7 +273,7 @@ const CpuKernel& cpu_kernel_ConvGradData() {
 }
 
 // None: the importer rewrites every ConvTranspose into ConvGradData (Note [ConvTranspose as ConvGradData],
-// onnx_import/lower_conv_transpose.cc); a graph built otherwise is refused ("no CPU kernel").
+// runtime/ops/conv_transpose.h); a graph built otherwise is refused ("no CPU kernel").
 const CpuKernel& cpu_kernel_ConvTranspose() {
   static const CpuKernel k{};
   return k;

@@ -248,8 +248,8 @@ void pad_copy(const Tensor& src, Tensor& dst, const PadParams& p, T fill) {
 }
 
 // The source index along an axis of `size` elements of output index `i` (already less the pad's
-// begin) for Pad's reflect (numpy.pad's: mirrored about the edge elements, period 2·(size - 1)) and
-// edge modes.
+// begin) for Pad's reflect (mirrored about the edge elements; the shape rule keeps pads below the
+// size) and edge modes.
 int64_t padded_source(int64_t i, int64_t size, bool reflect) {
   if (i >= 0 && i < size) return i;
   if (!reflect) return i < 0 ? 0 : size - 1;

@@ -184,7 +184,7 @@ const CudaKernel& cuda_kernel_ConvGradData() {
 }
 
 // None: the importer rewrites every ConvTranspose into ConvGradData (Note [ConvTranspose as ConvGradData],
-// onnx_import/lower_conv_transpose.cc); a graph built otherwise is refused ("no CUDA kernel").
+// runtime/ops/conv_transpose.h); a graph built otherwise is refused ("no CUDA kernel").
 const CudaKernel& cuda_kernel_ConvTranspose() {
   static const CudaKernel k{};
   return k;

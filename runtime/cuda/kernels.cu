@@ -187,7 +187,7 @@ __global__ void pad_kernel(const T* src, T* dst, int64_t n, StridedLayout layout
       if (s < 0 || s >= size) {
         if (mode == PadMode::kConstant) inside = false;
         else if (mode == PadMode::kEdge) s = s < 0 ? 0 : size - 1;
-        else {  // reflect, numpy.pad's: mirrored about the edge elements, any pad size
+        else {  // reflect: mirrored about the edge elements (Pad's shape rule keeps its pads below the size)
           const int64_t period = size > 1 ? 2 * (size - 1) : 1;
           s = s % period;
           if (s < 0) s += period;

@@ -1,8 +1,8 @@
 // Descriptor of ConvTranspose: X [N, C, spatial...], W [C, M/group, kernel...], optional B [M]
 // → Y [N, M, out...] (the geometry in conv_transpose.h). 1-D and 2-D, as Conv. It never reaches a
 // backend: the importer rewrites it into ConvGradData (+ the bias), the data gradient of the Conv
-// from Y's shape to X's with the same weights (Note [ConvTranspose as ConvGradData],
-// onnx_import/lower_conv_transpose.cc), which the optimizer plans and divides like any convolution.
+// from Y's shape to X's with the same weights (lower_conv_transposes below; Note [ConvTranspose as
+// ConvGradData], conv_transpose.h), which the optimizer plans and divides like any convolution.
 // FLOPs: 2 · numel(X) · (M/group) · prod(kernel), the transposed Conv's.
 #include "runtime/ops/conv_transpose.h"
 
@@ -77,8 +77,8 @@ Expected<ConvTransposeGeometry> conv_transpose_geometry(const ir::Attributes& at
                              std::to_string(s) + ") overflows");
       if (out < 1) return invalid_model("output size " + std::to_string(out) + axis + " must be >= 1");
       total = n - out;  // no overflow: both are in [1, 2^63)
-      // Halves rounded down, as ONNX's reference computes them: a negative total (an output larger
-      // than n) lands at the end unless SAME_UPPER puts it at the begin.
+      // Halves rounded down, as ONNX's reference computes them (see conv_transpose.h for what a
+      // negative total becomes).
       const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
       g.pad_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
       g.pad_end[i] = total - g.pad_begin[i];
@@ -163,6 +163,13 @@ const OpDescriptor& describe_ConvTranspose() {
 
 namespace {
 
+// `hint`, or `hint` with a number appended: a name no value of `graph` has.
+std::string unused_value_name(const ir::Graph& graph, const std::string& hint) {
+  std::string name = hint;
+  for (int k = 1; graph.find_value(name) != ir::kNoValue; ++k) name = hint + "_" + std::to_string(k);
+  return name;
+}
+
 // The ConvGradData (and bias) nodes computing ConvTranspose `node`, appended to `out`.
 Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
   const Shape x = graph.value(node.inputs[0]).shape;
@@ -195,19 +202,20 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
     return Status::ok();
   }
   const std::string y_name = graph.value(y).name;  // a copy: add_value moves the values
-  const ir::ValueId unbiased = graph.add_value({y_name + "/without_bias", DType::kFloat32, y_shape, std::nullopt, -1});
+  const ir::ValueId unbiased = graph.add_value(
+      {unused_value_name(graph, y_name + "/without_bias"), DType::kFloat32, y_shape, std::nullopt, -1});
   data.outputs = {unbiased};
   out.push_back(std::move(data));
 
   // B [M] → [M, 1, ...] so that it broadcasts over Y [N, M, spatial...].
   std::vector<int64_t> bias_dims(y_shape.size() - 1, 1);
   bias_dims[0] = y_shape[1];
-  const ir::ValueId dims = graph.add_value({node.name + "/bias_shape", DType::kInt64,
+  const ir::ValueId dims = graph.add_value({unused_value_name(graph, node.name + "/bias_shape"), DType::kInt64,
                                             Shape{static_cast<int64_t>(bias_dims.size())},
                                             Tensor::from_int64s({static_cast<int64_t>(bias_dims.size())}, bias_dims),
                                             -1});
-  const ir::ValueId bias = graph.add_value({node.name + "/bias", DType::kFloat32, Shape(bias_dims.begin(),
-                                            bias_dims.end()), std::nullopt, -1});
+  const ir::ValueId bias = graph.add_value({unused_value_name(graph, node.name + "/bias"), DType::kFloat32,
+                                            Shape(bias_dims.begin(), bias_dims.end()), std::nullopt, -1});
   ir::Node reshape;
   reshape.name = node.name + "/bias_reshape";
   reshape.op = OpKind::kReshape;

@@ -1,15 +1,16 @@
-// ConvTranspose's geometry, shared by its shape rule (runtime/ops/conv_transpose.cc) and the importer,
-// which runs every ConvTranspose as the data gradient of the Conv it transposes
-// (Note [ConvTranspose as ConvGradData], onnx_import/lower_conv_transpose.cc).
+// ConvTranspose's geometry, shared by its shape rule and lower_conv_transposes (both in
+// runtime/ops/conv_transpose.cc), which the importer calls to run every ConvTranspose as the data
+// gradient of the Conv it transposes (Note [ConvTranspose as ConvGradData], below).
 //
 // Per spatial axis, with dk = (k - 1) * d + 1 and the natural size n = s * (in - 1) + output_padding + dk:
 //   pads given (auto_pad NOTSET):  out = n - pb - pe
 //   auto_pad VALID:                out = n, no pads
 //   auto_pad SAME_UPPER/LOWER:     out = in * s, total pads n - out
 //   output_shape given:            out = output_shape, total pads n - out (pads ignored)
-// A total is split as ONNX says: SAME_UPPER puts the odd element at the end, else at the begin. A
-// negative total (an output_shape larger than n) goes to the end as a negative pad_end: rows the
-// kernel does not reach, which hold the bias alone.
+// A total is split as ONNX's reference splits it (halves rounded towards -infinity): SAME_UPPER puts
+// the odd element at the end, else at the begin. So a total of -1 (an output_shape one larger than n)
+// becomes pad_end -1 without SAME_UPPER: a row the kernel does not reach, which holds the bias alone.
+// Other negative totals make a negative pad_begin, which is Unsupported.
 #pragma once
 
 #include <cstdint>

@@ -9,8 +9,9 @@
 // Newest-opset forms only (the importer upgrades older ones): Slice and Pad take
 // their parameters as inputs, Split takes `split` as an input or `num_outputs`
 // (opset 18). Those parameter inputs must be constants at import. Pad supports
-// modes "constant", "reflect" and "edge" (numpy.pad's meaning, any pad size for reflect), any
-// dtype; "wrap" is reported as Unsupported. Only constant Pads are differentiated.
+// modes "constant", "reflect" and "edge", any dtype; reflect and edge without negative pads (crops),
+// and reflect's pads below the axis's size (as ONNX Runtime requires); "wrap" is reported as
+// Unsupported. Only constant Pads are differentiated.
 #include "runtime/ops/data_movement.h"
 
 #include <algorithm>
@@ -261,9 +262,17 @@ Status pad_infer(InferContext& ctx) {
   auto p = resolve_pads(ctx.input(0).shape, pads, axes);
   if (!p) return ctx.error(p.status().message());
   if (mode != "constant")
-    for (size_t d = 0; d < p->out_shape.size(); ++d)
-      if (ctx.input(0).shape[d] == 0 && p->out_shape[d] > 0)
+    for (size_t d = 0; d < p->out_shape.size(); ++d) {
+      const int64_t size = ctx.input(0).shape[d];
+      if (size == 0 && p->out_shape[d] > 0)
         return ctx.error("mode '" + mode + "' pads axis " + std::to_string(d) + ", which is empty: nothing to repeat");
+      if (p->begin[d] < 0 || p->end[d] < 0)
+        return ctx.unsupported_error("mode '" + mode + "' with a negative pad (a crop) on axis " + std::to_string(d));
+      if (mode == "reflect" && (p->begin[d] >= size || p->end[d] >= size) && p->out_shape[d] != size)
+        return ctx.unsupported_error("mode 'reflect' pads axis " + std::to_string(d) + " of size " +
+                                     std::to_string(size) + " by " + std::to_string(p->begin[d]) + " and " +
+                                     std::to_string(p->end[d]) + "; each must be below the size");
+    }
   ctx.set_output(0, ctx.input(0).dtype, p->out_shape);
   return Status::ok();
 }

@@ -75,10 +75,6 @@ Expected<ResolvedResize> resolve_resize(const ir::Attributes& attrs, const Shape
   else if (rounding == "ceil") p.rounding = NearestRounding::kCeil;
   else return invalid_model("nearest_mode '" + rounding + "' is not one of round_prefer_floor, round_prefer_ceil, "
                             "floor, ceil");
-  if (attrs.get_string("keep_aspect_ratio_policy") != "stretch")
-    return unsupported("keep_aspect_ratio_policy '" + attrs.get_string("keep_aspect_ratio_policy") +
-                       "' is not supported; 'stretch' is");
-
   const size_t rank = x.size();
   if (rank != 3 && rank != 4)
     return unsupported("X of rank " + std::to_string(rank) + "; Resize supports [N, C, W] and [N, C, H, W]");
@@ -102,20 +98,25 @@ Expected<ResolvedResize> resolve_resize(const ir::Attributes& attrs, const Shape
       out[d] = static_cast<int64_t>(size);
     }
   } else {
+    if (attrs.get_string("keep_aspect_ratio_policy") != "stretch")  // it applies to sizes only
+      return unsupported("keep_aspect_ratio_policy '" + attrs.get_string("keep_aspect_ratio_policy") +
+                         "' is not supported; 'stretch' is");
     auto given = sizes->to_int64_vector();
     if (!given) return invalid_model("sizes: " + given.status().message());
+    for (int64_t size : *given)
+      if (size < 0) return invalid_model("sizes " + shape_to_string(*given) + " has a negative size");
+    // Axes not listed in `axes` keep their size (marked -1 here, which no given size can be).
     UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> all, spread_over_axes(*given, attrs, rank, int64_t{-1}, "sizes"));
     for (size_t d = 0; d < rank; ++d) {
-      out[d] = all[d] < 0 && attrs.has("axes") ? x[d] : all[d];
-      if (out[d] < 0) return invalid_model("sizes " + shape_to_string(*given) + " has a negative size");
+      out[d] = all[d] < 0 ? x[d] : all[d];
       scale_of[d] = x[d] > 0 ? static_cast<float>(out[d]) / static_cast<float>(x[d]) : 1.0f;
     }
   }
   for (size_t d = 0; d < 2; ++d)
-    if (out[d] != x[d])
+    if (out[d] != x[d] || scale_of[d] != 1.0f)  // a scale that rounds back to the size still moves the samples
       return unsupported("resizing axis " + std::to_string(d) + " (" + (d == 0 ? "the batch" : "the channels") +
-                         ") from " + std::to_string(x[d]) + " to " + std::to_string(out[d]) +
-                         "; Resize supports the spatial axes");
+                         ") by " + std::to_string(scale_of[d]) + ", from " + std::to_string(x[d]) + " to " +
+                         std::to_string(out[d]) + "; Resize supports the spatial axes");
   for (size_t d = 2; d < rank; ++d)
     if (out[d] < 1 || x[d] < 1)
       return invalid_model("resizing spatial axis " + std::to_string(d) + " from " + std::to_string(x[d]) + " to " +

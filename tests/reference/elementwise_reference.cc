@@ -193,7 +193,7 @@ Tensor pad(const Tensor& x, const std::vector<const Tensor*>& in, const ir::Attr
   Tensor y = make(x.dtype(), out);
   const Tensor* value = input(in, 2);
   const std::string mode = attrs.has("mode") ? attrs.get_string("mode") : "constant";
-  // numpy.pad's reflect (reflected again while outside, for pads longer than the axis) and edge.
+  // numpy.pad's reflect (pads shorter than the axis, as the shape rule requires) and edge.
   auto source = [&](int64_t i, int64_t size) {
     if (mode == "edge") return std::min(std::max<int64_t>(i, 0), size - 1);
     if (size == 1) return int64_t{0};
@@ -242,7 +242,7 @@ Tensor resize(const Tensor& x, const std::vector<const Tensor*>& in, const ir::A
     if (mode == "asymmetric") return i / scale[d];
     if (mode == "pytorch_half_pixel") return length_out > 1 ? (i + 0.5) / scale[d] - 0.5 : 0.0;
     if (mode == "half_pixel_symmetric") {
-      const double adjustment = length_out / (scale[d] * length_in);
+      const double adjustment = static_cast<double>(out[d]) / (scale[d] * length_in);  // the whole output size
       return length_in / 2 * (1 - adjustment) + (i + 0.5) / scale[d] - 0.5;
     }
     return (i + 0.5) / scale[d] - 0.5;  // half_pixel
