@@ -380,15 +380,33 @@ cudaError_t launch_batched_transpose(const void* src, void* dst, int64_t batch, 
   return cudaGetLastError();
 }
 
-cudaError_t launch_pad(const float* src, float* dst, int64_t n, const StridedLayout& layout,
-                       const int64_t* src_dims, const int64_t* pad_begin, PadMode mode, float value,
-                       cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
+namespace {
+
+// The kernels' copy of a Pad's source dims and begin pads.
+PadParams pad_params(const StridedLayout& layout, const int64_t* src_dims, const int64_t* pad_begin) {
   PadParams p{};
   for (int d = 0; d < layout.rank; ++d) {
     p.src_dims[d] = src_dims[d];
     p.pad_begin[d] = pad_begin[d];
   }
+  return p;
+}
+
+// pad_kernel in mode kEdge or kReflect over elements of type T (the value is never read).
+template <typename T>
+void queue_pad_by_mode(const void* src, void* dst, int64_t n, const StridedLayout& layout, const PadParams& p,
+                       PadMode mode, cudaStream_t stream) {
+  pad_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), n, layout,
+                                                        p, mode, T{});
+}
+
+}  // namespace
+
+cudaError_t launch_pad(const float* src, float* dst, int64_t n, const StridedLayout& layout,
+                       const int64_t* src_dims, const int64_t* pad_begin, PadMode mode, float value,
+                       cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const PadParams p = pad_params(layout, src_dims, pad_begin);
   pad_kernel<float><<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, layout, p, mode, value);
   return cudaGetLastError();
 }
@@ -397,25 +415,12 @@ cudaError_t launch_pad_by_mode(const void* src, void* dst, size_t element_bytes,
                                const StridedLayout& layout, const int64_t* src_dims, const int64_t* pad_begin,
                                PadMode mode, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  PadParams p{};
-  for (int d = 0; d < layout.rank; ++d) {
-    p.src_dims[d] = src_dims[d];
-    p.pad_begin[d] = pad_begin[d];
-  }
-  const unsigned blocks = blocks_for(n);
+  const PadParams p = pad_params(layout, src_dims, pad_begin);
   switch (element_bytes) {
-    case 1: pad_kernel<uint8_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint8_t*>(src),
-                                                                 static_cast<uint8_t*>(dst), n, layout, p, mode, 0);
-      break;
-    case 2: pad_kernel<uint16_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint16_t*>(src),
-                                                                  static_cast<uint16_t*>(dst), n, layout, p, mode, 0);
-      break;
-    case 4: pad_kernel<uint32_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint32_t*>(src),
-                                                                  static_cast<uint32_t*>(dst), n, layout, p, mode, 0);
-      break;
-    case 8: pad_kernel<uint64_t><<<blocks, kThreads, 0, stream>>>(static_cast<const uint64_t*>(src),
-                                                                  static_cast<uint64_t*>(dst), n, layout, p, mode, 0);
-      break;
+    case 1: queue_pad_by_mode<uint8_t>(src, dst, n, layout, p, mode, stream); break;
+    case 2: queue_pad_by_mode<uint16_t>(src, dst, n, layout, p, mode, stream); break;
+    case 4: queue_pad_by_mode<uint32_t>(src, dst, n, layout, p, mode, stream); break;
+    case 8: queue_pad_by_mode<uint64_t>(src, dst, n, layout, p, mode, stream); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
@@ -425,11 +430,7 @@ cudaError_t launch_constant_pad(const void* src, void* dst, size_t element_bytes
                                 const StridedLayout& layout, const int64_t* src_dims, const int64_t* pad_begin,
                                 const void* value_on_device, uint64_t value_bits, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
-  PadParams p{};
-  for (int d = 0; d < layout.rank; ++d) {
-    p.src_dims[d] = src_dims[d];
-    p.pad_begin[d] = pad_begin[d];
-  }
+  const PadParams p = pad_params(layout, src_dims, pad_begin);
   switch (element_bytes) {
     case 1: queue_constant_pad<uint8_t>(src, dst, n, layout, p, value_on_device, value_bits, stream); break;
     case 2: queue_constant_pad<uint16_t>(src, dst, n, layout, p, value_on_device, value_bits, stream); break;
