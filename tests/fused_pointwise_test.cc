@@ -51,6 +51,12 @@ const std::vector<Expectation>& expectations() {
       {Op::kMin, true, 0, [](double a, double b, double, double) { return std::min(a, b); }},
       {Op::kSqrt, false, 0, [](double a, double, double, double) { return std::sqrt(std::abs(a)); }},
       {Op::kNeg, false, 0, [](double a, double, double, double) { return -a; }},
+      {Op::kExp, false, 0, [](double a, double, double, double) { return std::exp(a); }},
+      {Op::kLog, false, 0, [](double a, double, double, double) { return std::log(a); }},
+      {Op::kAbs, false, 0, [](double a, double, double, double) { return std::abs(a); }},
+      {Op::kReciprocal, false, 0, [](double a, double, double, double) { return 1 / a; }},
+      {Op::kSoftplus, false, 0, [](double a, double, double, double) { return std::log1p(std::exp(a)); }},
+      {Op::kPow, true, 0, [](double a, double b, double, double) { return std::pow(a, b); }},
   };
   return table;
 }
@@ -64,7 +70,9 @@ TEST(PointwiseProgram, EveryOpcodeMatchesItsDefinition) {
     EXPECT_EQ(ucudnn::ir::pointwise_op_is_binary(e.op), e.binary) << "opcode " << i;
     EXPECT_EQ(ucudnn::ir::pointwise_op_immediates(e.op), e.immediates) << "opcode " << i;
     for (float a : values) {
-      const float x = e.op == Op::kSqrt ? std::abs(a) : a;
+      // Sqrt, Log, Reciprocal, Pow: on positive operands (their results elsewhere are NaN or infinite).
+      const bool positive = e.op == Op::kSqrt || e.op == Op::kLog || e.op == Op::kReciprocal || e.op == Op::kPow;
+      const float x = positive ? std::abs(a) + 0.25f : a;
       const float b = 0.5f - a / 8, p0 = 0.3f, p1 = 0.9f;
       const double want = e.f(x, b, p0, p1);
       const double got = ucudnn::ir::eval_pointwise(e.op, x, b, p0, p1);

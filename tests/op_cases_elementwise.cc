@@ -47,6 +47,15 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"clip_runtime_min_above_max", OpKind::kClip, 13,
        {input({10}), input_values({}, {0.5}), input_values({}, {0.1})}},
       {"elu", OpKind::kElu, 6, {input({3, 8}, -3, 3)}, {{"alpha", 0.7f}}},
+      // Softplus on both tails (no overflow at 100), and the math functions.
+      {"softplus", OpKind::kSoftplus, 1, {input_values({7}, {-100, -20, -1, 0, 0.5, 20, 100})}},
+      {"softplus_random", OpKind::kSoftplus, 1, {input(image, -6, 6)}},
+      {"sqrt", OpKind::kSqrt, 13, {input(image, 0, 9)}},
+      {"exp", OpKind::kExp, 13, {input(image, -8, 8)}},
+      {"log", OpKind::kLog, 13, {input(image, 0.01, 50)}},
+      {"abs", OpKind::kAbs, 13, {input(image, -4, 4)}},
+      {"neg", OpKind::kNeg, 13, {input(image)}},
+      {"reciprocal", OpKind::kReciprocal, 13, {input_values({6}, {-4, -0.5, 0.25, 1, 3, 1000})}},
       // --- broadcasting binary ---
       {"add_same", OpKind::kAdd, 14, {input({2, 3, 4}), input({2, 3, 4})}},
       {"add_scalar", OpKind::kAdd, 14, {input({2, 3, 4}), input({})}},
@@ -66,6 +75,11 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"sub_rank_broadcast", OpKind::kSub, 14, {input({1, 6}), input({2, 3, 5, 1})}},
       {"div_row", OpKind::kDiv, 14, {input({3, 7}), input_values({7}, {1, -2, 3, 0.5, -0.25, 4, 8})}},
       {"div_same", OpKind::kDiv, 14, {input(image), input(image, 0.5, 2.0)}},
+      // Pow: a variance's square (exponent the constant 2), a runtime exponent, broadcasting both ways.
+      {"pow_square", OpKind::kPow, 15, {input(image), weight_values({}, {2})}},
+      {"pow_same", OpKind::kPow, 15, {input(image, 0.1, 3), input(image, -2, 2)}},
+      {"pow_row_exponent", OpKind::kPow, 15, {input({3, 5}, 0.5, 2), input_values({5}, {0, 0.5, 1, 2.5, -1})}},
+      {"pow_scalar_base", OpKind::kPow, 15, {input_values({}, {2}), input({2, 3, 4}, -3, 3)}},
       {"add_int64", OpKind::kAdd, 14, {typed_input(int64, {2, 3}), typed_input(int64, {3})}},
       {"add_int64_large", OpKind::kAdd, 14,
        {typed_input(int64, {2}, {kLargestExactInt64 / 2, -5}), typed_input(int64, {2}, {kLargestExactInt64 / 2, 7})}},

@@ -75,11 +75,16 @@ std::vector<OpCase> program_cases() {
   const std::vector<Ins> gelu = {{Op::kConstant, 0, 0, 0}, {Op::kMul, 0, 1}, {Op::kErf, 2}, {Op::kConstant, 0, 0, 1},
                                  {Op::kAdd, 3, 4}, {Op::kMul, 0, 5}, {Op::kConstant, 0, 0, 2}, {Op::kMul, 6, 7}};
   const std::vector<Ins> silu = {{Op::kSigmoid, 0}, {Op::kMul, 0, 1}};
+  // The math opcodes of x > 0 (leaf 0) and y (leaf 1): exp(y), log x, |y|, 1/x, softplus(y), x^y, summed.
+  const std::vector<Ins> math = {{Op::kExp, 1},      {Op::kLog, 0},     {Op::kAbs, 1},     {Op::kReciprocal, 0},
+                                 {Op::kSoftplus, 1}, {Op::kPow, 0, 1},  {Op::kAdd, 2, 3},  {Op::kAdd, 8, 4},
+                                 {Op::kAdd, 9, 5},   {Op::kAdd, 10, 6}, {Op::kAdd, 11, 7}};
   return {
       {"fused_pointwise_every_unary", kFused, 1, {input({3, 7, 9}, -4, 4)}, program(unary, unary_constants), 1,
        {{3, 7, 9}}},
       {"fused_pointwise_every_binary", kFused, 1, {input(image, -2, 2), input(image, 0.5, 2)}, program(binary), 1,
        {image}},
+      {"fused_pointwise_math", kFused, 1, {input(image, 0.25, 4), input(image, -3, 3)}, program(math), 1, {image}},
       {"fused_pointwise_gelu", kFused, 1, {input(image, -4, 4)}, program(gelu, {0.70710678f, 1.0f, 0.5f}), 1, {image}},
       {"fused_pointwise_silu_one_leaf_twice", kFused, 1, {input({1000}, -6, 6)}, program(silu), 1, {{1000}}},
       {"fused_pointwise_bn_relu_per_channel", kFused, 1,
@@ -191,8 +196,8 @@ std::vector<ErrorCase> fused_pointwise_error_cases() {
        invalid, "reads register 5"},
       {{"fused_pointwise_register_not_yet_written", kFused, 1, {input({4})}, program({{Op::kRelu, 0}, {Op::kTanh, 2}})},
        invalid, "reads register 2"},
-      {{"fused_pointwise_unknown_opcode", kFused, 1, {input({4})}, program({{static_cast<Op>(19), 0}})}, invalid,
-       "unknown opcode 19"},
+      {{"fused_pointwise_unknown_opcode", kFused, 1, {input({4})}, program({{Op::kCount, 0}})}, invalid,
+       "unknown opcode " + std::to_string(static_cast<int>(Op::kCount))},
       {{"fused_pointwise_constant_missing", kFused, 1, {input({4})}, program({{Op::kClip, 0, 0, 1}}, {0.0f, 1.0f})},
        invalid, "constants[1]"},
       {{"fused_pointwise_leaves_not_broadcastable", kFused, 1, {input({2, 3}), input({2, 4})},

@@ -136,6 +136,83 @@ TEST(GlobalPoolFromReduceMean, LeavesOtherMeansAlone) {
   });
 }
 
+// ---- matmul_to_gemm ----
+
+// x [x_shape] → MatMul(x, W [K, N] constant unless `runtime_w`) → Add(bias of `bias_shape`, on the
+// `bias_left` side; none when empty) → Relu → y; with `product_is_output` the MatMul's output is a
+// graph output too.
+struct LinearGraph {
+  Shape x_shape = {2, 3, 4, 5};
+  int64_t n = 6;
+  Shape bias_shape = {6};
+  bool bias_left = false;
+  bool runtime_w = false;
+  bool product_is_output = false;
+};
+
+ir::Graph linear(const LinearGraph& g) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", g.x_shape);
+  const Shape w_shape = {g.x_shape.back(), g.n};
+  const ir::ValueId w = g.runtime_w ? b.input("w", w_shape) : b.constant("w", random_tensor(w_shape, 7));
+  Shape y_shape = g.x_shape;
+  y_shape.back() = g.n;
+  ir::ValueId y = b.node(OpKind::kMatMul, {x, w}, {y_shape})[0];
+  const ir::ValueId product = y;
+  if (!g.bias_shape.empty()) {
+    const ir::ValueId bias = b.constant("bias", random_tensor(g.bias_shape, 8));
+    y = b.node(OpKind::kAdd, {g.bias_left ? bias : y, g.bias_left ? y : bias}, {y_shape})[0];
+  }
+  b.output(b.relu(y), "y");
+  if (g.product_is_output) b.output(product, "product");
+  return b.finish();
+}
+
+std::vector<OpKind> ops_of(const ir::Graph& graph) {
+  std::vector<OpKind> ops;
+  for (const ir::Node& node : graph.nodes) ops.push_back(node.op);
+  return ops;
+}
+
+TEST(MatmulToGemm, ALinearLayerBecomesAGemmWithItsBias) {
+  for (const LinearGraph& g : {LinearGraph{}, LinearGraph{.bias_shape = {1, 1, 1, 6}, .bias_left = true},
+                               LinearGraph{.x_shape = {7, 5}, .bias_shape = {1, 6}}}) {
+    SCOPED_TRACE("x " + shape_to_string(g.x_shape) + ", bias " + shape_to_string(g.bias_shape));
+    const ir::Graph original = linear(g);
+    ir::Graph graph = original;
+    const PassStats stats = run_pass(matmul_to_gemm, graph);
+    EXPECT_EQ(stats.matmuls_made_gemms, 1);
+    EXPECT_EQ(stats.biases_folded_into_gemms, 1);
+    const std::vector<OpKind> want = g.x_shape.size() > 2
+                                         ? std::vector<OpKind>{OpKind::kReshape, OpKind::kGemm, OpKind::kReshape,
+                                                               OpKind::kRelu}
+                                         : std::vector<OpKind>{OpKind::kGemm, OpKind::kRelu};
+    EXPECT_EQ(ops_of(graph), want);
+    for (const ir::Node& node : graph.nodes)
+      if (node.op == OpKind::kGemm) EXPECT_EQ(node.inputs.size(), 3u);  // the bias is C
+    expect_same_outputs(original, graph);
+  }
+}
+
+TEST(MatmulToGemm, KeepsTheAddWhenTheProductIsReadElsewhere) {
+  const ir::Graph original = linear({.product_is_output = true});
+  ir::Graph graph = original;
+  const PassStats stats = run_pass(matmul_to_gemm, graph);
+  EXPECT_EQ(stats.matmuls_made_gemms, 1);
+  EXPECT_EQ(stats.biases_folded_into_gemms, 0);
+  EXPECT_EQ(ops_of(graph), (std::vector<OpKind>{OpKind::kReshape, OpKind::kGemm, OpKind::kReshape, OpKind::kAdd,
+                                                 OpKind::kRelu}));
+  expect_same_outputs(original, graph);
+}
+
+TEST(MatmulToGemm, LeavesOtherMatMulsAlone) {
+  expect_unchanged(matmul_to_gemm, {
+      {"a weight computed at run time", [] { return linear({.runtime_w = true}); }},
+      {"an empty product (K = 0)", [] { return linear({.x_shape = {2, 3, 0}, .bias_shape = {}}); }},
+      {"no rows", [] { return linear({.x_shape = {0, 3, 5}}); }},
+  });
+}
+
 // ---- channel_shuffle_to_gather ----
 
 // x [2, 6, 3, 3] → Reshape [2, groups, 6 / groups, 3, 3] → Transpose(perm) → Reshape `back` → Relu → y;

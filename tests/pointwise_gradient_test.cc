@@ -50,6 +50,17 @@ TEST(PointwiseGradient, HardSwish) {
                    .inputs = {input_values({12}, {-4, -3.2, -2.9, -1, -0.1, 0.4, 1.5, 2.8, 2.95, 3.1, 4, 6})}});
 }
 TEST(PointwiseGradient, Elu) { check_gradients(activation_check("elu", OpKind::kElu, {{"alpha", 0.7f}})); }
+TEST(PointwiseGradient, Softplus) { check_gradients(activation_check("softplus", OpKind::kSoftplus)); }
+TEST(PointwiseGradient, Exp) { check_gradients(activation_check("exp", OpKind::kExp)); }
+TEST(PointwiseGradient, Neg) { check_gradients(activation_check("neg", OpKind::kNeg)); }
+
+// Sqrt, Log, Reciprocal: on positive inputs away from 0.
+GradientCheck positive_check(const std::string& name, OpKind op) {
+  return {.name = name, .op = op, .inputs = {input(kImage, 0.5, 3.0)}};
+}
+TEST(PointwiseGradient, Sqrt) { check_gradients(positive_check("sqrt", OpKind::kSqrt)); }
+TEST(PointwiseGradient, Log) { check_gradients(positive_check("log", OpKind::kLog)); }
+TEST(PointwiseGradient, Reciprocal) { check_gradients(positive_check("reciprocal", OpKind::kReciprocal)); }
 
 // Bounds -1.25 and 2: constants, not differentiated.
 TEST(PointwiseGradient, Clip) {
@@ -92,6 +103,11 @@ TEST(PointwiseGradient, Add) { check_binary("add", OpKind::kAdd); }
 TEST(PointwiseGradient, Sub) { check_binary("sub", OpKind::kSub); }
 TEST(PointwiseGradient, Mul) { check_binary("mul", OpKind::kMul); }
 TEST(PointwiseGradient, Div) { check_binary("div", OpKind::kDiv, 0.5, 2.0); }
+// Pow: positive bases (A^B is real there), exponents of either sign.
+TEST(PointwiseGradient, Pow) {
+  for (const BinaryShapes& s : kBinaryShapes)
+    check_gradients({.name = std::string("pow_") + s.name, .op = OpKind::kPow, .inputs = {input(s.a, 0.5, 2.0), input(s.b)}});
+}
 // Only one operand differentiated (the other a constant): the rule emits nothing for it.
 TEST(PointwiseGradient, DivByConstant) {
   check_gradients({.name = "div_constant", .op = OpKind::kDiv, .inputs = {input(kImage), weight({3, 1, 1}, 0.5, 2.0)},

@@ -41,7 +41,9 @@ bool is_layout_free_elementwise(OpKind op) {
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kPRelu: case OpKind::kSigmoid:
     case OpKind::kTanh: case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kClip:
     case OpKind::kElu: case OpKind::kErf: case OpKind::kCast: case OpKind::kAdd: case OpKind::kSub:
-    case OpKind::kMul: case OpKind::kDiv: case OpKind::kFusedPointwise:
+    case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow: case OpKind::kFusedPointwise:
+    case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
+    case OpKind::kNeg: case OpKind::kReciprocal:
       return true;
     default:
       return false;

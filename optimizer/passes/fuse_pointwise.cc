@@ -4,7 +4,8 @@
 //
 // Stages, per node in reverse topological order (so each tree is found from its root):
 //  1. Grow the tree. An operand's producer joins when it is fusible (Relu, LeakyRelu, PRelu,
-//     Sigmoid, Tanh, HardSigmoid, HardSwish, Clip with constant bounds, Elu, Erf, Add/Sub/Mul/Div,
+//     Sigmoid, Tanh, HardSigmoid, HardSwish, Clip with constant bounds, Elu, Erf, Softplus, Sqrt, Exp,
+//     Log, Abs, Neg, Reciprocal, Add/Sub/Mul/Div/Pow (Pow by the constant 2: a Mul),
 //     an Add with a fused Relu, a FusedPointwise without a concat), its output has this one
 //     reader, is no graph output and has the root's shape — or is a unary activation of a value that
 //     broadcasts to it (an SE gate's Sigmoid at [N, C, 1, 1]: recomputed per output element, a few
@@ -85,8 +86,11 @@ bool fusible_op(const ir::Graph& graph, const ir::Node& node) {
   switch (node.op) {
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
     case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf:
+    case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
+    case OpKind::kNeg: case OpKind::kReciprocal:
       return node.inputs.size() == 1;
     case OpKind::kPRelu: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
+    case OpKind::kPow:
       return node.inputs.size() == 2 && node.inputs[1] != ir::kNoValue;
     case OpKind::kClip:
       for (size_t i = 1; i < node.inputs.size(); ++i)
@@ -104,6 +108,8 @@ bool is_unary_activation(OpKind op) {
   switch (op) {
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
     case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf: case OpKind::kClip:
+    case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
+    case OpKind::kNeg: case OpKind::kReciprocal:
       return true;
     default:
       return false;
@@ -215,6 +221,13 @@ class TreeBuilder {
       case OpKind::kTanh: return emit(PointwiseOp::kTanh, *a);
       case OpKind::kHardSwish: return emit(PointwiseOp::kHardSwish, *a);
       case OpKind::kErf: return emit(PointwiseOp::kErf, *a);
+      case OpKind::kSoftplus: return emit(PointwiseOp::kSoftplus, *a);
+      case OpKind::kSqrt: return emit(PointwiseOp::kSqrt, *a);
+      case OpKind::kExp: return emit(PointwiseOp::kExp, *a);
+      case OpKind::kLog: return emit(PointwiseOp::kLog, *a);
+      case OpKind::kAbs: return emit(PointwiseOp::kAbs, *a);
+      case OpKind::kNeg: return emit(PointwiseOp::kNeg, *a);
+      case OpKind::kReciprocal: return emit(PointwiseOp::kReciprocal, *a);
       case OpKind::kLeakyRelu: return emit(PointwiseOp::kLeakyRelu, *a, {}, {alpha()});
       case OpKind::kElu: return emit(PointwiseOp::kElu, *a, {}, {alpha()});
       case OpKind::kHardSigmoid: return emit(PointwiseOp::kHardSigmoid, *a, {}, {alpha(), n.attrs.get_float("beta")});
@@ -230,7 +243,11 @@ class TreeBuilder {
     static const std::map<OpKind, PointwiseOp> kBinary = {{OpKind::kAdd, PointwiseOp::kAdd},
                                                           {OpKind::kSub, PointwiseOp::kSub},
                                                           {OpKind::kMul, PointwiseOp::kMul},
-                                                          {OpKind::kDiv, PointwiseOp::kDiv}};
+                                                          {OpKind::kDiv, PointwiseOp::kDiv},
+                                                          {OpKind::kPow, PointwiseOp::kPow}};
+    if (const Tensor* e = single_element_constant(graph_, n.inputs[1]); n.op == OpKind::kPow && e != nullptr &&
+                                                                        e->data<float>()[0] == 2.f)
+      return emit(PointwiseOp::kMul, *a, *a);  // powf(a, 2) is a · a, both rounded once (a variance's square)
     const std::optional<Ref> b = operand(n.inputs[1]);
     if (!b) return std::nullopt;
     const std::optional<Ref> r = emit(kBinary.at(n.op), *a, *b);
@@ -459,7 +476,8 @@ class PatternNamer {
   static std::string op_label(PointwiseOp op) {
     static const char* const kNames[] = {"Add", "Sub", "Mul", "Div", "Relu", "LeakyRelu", "PRelu",
                                          "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Clip", "Elu", "Erf",
-                                         "Constant", "Max", "Min", "Sqrt", "Neg"};
+                                         "Constant", "Max", "Min", "Sqrt", "Neg", "Exp", "Log", "Abs",
+                                         "Reciprocal", "Softplus", "Pow"};
     static_assert(sizeof kNames / sizeof kNames[0] == static_cast<size_t>(PointwiseOp::kCount));
     return kNames[static_cast<int>(op)];
   }

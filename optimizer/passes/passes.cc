@@ -7,6 +7,7 @@ Expected<PassStats> run_inference_passes(ir::Graph& graph, const InferencePassOp
   PassStats stats;
   UCUDNN_RETURN_IF_ERROR(remove_identities(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(global_pool_from_reduce_mean(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(matmul_to_gemm(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(channel_shuffle_to_gather(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(options.gpu_fusions ? fold_pad_into_conv(graph, &stats)
                                               : fold_any_pad_into_conv(graph, &stats));

@@ -3,6 +3,9 @@
 //                          output aliases their input)
 //   global_pool_from_reduce_mean  ReduceMean over H and W of a 4-D X becomes GlobalAveragePool
 //                          (which runs channels-last), then Flatten where keepdims is 0
+//   matmul_to_gemm         MatMul(A [..., K], B) with a constant B [K, N] becomes Reshape → Gemm →
+//                          Reshape, an Add of a constant bias [N] after it the Gemm's C (a Linear
+//                          layer on a channels-last activation: ConvNeXt)
 //   channel_shuffle_to_gather  Reshape [N, C, H, W] → [N, g, C/g, H, W], Transpose (0, 2, 1, 3, 4),
 //                          Reshape back (ShuffleNet's channel shuffle) becomes one Gather of the
 //                          channels (which runs channels-last)
@@ -60,10 +63,13 @@ struct PassStats {
   int reduce_means_made_global_pools = 0;  // global_pool_from_reduce_mean
   int channel_shuffles_made_gathers = 0;   // channel_shuffle_to_gather
   int pads_folded = 0;                     // fold_pad_into_conv
+  int matmuls_made_gemms = 0;              // matmul_to_gemm
+  int biases_folded_into_gemms = 0;        // matmul_to_gemm: Adds that became the Gemm's C
 };
 
 Status remove_identities(ir::Graph& graph, PassStats* stats);
 Status global_pool_from_reduce_mean(ir::Graph& graph, PassStats* stats);
+Status matmul_to_gemm(ir::Graph& graph, PassStats* stats);
 Status channel_shuffle_to_gather(ir::Graph& graph, PassStats* stats);
 Status fold_pad_into_conv(ir::Graph& graph, PassStats* stats);
 Status fold_any_pad_into_conv(ir::Graph& graph, PassStats* stats);

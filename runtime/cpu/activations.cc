@@ -1,4 +1,4 @@
-// CPU kernels of the elementwise activations (see runtime/ops/activations.cc).
+// CPU kernels of the elementwise unary ops: activations and math functions (see runtime/ops/activations.cc).
 // Plain loops over contiguous float32 data, split across OpenMP threads.
 // PRelu broadcasts its slope by strides (0 on broadcast dims), with fast paths
 // for a scalar slope and a per-channel slope of shape [C, 1, ..., 1].
@@ -25,6 +25,9 @@ Status map_elements(const KernelArgs& args, F f) {
   for (int64_t i = 0; i < n; ++i) dst[i] = f(src[i]);
   return Status::ok();
 }
+
+// log(1 + exp(x)) without overflow: exp of a non-positive number.
+float softplus(float x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 
 float sigmoid(float x) {
   // Stable on both tails: exp of a non-positive number never overflows.
@@ -170,5 +173,25 @@ const CpuKernel& cpu_kernel_Elu() {
   }};
   return k;
 }
+
+const CpuKernel& cpu_kernel_Softplus() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) { return map_elements(a, softplus); }};
+  return k;
+}
+
+#define UCUDNN_MATH_KERNEL(name, expression)                                                      \
+  const CpuKernel& cpu_kernel_##name() {                                                          \
+    static const CpuKernel k{.run = [](const KernelArgs& a) {                                     \
+      return map_elements(a, [](float x) { return expression; });                                  \
+    }};                                                                                           \
+    return k;                                                                                     \
+  }
+UCUDNN_MATH_KERNEL(Sqrt, std::sqrt(x))
+UCUDNN_MATH_KERNEL(Exp, std::exp(x))
+UCUDNN_MATH_KERNEL(Log, std::log(x))
+UCUDNN_MATH_KERNEL(Abs, std::fabs(x))
+UCUDNN_MATH_KERNEL(Neg, -x)
+UCUDNN_MATH_KERNEL(Reciprocal, 1.0f / x)
+#undef UCUDNN_MATH_KERNEL
 
 }  // namespace ucudnn::cpu

@@ -1,4 +1,4 @@
-// CPU kernels of Add, Sub, Mul, Div with numpy broadcasting.
+// CPU kernels of Add, Sub, Mul, Div, Pow with numpy broadcasting (Pow: float32 only).
 //
 // Fast paths: equal shapes (one flat loop) and a scalar operand. Otherwise each
 // operand gets strides aligned to the output's dims (0 where it broadcasts),
@@ -8,6 +8,7 @@
 // each row a plain loop where both operands are contiguous or fixed along it. Integer Div truncates toward zero (C++ and ONNX Runtime semantics);
 // an integer division by zero is an InvalidArgument naming the node.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <type_traits>
 
@@ -151,6 +152,17 @@ Status run_typed(OpKind op, const Tensor& a, const Tensor& b, Tensor& c) {
         return static_cast<T>(x / y);
       });
       break;
+    case OpKind::kPow:
+      if constexpr (std::is_floating_point_v<T>) {
+        if (b.numel() == 1 && b.data<T>()[0] == T(2)) {  // a variance's square: pow(x, 2) is x · x, rounded once
+          apply<T>(a, b, c, [](T x, T) { return x * x; });
+        } else {
+          apply<T>(a, b, c, [](T x, T y) { return std::pow(x, y); });
+        }
+        break;
+      } else {
+        return internal_error("Pow on integers (its shape rule refuses them)");
+      }
     default: return internal_error(std::string("binary kernel called for ") + op_name(op));
   }
   return Status::ok();
@@ -193,6 +205,10 @@ const CpuKernel& cpu_kernel_Mul() {
   return k;
 }
 const CpuKernel& cpu_kernel_Div() {
+  static const CpuKernel k{.run = run_binary};
+  return k;
+}
+const CpuKernel& cpu_kernel_Pow() {
   static const CpuKernel k{.run = run_binary};
   return k;
 }

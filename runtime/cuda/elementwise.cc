@@ -1,6 +1,7 @@
 // CUDA kernels of the elementwise ops: the activations (Relu, LeakyRelu,
-// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf), PRelu and the
-// broadcasting Add/Sub/Mul/Div, ReduceMean and ReduceSum — float32, and int32/int64 for
+// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus), the math functions
+// (Sqrt, Exp, Log, Abs, Neg, Reciprocal), PRelu and the broadcasting
+// Add/Sub/Mul/Div/Pow, ReduceMean and ReduceSum — float32, and int32/int64 for
 // Add/Sub/Mul/Div as on the CPU; all our own kernels (kernels.cu). prepare
 // fixes the op parameters and the broadcast layout; run is one launch (integer
 // Div with a divisor computed at run time first checks it on the host: Note
@@ -282,6 +283,13 @@ UCUDNN_UNARY_KERNEL(HardSwish)
 UCUDNN_UNARY_KERNEL(Clip)
 UCUDNN_UNARY_KERNEL(Elu)
 UCUDNN_UNARY_KERNEL(Erf)
+UCUDNN_UNARY_KERNEL(Softplus)
+UCUDNN_UNARY_KERNEL(Sqrt)
+UCUDNN_UNARY_KERNEL(Exp)
+UCUDNN_UNARY_KERNEL(Log)
+UCUDNN_UNARY_KERNEL(Abs)
+UCUDNN_UNARY_KERNEL(Neg)
+UCUDNN_UNARY_KERNEL(Reciprocal)
 #undef UCUDNN_UNARY_KERNEL
 
 #define UCUDNN_BINARY_KERNEL(name)                                                                      \
@@ -293,6 +301,7 @@ UCUDNN_BINARY_KERNEL(Add)
 UCUDNN_BINARY_KERNEL(Sub)
 UCUDNN_BINARY_KERNEL(Mul)
 UCUDNN_BINARY_KERNEL(Div)
+UCUDNN_BINARY_KERNEL(Pow)
 UCUDNN_BINARY_KERNEL(PRelu)
 #undef UCUDNN_BINARY_KERNEL
 

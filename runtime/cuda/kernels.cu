@@ -35,6 +35,13 @@ __device__ __forceinline__ float apply_unary(UnaryOp op, float x, float alpha, f
     case UnaryOp::kClip: return fminf(fmaxf(x, alpha), beta);
     case UnaryOp::kElu: return x > 0.0f ? x : alpha * expm1f(x);
     case UnaryOp::kErf: return erff(x);
+    case UnaryOp::kSoftplus: return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));  // as the CPU's
+    case UnaryOp::kSqrt: return sqrtf(x);
+    case UnaryOp::kExp: return expf(x);
+    case UnaryOp::kLog: return logf(x);
+    case UnaryOp::kAbs: return fabsf(x);
+    case UnaryOp::kNeg: return -x;
+    case UnaryOp::kReciprocal: return 1.0f / x;
   }
   return x;
 }
@@ -56,6 +63,7 @@ __device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
     case BinaryOp::kSub: return a - b;
     case BinaryOp::kMul: return a * b;
     case BinaryOp::kDiv: return a / b;
+    case BinaryOp::kPow: return powf(a, b);
     case BinaryOp::kPRelu: return a >= 0.0f ? a : a * b;
     case BinaryOp::kAddRelu: return fmaxf(a + b, 0.0f);
   }
@@ -300,6 +308,13 @@ cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, fl
     UCUDNN_UNARY_CASE(kClip)
     UCUDNN_UNARY_CASE(kElu)
     UCUDNN_UNARY_CASE(kErf)
+    UCUDNN_UNARY_CASE(kSoftplus)
+    UCUDNN_UNARY_CASE(kSqrt)
+    UCUDNN_UNARY_CASE(kExp)
+    UCUDNN_UNARY_CASE(kLog)
+    UCUDNN_UNARY_CASE(kAbs)
+    UCUDNN_UNARY_CASE(kNeg)
+    UCUDNN_UNARY_CASE(kReciprocal)
 #undef UCUDNN_UNARY_CASE
   }
   return cudaGetLastError();
@@ -326,6 +341,7 @@ cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* ds
     UCUDNN_BINARY_CASE(kSub)
     UCUDNN_BINARY_CASE(kMul)
     UCUDNN_BINARY_CASE(kDiv)
+    UCUDNN_BINARY_CASE(kPow)
     UCUDNN_BINARY_CASE(kPRelu)
     UCUDNN_BINARY_CASE(kAddRelu)
 #undef UCUDNN_BINARY_CASE

@@ -26,7 +26,10 @@ struct StridedLayout {
   int64_t offset[2] = {0, 0};
 };
 
-enum class UnaryOp { kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu, kErf };
+enum class UnaryOp {
+  kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu, kErf, kSoftplus,
+  kSqrt, kExp, kLog, kAbs, kNeg, kReciprocal
+};
 // dst[i] = op(src[i]) with parameters alpha, beta (LeakyRelu/Elu alpha; HardSigmoid alpha, beta; Clip lo, hi).
 cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
                          cudaStream_t stream);
@@ -36,7 +39,7 @@ cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, fl
 cudaError_t launch_clip(const float* src, float* dst, int64_t n, const float* low, const float* high,
                         cudaStream_t stream);
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPRelu, kAddRelu /* Add with a fused Relu */ };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kPRelu, kAddRelu /* Add with a fused Relu */ };
 // dst[i] = a[...] op b[...]; `layout` maps output index i to both operands'
 // elements (strides[0] for a, strides[1] for b). `contiguous`: both are dense
 // with the output's shape (no index arithmetic).

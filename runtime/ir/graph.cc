@@ -20,6 +20,12 @@ ValueId Graph::find_value(const std::string& name) const {
   return kNoValue;
 }
 
+std::string Graph::unused_value_name(const std::string& hint) const {
+  std::string name = hint;
+  for (int k = 1; find_value(name) != kNoValue; ++k) name = hint + "_" + std::to_string(k);
+  return name;
+}
+
 Status Graph::validate() const {
   const auto n_values = static_cast<ValueId>(values.size());
   std::vector<bool> defined(values.size(), false);

@@ -56,6 +56,8 @@ struct Graph {
   ValueId add_value(Value v);
   // Index of the value named `name`, or kNoValue.
   ValueId find_value(const std::string& name) const;
+  // `hint`, or `hint` with a number appended: a name no value has (for values a pass adds).
+  std::string unused_value_name(const std::string& hint) const;
 
   const Value& value(ValueId id) const { return values[static_cast<size_t>(id)]; }
   Value& value(ValueId id) { return values[static_cast<size_t>(id)]; }

@@ -9,13 +9,15 @@
   X(Conv) X(ConvTranspose) X(BatchNormalization) X(LRN)                            \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
-  X(Clip) X(Elu) X(Erf)                                                             \
+  X(Clip) X(Elu) X(Erf) X(Softplus)                                                 \
+  /* elementwise math */                                                            \
+  X(Sqrt) X(Exp) X(Log) X(Abs) X(Neg) X(Reciprocal)                                 \
   /* pooling */                                                                     \
   X(MaxPool) X(AveragePool) X(GlobalAveragePool) X(GlobalMaxPool) X(Resize)         \
   /* matrix products */                                                             \
   X(Gemm) X(MatMul)                                                                 \
   /* broadcasting binary */                                                         \
-  X(Add) X(Sub) X(Mul) X(Div)                                                       \
+  X(Add) X(Sub) X(Mul) X(Div) X(Pow)                                               \
   /* data movement and shapes */                                                    \
   X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
@@ -41,7 +43,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 61, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 69, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

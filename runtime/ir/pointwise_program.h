@@ -81,13 +81,19 @@ enum class PointwiseOp : int64_t {
   kMin = 16,         // min(a, b)
   kSqrt = 17,        // sqrt(a)
   kNeg = 18,         // -a
-  kCount = 19,
+  kExp = 19,         // exp(a)
+  kLog = 20,         // log(a)
+  kAbs = 21,         // |a|
+  kReciprocal = 22,  // 1 / a
+  kSoftplus = 23,    // log(1 + exp(a))
+  kPow = 24,         // a ^ b
+  kCount = 25,
 };
 
 // Whether the opcode reads register b.
 inline constexpr bool pointwise_op_is_binary(PointwiseOp op) {
   return op == PointwiseOp::kAdd || op == PointwiseOp::kSub || op == PointwiseOp::kMul || op == PointwiseOp::kDiv ||
-         op == PointwiseOp::kPRelu || op == PointwiseOp::kMax || op == PointwiseOp::kMin;
+         op == PointwiseOp::kPRelu || op == PointwiseOp::kMax || op == PointwiseOp::kMin || op == PointwiseOp::kPow;
 }
 // How many immediates the opcode reads from constants[k].
 inline constexpr int pointwise_op_immediates(PointwiseOp op) {
@@ -120,6 +126,12 @@ UCUDNN_HOST_DEVICE inline float eval_pointwise(PointwiseOp op, float a, float b,
     case PointwiseOp::kMin: return fminf(a, b);
     case PointwiseOp::kSqrt: return sqrtf(a);
     case PointwiseOp::kNeg: return -a;
+    case PointwiseOp::kExp: return expf(a);
+    case PointwiseOp::kLog: return logf(a);
+    case PointwiseOp::kAbs: return fabsf(a);
+    case PointwiseOp::kReciprocal: return 1.f / a;
+    case PointwiseOp::kSoftplus: return a > 0.f ? a + log1pf(expf(-a)) : log1pf(expf(a));  // no overflow
+    case PointwiseOp::kPow: return powf(a, b);
     case PointwiseOp::kCount: break;
   }
   return a;

@@ -1,10 +1,13 @@
-// Descriptors of the elementwise activations: Relu, LeakyRelu, PRelu, Sigmoid,
-// Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf. Output = input's dtype and shape
+// Descriptors of the elementwise unary ops: the activations Relu, LeakyRelu, PRelu,
+// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus, and the math
+// functions Sqrt, Exp, Log, Abs, Neg, Reciprocal. Output = input's dtype and shape
 // (PRelu: the input's shape; its slope broadcasts to it unidirectionally).
 // All are float32 only. Clip takes min/max as optional scalar inputs (the
 // importer turns Clip<11's attributes into inputs); they may be runtime values.
 // Gradient rules: ActivationGrad (runtime/ops/activation_grad.cc) for the
-// pointwise ones, PReluGrad for PRelu; Erf has none yet (no op computes exp(-x²)).
+// activations with one, PReluGrad for PRelu, and for Softplus and the math functions
+// ordinary ops on X, Y and dY (below). Erf and Abs have none yet (no op computes
+// exp(-x²) or sign(x)).
 #include <string>
 
 #include "runtime/core/bytes.h"
@@ -85,6 +88,62 @@ Status prelu_gradient(GradientContext& ctx) {
   for (size_t i = 0; i < 2; ++i)
     if (ctx.needs_input_grad(i)) UCUDNN_RETURN_IF_ERROR(ctx.add_input_grad(i, grads[i]));
   return Status::ok();
+}
+
+// Softplus and the math functions: dX = dY · f'(x), f' written with ops the graph has, on X
+// (`input`) or on the forward output Y (`output`, which the next layer keeps anyway).
+Status softplus_gradient(GradientContext& ctx) {  // f' = sigmoid(x)
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId slope, ctx.emit1(OpKind::kSigmoid, {ctx.input(0)}));
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kMul, {dy, slope}));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status sqrt_gradient(GradientContext& ctx) {  // dX = dY / (2y)
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId half, ctx.emit1(OpKind::kMul, {dy, ctx.float_constant(0.5f, "half")}));
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kDiv, {half, ctx.output(0)}));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status exp_gradient(GradientContext& ctx) {  // dX = dY · y
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kMul, {dy, ctx.output(0)}));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status log_gradient(GradientContext& ctx) {  // dX = dY / x
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kDiv, {dy, ctx.input(0)}));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status neg_gradient(GradientContext& ctx) {  // dX = -dY
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kNeg, {dy}));
+  return ctx.add_input_grad(0, dx);
+}
+
+Status reciprocal_gradient(GradientContext& ctx) {  // dX = -dY · y²
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId square, ctx.emit1(OpKind::kMul, {ctx.output(0), ctx.output(0)}));
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId scaled, ctx.emit1(OpKind::kMul, {dy, square}));
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kNeg, {scaled}));
+  return ctx.add_input_grad(0, dx);
+}
+
+OpDescriptor math_descriptor(OpKind kind, Status (*gradient)(GradientContext&)) {
+  return OpDescriptor{.kind = kind,
+                      .min_opset = 6,
+                      .infer = same_as_float_input,
+                      .flops = one_flop_per_element,
+                      .gradient = gradient};
 }
 
 }  // namespace
@@ -183,6 +242,42 @@ const OpDescriptor& describe_Erf() {
                               .min_opset = 9,
                               .infer = same_as_float_input,
                               .flops = four_flops_per_element};
+  return d;
+}
+
+// log(1 + exp(x)) (opset 1).
+const OpDescriptor& describe_Softplus() {
+  static const OpDescriptor d{.kind = OpKind::kSoftplus,
+                              .min_opset = 1,
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element,
+                              .gradient = softplus_gradient};
+  return d;
+}
+
+// The math functions (opset 6 forms; 13 only widens their dtypes, which stay float32 here).
+const OpDescriptor& describe_Sqrt() {
+  static const OpDescriptor d = math_descriptor(OpKind::kSqrt, sqrt_gradient);
+  return d;
+}
+const OpDescriptor& describe_Exp() {
+  static const OpDescriptor d = math_descriptor(OpKind::kExp, exp_gradient);
+  return d;
+}
+const OpDescriptor& describe_Log() {
+  static const OpDescriptor d = math_descriptor(OpKind::kLog, log_gradient);
+  return d;
+}
+const OpDescriptor& describe_Abs() {
+  static const OpDescriptor d = math_descriptor(OpKind::kAbs, nullptr);
+  return d;
+}
+const OpDescriptor& describe_Neg() {
+  static const OpDescriptor d = math_descriptor(OpKind::kNeg, neg_gradient);
+  return d;
+}
+const OpDescriptor& describe_Reciprocal() {
+  static const OpDescriptor d = math_descriptor(OpKind::kReciprocal, reciprocal_gradient);
   return d;
 }
 

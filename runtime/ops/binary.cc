@@ -1,7 +1,7 @@
-// Descriptors of the broadcasting binary ops Add, Sub, Mul, Div (opset >= 7
+// Descriptors of the broadcasting binary ops Add, Sub, Mul, Div, Pow (opset >= 7
 // form: numpy multidirectional broadcasting, no `broadcast` attribute).
 // Both inputs must have the same dtype: float32 for math, int64/int32 because
-// exporters compute shapes with them (Shape → Gather → Mul → Reshape).
+// exporters compute shapes with them (Shape → Gather → Mul → Reshape); Pow is float32 only.
 // Gradient rules: each operand's gradient is computed at the output's shape,
 // then summed back to the operand's (GradientContext::reduce_to_shape).
 #include "runtime/ir/fusion.h"
@@ -25,6 +25,13 @@ Status binary_infer(InferContext& ctx) {
                      shape_to_string(ctx.input(1).shape) + " are not broadcastable");
   ctx.set_output(0, dtype, std::move(out));
   return Status::ok();
+}
+
+// Pow(X, Y): float32 base and exponent (ONNX allows integer ones too; exporters write float).
+Status pow_infer(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(1, {DType::kFloat32}));
+  return binary_infer(ctx);
 }
 
 int64_t one_flop_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
@@ -74,12 +81,31 @@ Status div_gradient(GradientContext& ctx) {
   return add_reduced_grad(ctx, 1, grad, /*negate=*/true);
 }
 
-OpDescriptor binary_descriptor(OpKind kind, Status (*gradient)(GradientContext&)) {
+// Z = A^B: dA = dY · B · A^(B - 1), dB = dY · Z · log(A) (NaN where A < 0, as the function's).
+Status pow_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue) return Status::ok();
+  if (ctx.needs_input_grad(0)) {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId lower, ctx.emit1(OpKind::kSub, {ctx.input(1), ctx.float_constant(1.0f, "one")}));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId power, ctx.emit1(OpKind::kPow, {ctx.input(0), lower}));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId slope, ctx.emit1(OpKind::kMul, {power, ctx.input(1)}));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId grad, ctx.emit1(OpKind::kMul, {dy, slope}));
+    UCUDNN_RETURN_IF_ERROR(add_reduced_grad(ctx, 0, grad));
+  }
+  if (!ctx.needs_input_grad(1)) return Status::ok();
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId log_a, ctx.emit1(OpKind::kLog, {ctx.input(0)}));
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId slope, ctx.emit1(OpKind::kMul, {ctx.output(0), log_a}));
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId grad, ctx.emit1(OpKind::kMul, {dy, slope}));
+  return add_reduced_grad(ctx, 1, grad);
+}
+
+OpDescriptor binary_descriptor(OpKind kind, Status (*gradient)(GradientContext&),
+                               Status (*infer)(InferContext&) = binary_infer) {
   return OpDescriptor{.kind = kind,
                       .min_inputs = 2,
                       .max_inputs = 2,
                       .min_opset = 7,
-                      .infer = binary_infer,
+                      .infer = infer,
                       .flops = one_flop_per_element,
                       .gradient = gradient};
 }
@@ -100,6 +126,11 @@ const OpDescriptor& describe_Mul() {
 }
 const OpDescriptor& describe_Div() {
   static const OpDescriptor d = binary_descriptor(OpKind::kDiv, div_gradient);
+  return d;
+}
+
+const OpDescriptor& describe_Pow() {
+  static const OpDescriptor d = binary_descriptor(OpKind::kPow, pow_gradient, pow_infer);
   return d;
 }
 

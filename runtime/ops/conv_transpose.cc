@@ -163,13 +163,6 @@ const OpDescriptor& describe_ConvTranspose() {
 
 namespace {
 
-// `hint`, or `hint` with a number appended: a name no value of `graph` has.
-std::string unused_value_name(const ir::Graph& graph, const std::string& hint) {
-  std::string name = hint;
-  for (int k = 1; graph.find_value(name) != ir::kNoValue; ++k) name = hint + "_" + std::to_string(k);
-  return name;
-}
-
 // The ConvGradData (and bias) nodes computing ConvTranspose `node`, appended to `out`.
 Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
   const Shape x = graph.value(node.inputs[0]).shape;
@@ -203,18 +196,18 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   }
   const std::string y_name = graph.value(y).name;  // a copy: add_value moves the values
   const ir::ValueId unbiased = graph.add_value(
-      {unused_value_name(graph, y_name + "/without_bias"), DType::kFloat32, y_shape, std::nullopt, -1});
+      {graph.unused_value_name(y_name + "/without_bias"), DType::kFloat32, y_shape, std::nullopt, -1});
   data.outputs = {unbiased};
   out.push_back(std::move(data));
 
   // B [M] → [M, 1, ...] so that it broadcasts over Y [N, M, spatial...].
   std::vector<int64_t> bias_dims(y_shape.size() - 1, 1);
   bias_dims[0] = y_shape[1];
-  const ir::ValueId dims = graph.add_value({unused_value_name(graph, node.name + "/bias_shape"), DType::kInt64,
+  const ir::ValueId dims = graph.add_value({graph.unused_value_name(node.name + "/bias_shape"), DType::kInt64,
                                             Shape{static_cast<int64_t>(bias_dims.size())},
                                             Tensor::from_int64s({static_cast<int64_t>(bias_dims.size())}, bias_dims),
                                             -1});
-  const ir::ValueId bias = graph.add_value({unused_value_name(graph, node.name + "/bias"), DType::kFloat32,
+  const ir::ValueId bias = graph.add_value({graph.unused_value_name(node.name + "/bias"), DType::kFloat32,
                                             Shape(bias_dims.begin(), bias_dims.end()), std::nullopt, -1});
   ir::Node reshape;
   reshape.name = node.name + "/bias_reshape";

@@ -83,7 +83,8 @@ int64_t fused_pointwise_flops(const InferContext& ctx) {
     switch (static_cast<PointwiseOp>(words[w])) {
       case PointwiseOp::kConstant: break;
       case PointwiseOp::kSigmoid: case PointwiseOp::kTanh: case PointwiseOp::kElu: case PointwiseOp::kErf:
-      case PointwiseOp::kHardSwish: case PointwiseOp::kHardSigmoid: per_element += 4; break;
+      case PointwiseOp::kHardSwish: case PointwiseOp::kHardSigmoid: case PointwiseOp::kExp: case PointwiseOp::kLog:
+      case PointwiseOp::kSoftplus: case PointwiseOp::kPow: per_element += 4; break;
       default: per_element += 1;
     }
   }

@@ -111,6 +111,13 @@ double unary(OpKind op, const ir::Attributes& attrs, double x) {
     case OpKind::kHardSwish: return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
     case OpKind::kElu: return x > 0 ? x : attrs.get_float("alpha") * (std::exp(x) - 1);
     case OpKind::kErf: return std::erf(x);
+    case OpKind::kSoftplus: return std::log(1 + std::exp(x));
+    case OpKind::kSqrt: return std::sqrt(x);
+    case OpKind::kExp: return std::exp(x);
+    case OpKind::kLog: return std::log(x);
+    case OpKind::kAbs: return std::fabs(x);
+    case OpKind::kNeg: return -x;
+    case OpKind::kReciprocal: return 1 / x;
     default: return NAN;
   }
 }
@@ -133,7 +140,11 @@ Tensor binary(OpKind op, const Tensor& a, const Tensor& b) {
       put_int(c, i, r);
     } else {
       const double x = get(a, ia), y = get(b, ib);
-      put(c, i, op == OpKind::kAdd ? x + y : op == OpKind::kSub ? x - y : op == OpKind::kMul ? x * y : x / y);
+      put(c, i, op == OpKind::kAdd   ? x + y
+                : op == OpKind::kSub ? x - y
+                : op == OpKind::kMul ? x * y
+                : op == OpKind::kPow ? std::pow(x, y)
+                                     : x / y);
     }
   }
   return c;
@@ -440,7 +451,9 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
   std::vector<Tensor> out;
   switch (node.op) {
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf: {
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf:
+    case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
+    case OpKind::kNeg: case OpKind::kReciprocal: {
       Tensor y = make(x->dtype(), x->shape());
       for (int64_t i = 0; i < x->numel(); ++i) put(y, i, unary(node.op, attrs, get(*x, i)));
       out.push_back(std::move(y));
@@ -469,7 +482,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
       out.push_back(std::move(y));
       break;
     }
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow: {
       Tensor y = binary(node.op, *x, *in[1]);
       if (ir::fused_activation(node) == "Relu")  // Add → Relu fused by optimizer/passes (Note [fused nodes])
         for (int64_t i = 0; i < y.numel(); ++i) put(y, i, std::max(get(y, i), 0.0));

@@ -58,6 +58,12 @@ double apply(int64_t op, double a, double b, double p0, double p1) {
     case 16: return std::min(a, b);
     case 17: return std::sqrt(a);
     case 18: return -a;
+    case 19: return std::exp(a);
+    case 20: return std::log(a);
+    case 21: return std::abs(a);
+    case 22: return 1 / a;
+    case 23: return std::log(1 + std::exp(a));
+    case 24: return std::pow(a, b);
     default: return NAN;
   }
 }
