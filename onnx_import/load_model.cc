@@ -3,6 +3,7 @@
 // rules' messages are passed on unchanged).
 #include "onnx_import/internal.h"
 #include "runtime/ops/conv_transpose.h"
+#include "runtime/ops/layer_norm.h"
 
 namespace ucudnn::onnx_import {
 
@@ -29,7 +30,8 @@ Expected<ir::Graph> load_model(const std::string& path, const ImportOptions& opt
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, build_graph(model, options));
   const bool as_declared = inputs_as_declared(graph, model.proto.graph());
   UCUDNN_RETURN_IF_ERROR(infer_and_fold(graph, options));
-  UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));  // Note [ConvTranspose as ConvGradData]
+  UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));  // Note [lowered ops]
+  UCUDNN_RETURN_IF_ERROR(lower_layer_norms(graph));
   UCUDNN_RETURN_IF_ERROR(check_declared_outputs(graph, model.proto.graph(), as_declared));
   return graph;
 }

@@ -6,7 +6,7 @@
 // clang-format off
 #define UCUDNN_FOR_EACH_OP(X)                                                      \
   /* convolution and normalization */                                               \
-  X(Conv) X(ConvTranspose) X(BatchNormalization) X(LRN)                            \
+  X(Conv) X(ConvTranspose) X(BatchNormalization) X(LRN) X(LayerNormalization)      \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
   X(Clip) X(Elu) X(Erf) X(Softplus)                                                 \
@@ -43,7 +43,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 69, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 70, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runtime/core/bytes.h"
+#include "runtime/ops/lowering.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -232,32 +233,7 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
 }  // namespace
 
 Status lower_conv_transposes(ir::Graph& graph) {
-  bool any = false;
-  for (const ir::Node& node : graph.nodes) any |= node.op == OpKind::kConvTranspose;
-  if (!any) return Status::ok();
-  std::vector<ir::Node> nodes;
-  nodes.reserve(graph.nodes.size());
-  for (const ir::Node& node : graph.nodes) {
-    if (node.op != OpKind::kConvTranspose) {
-      nodes.push_back(node);
-      continue;
-    }
-    const size_t first = nodes.size();
-    UCUDNN_RETURN_IF_ERROR(lower_one(graph, node, nodes));
-    // Each new node's rule must give its output the shape that node already has (Y's, the bias's).
-    for (size_t n = first; n < nodes.size(); ++n) {
-      UCUDNN_ASSIGN_OR_RETURN(std::vector<ValueInfo> inferred, infer_node(graph, nodes[n]));
-      const ir::Value& v = graph.value(nodes[n].outputs[0]);
-      if (inferred[0].shape != v.shape || inferred[0].dtype != v.dtype)
-        return internal_error(nodes[n].describe() + ", lowered from " + node.describe() + ": gives " +
-                              shape_to_string(inferred[0].shape) + ", expected " + shape_to_string(v.shape));
-    }
-  }
-  graph.nodes = std::move(nodes);
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    for (ir::ValueId id : graph.nodes[n].outputs)
-      if (id != ir::kNoValue) graph.value(id).producer = static_cast<ir::NodeId>(n);
-  return graph.validate().with_context("after lowering ConvTranspose");
+  return lower_each(graph, OpKind::kConvTranspose, lower_one, "ConvTranspose");
 }
 
 }  // namespace ucudnn

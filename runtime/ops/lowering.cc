@@ -1,0 +1,40 @@
+// lower_each (Note [lowered ops], lowering.h).
+#include "runtime/ops/lowering.h"
+
+#include <string>
+
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+
+Status lower_each(ir::Graph& graph, OpKind kind, LowerNode lower, const char* what) {
+  bool any = false;
+  for (const ir::Node& node : graph.nodes) any |= node.op == kind;
+  if (!any) return Status::ok();
+  std::vector<ir::Node> nodes;
+  nodes.reserve(graph.nodes.size());
+  for (const ir::Node& node : graph.nodes) {
+    if (node.op != kind) {
+      nodes.push_back(node);
+      continue;
+    }
+    const size_t first = nodes.size();
+    UCUDNN_RETURN_IF_ERROR(lower(graph, node, nodes));
+    for (size_t n = first; n < nodes.size(); ++n) {
+      UCUDNN_ASSIGN_OR_RETURN(std::vector<ValueInfo> inferred, infer_node(graph, nodes[n]));
+      for (size_t o = 0; o < nodes[n].outputs.size(); ++o) {
+        const ir::Value& v = graph.value(nodes[n].outputs[o]);
+        if (inferred[o].shape != v.shape || inferred[o].dtype != v.dtype)
+          return internal_error(nodes[n].describe() + ", lowered from " + node.describe() + ": gives " +
+                                shape_to_string(inferred[o].shape) + ", expected " + shape_to_string(v.shape));
+      }
+    }
+  }
+  graph.nodes = std::move(nodes);
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    for (ir::ValueId id : graph.nodes[n].outputs)
+      if (id != ir::kNoValue) graph.value(id).producer = static_cast<ir::NodeId>(n);
+  return graph.validate().with_context(std::string("after lowering ") + what);
+}
+
+}  // namespace ucudnn
