@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Checks the GPU on the networks the inference passes rewrite (issue 15's ninth part; device-run checks
-# the plain ones), and on two segmentation networks (dilated convolutions, Resize). Each model is exported with the device's torch, then rewritten into the forms other
+# the plain ones), on ConvNeXt (LayerNorm, GELU, Linear layers) and on two segmentation networks (dilated
+# convolutions, Resize). Each model is exported with the device's torch (opset 13, or --opset's: 17 writes
+# LayerNormalization), then rewritten into the forms other
 # exporters write (models/rewrite_exported_forms.py: mean, pad, pad_same). Each is run by
 # `ucudnn run --device cuda --math fp32` in NCHW and in NHWC, batch 2:
 #   - the model and its mean and pad forms against PyTorch's output;
 #   - pad_same (no PyTorch output: TensorFlow's pads) against ucudnn's CPU run of it.
 # One line per run to stdout and $OUT/models_gpu/summary.txt; exit 1 if any run fails or differs.
 #
-#   scripts/check_models_gpu.sh [--models a,b,...]   (from a bundle: scripts/device-bundle)
+#   scripts/check_models_gpu.sh [--models a,b,...] [--opset N]   (from a bundle: scripts/device-bundle)
 set -uo pipefail
 source "$(dirname "$0")/gpubench-env.sh"
-MODELS=shufflenet_v2_x1_0,mnasnet1_0,densenet121,efficientnet_b1,mobilenet_v3_large,regnet_y_800mf,lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large
+OPSET=13
+MODELS=shufflenet_v2_x1_0,mnasnet1_0,densenet121,efficientnet_b1,mobilenet_v3_large,regnet_y_800mf,convnext_tiny,lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) MODELS=$2; shift 2 ;;
+    --opset) OPSET=$2; shift 2 ;;
     *) echo "check_models_gpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -22,8 +26,8 @@ mkdir -p "$R/onnx"
 SUMMARY=$R/summary.txt
 : > "$SUMMARY"
 status=0
-"$PYTHON" "$SRC/models/export_torchvision.py" --out "$R/onnx" --models "$MODELS" --batch 2 --threads 8 \
-  > "$R/export.log" 2>&1 || { echo "export failed: $(tail -n 3 "$R/export.log")" | tee -a "$SUMMARY"; status=1; }
+"$PYTHON" "$SRC/models/export_torchvision.py" --out "$R/onnx" --models "$MODELS" --opset "$OPSET" \
+  --batch 2 --threads 8 > "$R/export.log" 2>&1 || { echo "export failed: $(tail -n 3 "$R/export.log")" | tee -a "$SUMMARY"; status=1; }
 
 # run MODEL_FILE DEVICE LAYOUT OUT_DIR: one run of batch 2 on the exported input, its output in OUT_DIR.
 run() {

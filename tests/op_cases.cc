@@ -313,6 +313,14 @@ const std::vector<ErrorCase>& error_cases() {
   const InputSpec runtime_ints = typed_input(int64, {2});  // not constant: a value known only at run time
   static const std::vector<ErrorCase> cases = joined({
       // --- shape rules: Conv, pools, normalization, matrix products ---
+      {{"layer_norm_stash_type_0", OpKind::kLayerNormalization, 17, {input({2, 3}), weight({3})},
+        {{"stash_type", int64_t{0}}}},
+       StatusCode::kUnsupported, "stash_type"},
+      {{"layer_norm_scale_shape", OpKind::kLayerNormalization, 17, {input({2, 3, 4}), weight({3})}},
+       StatusCode::kInvalidModel, "does not broadcast"},
+      {{"layer_norm_axis_out_of_range", OpKind::kLayerNormalization, 17, {input({2, 3, 4}), weight({4})},
+        {{"axis", int64_t{3}}}},
+       StatusCode::kInvalidModel, "out of range"},
       {{"conv_channel_mismatch", OpKind::kConv, 17, {input({1, 3, 5, 5}), weight({4, 2, 3, 3})}},
        StatusCode::kInvalidModel, "channel mismatch"},
       {{"conv_group_not_dividing", OpKind::kConv, 17, {input({1, 3, 5, 5}), weight({4, 1, 3, 3})},

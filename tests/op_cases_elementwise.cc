@@ -56,6 +56,13 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"abs", OpKind::kAbs, 13, {input(image, -4, 4)}},
       {"neg", OpKind::kNeg, 13, {input(image)}},
       {"reciprocal", OpKind::kReciprocal, 13, {input_values({6}, {-4, -0.5, 0.25, 1, 3, 1000})}},
+      // --- LayerNormalization (lowered at import: Note [lowered ops]) ---
+      {"layer_norm_last_axis", OpKind::kLayerNormalization, 17, {input(image, -3, 3), weight({6}), weight({6})}},
+      {"layer_norm_axis_1_no_bias", OpKind::kLayerNormalization, 17, {input({2, 3, 4}), weight({3, 4})},
+       {{"axis", int64_t{1}}, {"epsilon", 1e-3f}}},
+      {"layer_norm_statistics", OpKind::kLayerNormalization, 17, {input({2, 3, 4, 5}), weight({4, 5}), weight({5})},
+       {{"axis", int64_t{-2}}}, 3},
+      {"layer_norm_scale_broadcast", OpKind::kLayerNormalization, 17, {input({4, 8}, 5, 7), weight({1}), weight({8})}},
       // --- broadcasting binary ---
       {"add_same", OpKind::kAdd, 14, {input({2, 3, 4}), input({2, 3, 4})}},
       {"add_scalar", OpKind::kAdd, 14, {input({2, 3, 4}), input({})}},

@@ -443,6 +443,45 @@ Shape reshape_shape(const Shape& in, const std::vector<int64_t>& target, bool al
   return out;
 }
 
+// LayerNormalization in double, straight from the definition: per row of the normalized axes, the mean,
+// the mean squared deviation, Y = (x - mean) / sqrt(var + epsilon) · scale + B; Mean and InvStdDev per row.
+std::vector<Tensor> layer_norm(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  int64_t axis = node.attrs.get_int("axis");
+  if (axis < 0) axis += rank;
+  int64_t inner = 1;
+  for (int64_t d = axis; d < rank; ++d) inner *= x.shape()[static_cast<size_t>(d)];
+  const Shape normalized(x.shape().begin() + axis, x.shape().end());
+  Shape stats = x.shape();
+  for (int64_t d = axis; d < rank; ++d) stats[static_cast<size_t>(d)] = 1;
+  Tensor y = make(DType::kFloat32, x.shape()), mean_out = make(DType::kFloat32, stats),
+         inv_out = make(DType::kFloat32, stats);
+  const double epsilon = node.attrs.get_float("epsilon");
+  const bool has_bias = in.size() > 2 && in[2] != nullptr;
+  for (int64_t row = 0; inner > 0 && row < x.numel() / inner; ++row) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < inner; ++j) mean += get(x, row * inner + j);
+    mean /= static_cast<double>(inner);
+    for (int64_t j = 0; j < inner; ++j) var += (get(x, row * inner + j) - mean) * (get(x, row * inner + j) - mean);
+    var /= static_cast<double>(inner);
+    const double inv = 1 / std::sqrt(var + epsilon);
+    for (int64_t j = 0; j < inner; ++j) {
+      const Index at = unravel(j, normalized);
+      double v = (get(x, row * inner + j) - mean) * inv * get(*in[1], broadcast_source(at, in[1]->shape()));
+      if (has_bias) v += get(*in[2], broadcast_source(at, in[2]->shape()));
+      put(y, row * inner + j, v);
+    }
+    put(mean_out, row, mean);
+    put(inv_out, row, inv);
+  }
+  std::vector<Tensor> out;
+  out.push_back(std::move(y));
+  if (node.outputs.size() > 1) out.push_back(std::move(mean_out));
+  if (node.outputs.size() > 2) out.push_back(std::move(inv_out));
+  return out;
+}
+
 }  // namespace
 
 Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& in) {
@@ -459,6 +498,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
       out.push_back(std::move(y));
       break;
     }
+    case OpKind::kLayerNormalization: return layer_norm(node, in);
     case OpKind::kPRelu: {
       Tensor y = make(x->dtype(), x->shape());
       for (int64_t i = 0; i < x->numel(); ++i) {
