@@ -106,7 +106,8 @@ TEST(PointwiseGradient, Div) { check_binary("div", OpKind::kDiv, 0.5, 2.0); }
 // Pow: positive bases (A^B is real there), exponents of either sign.
 TEST(PointwiseGradient, Pow) {
   for (const BinaryShapes& s : kBinaryShapes)
-    check_gradients({.name = std::string("pow_") + s.name, .op = OpKind::kPow, .inputs = {input(s.a, 0.5, 2.0), input(s.b)}});
+    check_gradients(
+        {.name = std::string("pow_") + s.name, .op = OpKind::kPow, .inputs = {input(s.a, 0.5, 2.0), input(s.b)}});
 }
 // Only one operand differentiated (the other a constant): the rule emits nothing for it.
 TEST(PointwiseGradient, DivByConstant) {

@@ -91,51 +91,48 @@ Status prelu_gradient(GradientContext& ctx) {
 }
 
 // Softplus and the math functions: dX = dY · f'(x), f' written with ops the graph has, on X
-// (`input`) or on the forward output Y (`output`, which the next layer keeps anyway).
-Status softplus_gradient(GradientContext& ctx) {  // f' = sigmoid(x)
+// (`input`) or on the forward output Y (`output`, which the next layer keeps anyway). `build` makes
+// dX from dY.
+template <typename Build>
+Status unary_gradient(GradientContext& ctx, Build build) {
   const ir::ValueId dy = ctx.output_grad(0);
   if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId slope, ctx.emit1(OpKind::kSigmoid, {ctx.input(0)}));
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kMul, {dy, slope}));
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, build(dy));
   return ctx.add_input_grad(0, dx);
+}
+
+Status softplus_gradient(GradientContext& ctx) {  // f' = sigmoid(x)
+  return unary_gradient(ctx, [&](ir::ValueId dy) -> Expected<ir::ValueId> {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId slope, ctx.emit1(OpKind::kSigmoid, {ctx.input(0)}));
+    return ctx.emit1(OpKind::kMul, {dy, slope});
+  });
 }
 
 Status sqrt_gradient(GradientContext& ctx) {  // dX = dY / (2y)
-  const ir::ValueId dy = ctx.output_grad(0);
-  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId half, ctx.emit1(OpKind::kMul, {dy, ctx.float_constant(0.5f, "half")}));
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kDiv, {half, ctx.output(0)}));
-  return ctx.add_input_grad(0, dx);
+  return unary_gradient(ctx, [&](ir::ValueId dy) -> Expected<ir::ValueId> {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId half, ctx.emit1(OpKind::kMul, {dy, ctx.float_constant(0.5f, "half")}));
+    return ctx.emit1(OpKind::kDiv, {half, ctx.output(0)});
+  });
 }
 
 Status exp_gradient(GradientContext& ctx) {  // dX = dY · y
-  const ir::ValueId dy = ctx.output_grad(0);
-  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kMul, {dy, ctx.output(0)}));
-  return ctx.add_input_grad(0, dx);
+  return unary_gradient(ctx, [&](ir::ValueId dy) { return ctx.emit1(OpKind::kMul, {dy, ctx.output(0)}); });
 }
 
 Status log_gradient(GradientContext& ctx) {  // dX = dY / x
-  const ir::ValueId dy = ctx.output_grad(0);
-  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kDiv, {dy, ctx.input(0)}));
-  return ctx.add_input_grad(0, dx);
+  return unary_gradient(ctx, [&](ir::ValueId dy) { return ctx.emit1(OpKind::kDiv, {dy, ctx.input(0)}); });
 }
 
 Status neg_gradient(GradientContext& ctx) {  // dX = -dY
-  const ir::ValueId dy = ctx.output_grad(0);
-  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kNeg, {dy}));
-  return ctx.add_input_grad(0, dx);
+  return unary_gradient(ctx, [&](ir::ValueId dy) { return ctx.emit1(OpKind::kNeg, {dy}); });
 }
 
 Status reciprocal_gradient(GradientContext& ctx) {  // dX = -dY · y²
-  const ir::ValueId dy = ctx.output_grad(0);
-  if (dy == ir::kNoValue || !ctx.needs_input_grad(0)) return Status::ok();
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId square, ctx.emit1(OpKind::kMul, {ctx.output(0), ctx.output(0)}));
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId scaled, ctx.emit1(OpKind::kMul, {dy, square}));
-  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kNeg, {scaled}));
-  return ctx.add_input_grad(0, dx);
+  return unary_gradient(ctx, [&](ir::ValueId dy) -> Expected<ir::ValueId> {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId square, ctx.emit1(OpKind::kMul, {ctx.output(0), ctx.output(0)}));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId scaled, ctx.emit1(OpKind::kMul, {dy, square}));
+    return ctx.emit1(OpKind::kNeg, {scaled});
+  });
 }
 
 OpDescriptor math_descriptor(OpKind kind, Status (*gradient)(GradientContext&)) {

@@ -86,7 +86,8 @@ Status pow_gradient(GradientContext& ctx) {
   const ir::ValueId dy = ctx.output_grad(0);
   if (dy == ir::kNoValue) return Status::ok();
   if (ctx.needs_input_grad(0)) {
-    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId lower, ctx.emit1(OpKind::kSub, {ctx.input(1), ctx.float_constant(1.0f, "one")}));
+    const ir::ValueId one = ctx.float_constant(1.0f, "one");
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId lower, ctx.emit1(OpKind::kSub, {ctx.input(1), one}));
     UCUDNN_ASSIGN_OR_RETURN(ir::ValueId power, ctx.emit1(OpKind::kPow, {ctx.input(0), lower}));
     UCUDNN_ASSIGN_OR_RETURN(ir::ValueId slope, ctx.emit1(OpKind::kMul, {power, ctx.input(1)}));
     UCUDNN_ASSIGN_OR_RETURN(ir::ValueId grad, ctx.emit1(OpKind::kMul, {dy, slope}));

@@ -57,12 +57,15 @@ Status infer_layer_norm(InferContext& ctx) {
 }
 
 // Two reductions and about eight elementwise operations per element.
-int64_t layer_norm_flops(const InferContext& ctx) { return saturating_mul(int64_t{10}, shape_numel(ctx.input(0).shape)); }
+int64_t layer_norm_flops(const InferContext& ctx) {
+  return saturating_mul(int64_t{10}, shape_numel(ctx.input(0).shape));
+}
 
 // Appends the nodes of lower_layer_norms for `node`.
 class Lowering {
  public:
-  Lowering(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) : graph_(graph), node_(node), out_(out) {}
+  Lowering(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out)
+      : graph_(graph), node_(node), out_(out) {}
 
   Status run() {
     const ir::ValueId x = node_.inputs[0];
