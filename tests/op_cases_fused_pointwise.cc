@@ -86,6 +86,13 @@ std::vector<OpCase> program_cases() {
        {image}},
       {"fused_pointwise_math", kFused, 1, {input(image, 0.25, 4), input(image, -3, 3)}, program(math), 1, {image}},
       {"fused_pointwise_gelu", kFused, 1, {input(image, -4, 4)}, program(gelu, {0.70710678f, 1.0f, 0.5f}), 1, {image}},
+      // The CPU's vectorised erf (a rational function on [-4, 4], ±1 beyond) at its edges, past them, at the
+      // extremes, and NaN; 40 elements, so the vector loop runs and its remainder too.
+      {"fused_pointwise_erf_edges", kFused, 1,
+       {input_values({40}, {-1e30, -1e4, -10, -4.5, -4.0001, -4, -3.9999, -2, -1, -0.5, -1e-3, -1e-30, 0, 1e-30, 1e-3, 0.1,
+                            0.5, 1, 1.5, 2, 3, 3.9999, 4, 4.0001, 4.5, 10, 1e4, 1e30, INFINITY, -INFINITY, NAN, 0.25,
+                            -0.25, 0.75, -0.75, 2.5, -2.5, 3.5, -3.5, 0.05})},
+       program({{Op::kErf, 0}}), 1, {{40}}},
       {"fused_pointwise_silu_one_leaf_twice", kFused, 1, {input({1000}, -6, 6)}, program(silu), 1, {{1000}}},
       {"fused_pointwise_bn_relu_per_channel", kFused, 1,
        {input({2, 4, 5, 6}), weight({1, 4, 1, 1}), weight({1, 4, 1, 1})},

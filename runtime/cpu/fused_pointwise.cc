@@ -145,9 +145,11 @@ const float* gather_concat(const LeafReader& r, int64_t start, int64_t n, float*
 // erf(v) as a rational function of v on [-4, 4] (beyond, erf is ±1 in float), the approximation of
 // XLA and Eigen's vectorised erf: within 4e-7 of erf (1.1e-7 near 0, where it is odd like erf), in a
 // loop that vectorises, where glibc's erff is a call per element (GELU was a quarter of ConvNeXt's
-// time on the CPU). NaN stays NaN: both comparisons are false.
+// time on the CPU). The polynomial runs on every v and the result is chosen after it, so the loop has
+// no branch (a clamp first let GCC branch to the constant it gives); a NaN fails the comparison and
+// stays NaN, as do the infinite and huge v whose polynomial overflows — those take ±1.
 inline float erf_rational(float v) {
-  const float x = v < -4.f ? -4.f : (v > 4.f ? 4.f : v), x2 = x * x;
+  const float x2 = v * v;
   float p = -2.72614225801306e-10f;
   p = p * x2 + 2.77068142495902e-08f;
   p = p * x2 - 2.10102402082508e-06f;
@@ -160,7 +162,8 @@ inline float erf_rational(float v) {
   q = q * x2 - 1.68282697438203e-03f;
   q = q * x2 - 7.37332916720468e-03f;
   q = q * x2 - 1.42647390514189e-02f;
-  return x * p / q;
+  const float r = v * p / q;
+  return std::fabs(v) > 4.f ? std::copysign(1.f, v) : r;
 }
 
 template <int Op>
