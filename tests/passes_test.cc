@@ -188,8 +188,11 @@ TEST(MatmulToGemm, ALinearLayerBecomesAGemmWithItsBias) {
                                                                OpKind::kRelu}
                                          : std::vector<OpKind>{OpKind::kGemm, OpKind::kRelu};
     EXPECT_EQ(ops_of(graph), want);
-    for (const ir::Node& node : graph.nodes)
-      if (node.op == OpKind::kGemm) EXPECT_EQ(node.inputs.size(), 3u);  // the bias is C
+    for (const ir::Node& node : graph.nodes) {
+      if (node.op == OpKind::kGemm) {
+        EXPECT_EQ(node.inputs.size(), 3u);  // the bias is C
+      }
+    }
     expect_same_outputs(original, graph);
   }
 }
