@@ -191,6 +191,8 @@ TEST(MatmulToGemm, ALinearLayerBecomesAGemmWithItsBias) {
     for (const ir::Node& node : graph.nodes) {
       if (node.op == OpKind::kGemm) {
         EXPECT_EQ(node.inputs.size(), 3u);  // the bias is C
+        // Every attribute set, as the importer sets them (the CUDA kernel reads them without asking).
+        for (const char* name : {"alpha", "beta", "transA", "transB"}) EXPECT_TRUE(node.attrs.has(name)) << name;
       }
     }
     expect_same_outputs(original, graph);

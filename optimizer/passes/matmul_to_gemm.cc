@@ -12,6 +12,7 @@
 
 #include "optimizer/passes/graph_edit.h"
 #include "optimizer/passes/passes.h"
+#include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn::optimizer {
 
@@ -56,7 +57,8 @@ ir::ValueId int64_constant(ir::Graph& graph, const std::string& hint, const std:
       {graph.unused_value_name(hint), DType::kInt64, shape, Tensor::from_int64s(shape, values), -1});
 }
 
-// The nodes it makes take opset 13's forms (Gemm's C optional, Reshape without allowzero).
+// The nodes it makes take opset 13's forms (Gemm's C optional), with every attribute's default set, as
+// the importer sets them: kernels read them without asking (the CUDA Gemm reads transA, alpha, beta).
 ir::Node make_node(const std::string& name, OpKind op, std::vector<ir::ValueId> inputs, ir::ValueId output) {
   ir::Node node;
   node.name = name;
@@ -64,6 +66,7 @@ ir::Node make_node(const std::string& name, OpKind op, std::vector<ir::ValueId> 
   node.opset = 13;
   node.inputs = std::move(inputs);
   node.outputs = {output};
+  fill_default_attributes(node);
   return node;
 }
 
