@@ -32,12 +32,12 @@ bool is_linear(const ir::Graph& graph, const ir::Node& node) {
          a.back() > 0 && shape_numel(a) > 0 && b[1] > 0;
 }
 
-// The Add reading `y` (the MatMul's output, [..., N]) as its only reader with a constant bias of N elements
+// The Add reading `y` (the output of node `matmul`, [..., N]) as its only reader with a constant bias of N elements
 // along the last axis; -1 when there is none.
-ir::NodeId bias_add(const ir::Graph& graph, const std::vector<int>& uses, ir::ValueId y) {
+ir::NodeId bias_add(const ir::Graph& graph, const std::vector<int>& uses, size_t matmul, ir::ValueId y) {
   if (uses[static_cast<size_t>(y)] != 1 || is_graph_output(graph, y)) return -1;
   const int64_t n = graph.value(y).shape.back();
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+  for (size_t i = matmul + 1; i < graph.nodes.size(); ++i) {  // the nodes are in topological order
     const ir::Node& add = graph.nodes[i];
     if (add.op != OpKind::kAdd || add.inputs.size() != 2 || !ir::fused_activation(add).empty()) continue;
     for (size_t side = 0; side < 2; ++side) {
@@ -92,7 +92,7 @@ Status matmul_to_gemm(ir::Graph& graph, PassStats* stats) {
     const int64_t rows = shape_numel(a_shape) / k;
     std::vector<ir::ValueId> gemm_inputs = {a, b};
     ir::ValueId y = matmul.outputs[0];
-    const ir::NodeId add = bias_add(graph, uses, y);
+    const ir::NodeId add = bias_add(graph, uses, i, y);
     if (add >= 0) {
       const ir::Node& add_node = graph.nodes[static_cast<size_t>(add)];
       const ir::ValueId bias = add_node.inputs[add_node.inputs[0] == y ? 1 : 0];
@@ -107,21 +107,20 @@ Status matmul_to_gemm(ir::Graph& graph, PassStats* stats) {
     }
     const Shape y_shape = graph.value(y).shape;
     const std::string name = graph.value(y).name;
-    if (a_shape.size() > 2) {
-      const ir::ValueId a2 = graph.add_value(
+    if (a_shape.size() == 2) {
+      nodes.push_back(make_node(matmul.name, OpKind::kGemm, gemm_inputs, y));
+    } else {  // A [..., M, K] as rows [rows, K], the product [rows, N] back as Y [..., M, N]
+      const ir::ValueId a_rows = graph.add_value(
           {graph.unused_value_name(name + "/rows"), DType::kFloat32, Shape{rows, k}, std::nullopt, -1});
       nodes.push_back(make_node(matmul.name + "/rows", OpKind::kReshape,
-                                {a, int64_constant(graph, name + "/rows_shape", {rows, k})}, a2));
-      gemm_inputs[0] = a2;
-    }
-    ir::ValueId gemm_out = y;
-    if (a_shape.size() > 2)
-      gemm_out = graph.add_value(
+                                {a, int64_constant(graph, name + "/rows_shape", {rows, k})}, a_rows));
+      gemm_inputs[0] = a_rows;
+      const ir::ValueId y_rows = graph.add_value(
           {graph.unused_value_name(name + "/gemm"), DType::kFloat32, Shape{rows, n}, std::nullopt, -1});
-    nodes.push_back(make_node(matmul.name, OpKind::kGemm, gemm_inputs, gemm_out));
-    if (a_shape.size() > 2)
+      nodes.push_back(make_node(matmul.name, OpKind::kGemm, gemm_inputs, y_rows));
       nodes.push_back(make_node(matmul.name + "/unrows", OpKind::kReshape,
-                                {gemm_out, int64_constant(graph, name + "/shape", y_shape)}, y));
+                                {y_rows, int64_constant(graph, name + "/shape", y_shape)}, y));
+    }
     ++stats->matmuls_made_gemms;
     rewritten = true;
   }
