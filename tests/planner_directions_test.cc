@@ -464,7 +464,7 @@ TEST(PlannerDirections, ReportShowsEachKernelsDirection) {
 
 TEST(PlannerDirections, CpuBenchmarkerTimesEveryBackwardAlgorithm) {
   const ir::Graph graph = training_graph();
-  const std::unique_ptr<Benchmarker> bench = make_cpu_benchmarker({0, 1});
+  const std::unique_ptr<Benchmarker> bench = make_cpu_benchmarker({.warmup = 0, .repeats = 1, .max_repeats = 1});
   auto kernels = collect_conv_kernels(graph, bench->device_key());
   ASSERT_TRUE(kernels.has_value()) << kernels.status().to_string();
   const std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
@@ -541,7 +541,7 @@ TEST(PlannerDirections, MeasuredPlanRunsMicroBatchedBackwardConvolutionsOnCpu) {
   ucudnn_test::TempDir dir("planner_directions_cpu");
   auto db = BenchmarkDb::open(dir.file("db.sqlite"));
   ASSERT_TRUE(db.has_value()) << db.status().to_string();
-  const std::unique_ptr<Benchmarker> bench = make_cpu_benchmarker({0, 1});
+  const std::unique_ptr<Benchmarker> bench = make_cpu_benchmarker({.warmup = 0, .repeats = 1, .max_repeats = 1});
   auto measured = gather_timings(graph, BatchSizePolicy::kPowerOfTwo, *bench, &*db, false, false);
   ASSERT_TRUE(measured.has_value()) << measured.status().to_string();
   EXPECT_EQ(measured->kernels_benchmarked, kNodeCount);

@@ -1,6 +1,7 @@
 // Benchmarker: measures every algorithm of a convolution kernel (in its direction:
 // forward, backward data or backward filter) at a list of micro-batch sizes — time
-// (median of several runs after warm-up) and workspace.
+// (of several runs after warm-up: cuDNN's median, the CPU's fastest, Note [interleaved timing])
+// and workspace.
 // An algorithm that fails or does not apply is recorded as unavailable, not fatal.
 // One implementation per backend: CPU (cpu_benchmarker.cc) and cuDNN (CUDA build).
 #pragma once
@@ -24,9 +25,12 @@ class Benchmarker {
                                           const std::vector<int64_t>& sizes) = 0;
 };
 
+// Note [interleaved timing] (cpu_benchmarker.cc): the algorithms run in turns, a run each per round.
 struct CpuBenchmarkOptions {
-  int warmup = 1;
-  int repeats = 3;  // median of this many timed runs
+  int warmup = 1;        // untimed rounds
+  int repeats = 3;       // timed rounds at least; each algorithm's time is its fastest timed run
+  int max_repeats = 10;  // timed rounds at most: more rounds are run while the rounds so far took
+  double round_budget_ms = 20;  // less than this (cheap kernels, whose times the load moves most)
 };
 
 // The CPU backend's benchmarker: its "algorithms" are the CPU conv methods

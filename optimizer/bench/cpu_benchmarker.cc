@@ -2,14 +2,15 @@
 // every direction: a Conv's algorithms through runtime/cpu/conv_algorithms.h, the
 // backward ops' (ConvGradData, ConvGradFilter) through their CPU kernels.
 #include <algorithm>
-#include <chrono>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
 #include <thread>
 
 #include "optimizer/bench/benchmarker.h"
+#include "optimizer/bench/interleaved_timing.h"
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_kernel.h"
@@ -72,18 +73,18 @@ class CpuBenchmarker final : public Benchmarker {
   }
 
  private:
-  // The median of `repeats` timed runs of `run` after `warmup` untimed ones; nullopt when a run fails.
-  template <typename Run>
-  std::optional<double> median_ms(Run&& run) const {
-    std::vector<double> times;
-    for (int r = 0; r < options_.warmup + options_.repeats; ++r) {
-      const auto start = std::chrono::steady_clock::now();
-      if (!run()) return std::nullopt;
-      const auto stop = std::chrono::steady_clock::now();
-      if (r >= options_.warmup) times.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  // One workspace for the algorithms run in turns, of the largest of `bytes` (algorithm a's workspace,
+  // nullopt where it does not run) that can be allocated: an algorithm whose workspace is larger is set to
+  // nullopt (out of memory: unavailable, not fatal).
+  static Expected<Tensor> shared_workspace(std::vector<std::optional<size_t>>& bytes) {
+    for (;;) {
+      size_t largest = 0;
+      for (const std::optional<size_t>& b : bytes) largest = std::max(largest, b.value_or(0));
+      Expected<Tensor> workspace = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(largest)});
+      if (workspace || largest == 0) return workspace;
+      for (std::optional<size_t>& b : bytes)
+        if (b == largest) b.reset();
     }
-    std::sort(times.begin(), times.end());
-    return std::max(times[times.size() / 2], 1e-6);  // a time of 0 would look free (the database refuses it)
   }
 
   // A Conv: the bare convolution of every CPU algorithm (no bias, no fused activation: they
@@ -114,36 +115,42 @@ class CpuBenchmarker final : public Benchmarker {
       UCUDNN_ASSIGN_OR_RETURN(cpu::ConvProblem problem, cpu::conv_problem(node, x_shape, kernel.w_shape));
       const int64_t slices = std::max<int64_t>(batch / std::max<int64_t>(size, 1), 1);
       std::vector<AlgoMeasurement>& row = timings.by_batch[size];
+      std::vector<std::unique_ptr<cpu::PreparedConv>> convs;
+      std::vector<std::optional<size_t>> bytes;
       for (int algorithm = 0; algorithm < cpu::kNumCpuConvAlgorithms; ++algorithm) {
-        AlgoMeasurement m;
-        m.algorithm = algorithm;
-        m.name = cpu::cpu_conv_algorithm_name(algorithm);
-        m.available = false;
         // Note [Winograd for inference]: Winograd rounds differently from the exact algorithms (within 1e-4
         // of a layer's output scale, about 3e-5 measured); where W changes (training) that drifts from
         // PyTorch's FP32 trajectory, as oneDNN's Winograd did when it was offered (it is no longer:
         // cpu_conv_algorithm_available). It is timed for constant weights only, an inference session's, as
         // cuDNN offers its FP32 Winograd.
         const bool inference_only = algorithm == static_cast<int>(cpu::CpuConvAlgorithm::kWinograd4x3);
-        std::unique_ptr<cpu::PreparedConv> conv =
-            inference_only && !weights_constant ? nullptr
-                                                : cpu::prepare_conv(problem, algorithm, {}, weights_constant);
-        if (conv != nullptr) {
-          // The plan's workspace is the query's (what a call whose weights may change needs).
-          m.workspace_bytes = cpu::conv_workspace_bytes(problem, algorithm);
-          auto workspace = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(m.workspace_bytes)});
-          if (workspace) {  // out of memory: unavailable, not fatal
-            int64_t slice = 0;
-            const std::optional<double> time = median_ms([&] {
-              const int64_t first = (slice++ % slices) * size;  // Note [micro-batches read cold data]
-              conv->run(x.data<float>() + first * x_sample, w.data<float>(), nullptr, nullptr,
-                        y.data<float>() + first * y_sample, workspace->raw());
-              return true;
-            });
-            m.time_ms = *time;
-            m.available = true;
-          }
-        }
+        convs.push_back(inference_only && !weights_constant
+                            ? nullptr
+                            : cpu::prepare_conv(problem, algorithm, {}, weights_constant));
+        // The plan's workspace is the query's (what a call whose weights may change needs).
+        bytes.push_back(convs.back() != nullptr ? std::optional(cpu::conv_workspace_bytes(problem, algorithm))
+                                                : std::nullopt);
+      }
+      UCUDNN_ASSIGN_OR_RETURN(Tensor workspace, shared_workspace(bytes));
+      std::vector<std::function<bool()>> runs(convs.size());
+      int64_t slice = 0;  // Note [micro-batches read cold data]: each run takes the next slice
+      for (size_t a = 0; a < convs.size(); ++a) {
+        if (!bytes[a]) continue;
+        runs[a] = [&, conv = convs[a].get()] {
+          const int64_t first = (slice++ % slices) * size;
+          conv->run(x.data<float>() + first * x_sample, w.data<float>(), nullptr, nullptr,
+                    y.data<float>() + first * y_sample, workspace.raw());
+          return true;
+        };
+      }
+      const std::vector<std::optional<double>> times = fastest_in_turns(runs, options_);
+      for (size_t a = 0; a < convs.size(); ++a) {
+        AlgoMeasurement m;
+        m.algorithm = static_cast<int>(a);
+        m.name = cpu::cpu_conv_algorithm_name(m.algorithm);
+        m.available = times[a].has_value();
+        m.time_ms = times[a].value_or(0);
+        m.workspace_bytes = bytes[a].value_or(0);
         row.push_back(m);
       }
     }
@@ -177,31 +184,31 @@ class CpuBenchmarker final : public Benchmarker {
       const std::vector<const Tensor*> src_ptrs = {&src[0], &src[1]};
       const std::vector<Tensor*> dst_ptrs = {&dst};
       std::vector<AlgoMeasurement>& row = timings.by_batch[size];
+      std::vector<std::optional<size_t>> bytes;
       for (int algorithm = 0; algorithm < count; ++algorithm) {
+        const size_t b = table.workspace_bytes ? table.workspace_bytes(node, src_shapes, algorithm) : 0;
+        bytes.push_back(b == SIZE_MAX ? std::nullopt : std::optional(b));  // SIZE_MAX: does not apply
+      }
+      UCUDNN_ASSIGN_OR_RETURN(Tensor workspace, shared_workspace(bytes));
+      std::vector<std::function<bool()>> runs(bytes.size());
+      for (size_t a = 0; a < bytes.size(); ++a) {
+        if (!bytes[a]) continue;
+        runs[a] = [&, a] {
+          const cpu::KernelArgs args{node, src_ptrs, dst_ptrs, workspace.raw(), *bytes[a], static_cast<int>(a)};
+          Status status = table.run(args);
+          if (!status.is_ok() && first_error.is_ok()) first_error = status;
+          return status.is_ok();
+        };
+      }
+      const std::vector<std::optional<double>> times = fastest_in_turns(runs, options_);
+      for (size_t a = 0; a < bytes.size(); ++a) {
         AlgoMeasurement m;
-        m.algorithm = algorithm;
-        m.name = cpu::cpu_conv_grad_algorithm_name(algorithm);
-        m.available = false;
-        const size_t bytes = table.workspace_bytes ? table.workspace_bytes(node, src_shapes, algorithm) : 0;
-        if (bytes == SIZE_MAX) {  // does not apply
-          row.push_back(m);
-          continue;
-        }
-        m.workspace_bytes = bytes;
-        auto workspace = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(bytes)});
-        if (workspace) {  // out of memory: unavailable, not fatal
-          const cpu::KernelArgs args{node, src_ptrs, dst_ptrs, workspace->raw(), m.workspace_bytes, algorithm};
-          const std::optional<double> time = median_ms([&] {
-            Status status = table.run(args);
-            if (!status.is_ok() && first_error.is_ok()) first_error = status;
-            return status.is_ok();
-          });
-          if (time) {
-            m.time_ms = *time;
-            m.available = true;
-            any_ran = true;
-          }
-        }
+        m.algorithm = static_cast<int>(a);
+        m.name = cpu::cpu_conv_grad_algorithm_name(m.algorithm);
+        m.available = times[a].has_value();
+        m.time_ms = times[a].value_or(0);
+        m.workspace_bytes = bytes[a].value_or(0);
+        any_ran = any_ran || m.available;
         row.push_back(m);
       }
     }
