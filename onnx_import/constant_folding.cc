@@ -1,13 +1,15 @@
 // Constant folding at import: a node whose present inputs are all constant is
-// evaluated with its CPU kernel and its outputs become constants; Shape is
-// evaluated from its input's static shape alone. Folded nodes are then removed
-// and the graph pruned (shape_resolution.cc). Nodes whose kernel is not
+// evaluated with its CPU kernel and its outputs become constants; Shape and Size
+// are evaluated from their input's static shape alone, ConstantOfShape from its
+// value. Folded nodes are then removed and the graph pruned (shape_resolution.cc). Nodes whose kernel is not
 // available, whose kernel reports Unsupported for these inputs, or whose
 // outputs exceed kMaxFoldBytes are left to run at run time.
 #include <algorithm>
+#include <cstring>
 
 #include "onnx_import/internal.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ops/constant_of_shape.h"
 
 namespace ucudnn::onnx_import {
 
@@ -36,11 +38,41 @@ Expected<bool> fold_shape(ir::Graph& graph, ir::Node& node) {
   return true;
 }
 
+// Size: the element count of its input's static shape.
+Expected<bool> fold_size(ir::Graph& graph, ir::Node& node) {
+  if (node.inputs.empty() || node.inputs[0] == ir::kNoValue || node.outputs.empty() ||
+      node.outputs[0] == ir::kNoValue)
+    return false;
+  const int64_t numel = shape_numel(graph.value(node.inputs[0]).shape);
+  graph.value(node.outputs[0]).constant = Tensor::from_int64s({}, std::span<const int64_t>(&numel, 1));
+  return true;
+}
+
+// ConstantOfShape: its output filled with its value (constant_of_shape_value) when that output is at most
+// kMaxFoldBytes; a larger one is lowered into an Expand that runs (runtime/ops/constant_of_shape.h).
+Expected<bool> fold_constant_of_shape(ir::Graph& graph, ir::Node& node) {
+  ir::Value& out = graph.value(node.outputs[0]);
+  const size_t element = dtype_size(out.dtype);
+  if (static_cast<size_t>(shape_numel(out.shape)) > kMaxFoldBytes / element) return false;
+  const Tensor value = constant_of_shape_value(node);
+  if (value.dtype() != out.dtype || value.raw() == nullptr)
+    return internal_error(node.describe() + ": its value " + value.describe() + " does not match its output " +
+                          std::string(dtype_name(out.dtype)));
+  UCUDNN_ASSIGN_OR_RETURN(Tensor filled, Tensor::allocate(out.dtype, out.shape));
+  auto* bytes = static_cast<unsigned char*>(filled.raw());
+  for (int64_t i = 0; i < filled.numel(); ++i)
+    std::memcpy(bytes + static_cast<size_t>(i) * element, value.raw(), element);
+  out.constant = std::move(filled);
+  return true;
+}
+
 }  // namespace
 
 Expected<bool> fold_node(ir::Graph& graph, ir::NodeId id) {
   ir::Node& node = graph.nodes[static_cast<size_t>(id)];
   if (node.op == OpKind::kShape) return fold_shape(graph, node);
+  if (node.op == OpKind::kSize) return fold_size(graph, node);
+  if (node.op == OpKind::kConstantOfShape) return fold_constant_of_shape(graph, node);
 
   std::vector<const Tensor*> src;
   std::vector<Shape> src_shapes;

@@ -4,8 +4,9 @@
 // check_model_ops (graph_builder.cc, every unsupported node at once) →
 // build_graph (graph_builder.cc: initializers, inputs with resolved shapes,
 // nodes with upgraded and validated attributes) → infer_and_fold
-// (shape_resolution.cc + constant_folding.cc) → prune → lower_conv_transposes
-// (runtime/ops/conv_transpose.h: ConvTranspose runs as ConvGradData).
+// (shape_resolution.cc + constant_folding.cc) → prune → lower_composite_ops
+// (runtime/ops/lowering.h: ConvTranspose runs as ConvGradData, LayerNormalization and
+// InstanceNormalization as reductions and elementwise ops).
 #pragma once
 
 #include <functional>

@@ -2,8 +2,7 @@
 // File-level problems name the path; node-level ones name the node (the shape
 // rules' messages are passed on unchanged).
 #include "onnx_import/internal.h"
-#include "runtime/ops/conv_transpose.h"
-#include "runtime/ops/layer_norm.h"
+#include "runtime/ops/lowering.h"
 
 namespace ucudnn::onnx_import {
 
@@ -30,8 +29,7 @@ Expected<ir::Graph> load_model(const std::string& path, const ImportOptions& opt
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, build_graph(model, options));
   const bool as_declared = inputs_as_declared(graph, model.proto.graph());
   UCUDNN_RETURN_IF_ERROR(infer_and_fold(graph, options));
-  UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));  // Note [lowered ops]
-  UCUDNN_RETURN_IF_ERROR(lower_layer_norms(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_composite_ops(graph));  // Note [lowered ops]
   UCUDNN_RETURN_IF_ERROR(check_declared_outputs(graph, model.proto.graph(), as_declared));
   return graph;
 }

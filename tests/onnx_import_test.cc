@@ -686,6 +686,69 @@ TEST(OnnxImport, Split11SizesBecomeAnInput) {
   EXPECT_EQ(*g->value(g->nodes[0].inputs[1]).constant->to_int64_vector(), (std::vector<int64_t>{2, 4}));
 }
 
+// Note [ConstantOfShape as Expand]: a ConstantOfShape becomes an Expand of its value, which folds at import.
+TEST(OnnxImport, ConstantOfShapeFoldsAsAnExpandOfItsValue) {
+  for (const bool with_value : {true, false}) {
+    SCOPED_TRACE(with_value ? "value 1.5" : "no value: 0");
+    TempDir dir;
+    onnx::ModelProto m = make_model(13);
+    add_input(m, "x", {"2", "3"});
+    add_node(m, "Shape", {"x"}, {"s"});
+    auto* c = add_node(m, "ConstantOfShape", {"s"}, {"c"}, "fill");
+    if (with_value) {
+      auto* a = c->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+      a->mutable_t()->add_dims(1);
+      a->mutable_t()->add_float_data(1.5f);
+    }
+    add_node(m, "Add", {"x", "c"}, {"y"});
+    add_output(m, "y", {"2", "3"});
+    auto g = load(write_model(dir, m));
+    ASSERT_TRUE(g.has_value()) << g.status().to_string();
+    ASSERT_EQ(g->nodes.size(), 1u);
+    ASSERT_EQ(g->nodes[0].op, OpKind::kAdd);
+    const ir::Value& filled = g->value(g->nodes[0].inputs[1]);
+    ASSERT_TRUE(filled.constant.has_value());
+    EXPECT_EQ(filled.shape, (Shape{2, 3}));
+    for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(filled.constant->data<float>()[i], with_value ? 1.5f : 0.0f) << i;
+  }
+}
+
+// Above kMaxFoldBytes the Expand stays, to run on the backend.
+TEST(OnnxImport, ConstantOfShapeTooLargeToFoldRunsAsExpand) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "x", {"4096", "8192"});  // 128 MiB of float32
+  add_node(m, "Shape", {"x"}, {"s"});
+  add_node(m, "ConstantOfShape", {"s"}, {"c"}, "fill");
+  add_node(m, "Add", {"x", "c"}, {"y"});
+  add_output(m, "y", {"4096", "8192"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->nodes.size(), 2u);
+  EXPECT_EQ(g->nodes[0].op, OpKind::kExpand);
+  EXPECT_EQ(g->nodes[0].name, "fill");
+  EXPECT_EQ(g->value(g->nodes[0].outputs[0]).shape, (Shape{4096, 8192}));
+}
+
+TEST(OnnxImport, ConstantOfShapeValueOfTwoElementsRejected) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(13);
+  add_int64_initializer(m, "s", {1}, {3});
+  auto* c = add_node(m, "ConstantOfShape", {"s"}, {"c"}, "fill");
+  auto* a = c->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_dims(2);
+  a->mutable_t()->add_float_data(1.0f);
+  a->mutable_t()->add_float_data(2.0f);
+  add_output(m, "c", {"3"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"node 'fill'", "one element", "holds 2"});
+}
+
 TEST(OnnxImport, BatchNormSpatialZeroRejected) {
   TempDir dir;
   onnx::ModelProto m = make_model(7);

@@ -63,6 +63,12 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"layer_norm_statistics", OpKind::kLayerNormalization, 17, {input({2, 3, 4, 5}), weight({4, 5}), weight({5})},
        {{"axis", int64_t{-2}}}, 3},
       {"layer_norm_scale_broadcast", OpKind::kLayerNormalization, 17, {input({4, 8}, 5, 7), weight({1}), weight({8})}},
+      // --- InstanceNormalization (lowered at import: Note [lowered ops]) ---
+      {"instance_norm_image", OpKind::kInstanceNormalization, 6, {input({2, 3, 5, 6}, -3, 3), weight({3}), weight({3})}},
+      {"instance_norm_1d_epsilon", OpKind::kInstanceNormalization, 6, {input({2, 4, 7}), weight({4}), weight({4})},
+       {{"epsilon", 1e-3f}}},
+      {"instance_norm_offset_3d", OpKind::kInstanceNormalization, 6, {input({1, 2, 3, 4, 4}, 5, 7), weight({2}),
+                                                                     weight({2})}},
       // --- broadcasting binary ---
       {"add_same", OpKind::kAdd, 14, {input({2, 3, 4}), input({2, 3, 4})}},
       {"add_scalar", OpKind::kAdd, 14, {input({2, 3, 4}), input({})}},

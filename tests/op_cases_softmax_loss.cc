@@ -72,6 +72,14 @@ std::vector<OpCase> reduce_sum_and_expand_cases() {
       {"expand_shape_lower_rank", OpKind::kExpand, 13, {input({2, 3, 4}), ints({4})}, {}, 1, {{2, 3, 4}}},
       {"expand_middle", OpKind::kExpand, 13, {input({2, 1, 4}), ints({1, 3, 1})}, {}, 1, {{2, 3, 4}}},
       {"expand_scalar", OpKind::kExpand, 13, {input({}), ints({2, 3})}, {}, 1, {{2, 3}}},
+      {"size", OpKind::kSize, 13, {input({2, 3, 4})}, {}, 1, {ucudnn::Shape{}}},
+      {"size_int64_empty", OpKind::kSize, 13, {typed_input(int64, {0, 3}, {})}, {}, 1, {ucudnn::Shape{}}},
+      // ConstantOfShape: lowered into Expand (Note [lowered ops]), as the importer does with one too large to fold
+      {"constant_of_shape_zeros", OpKind::kConstantOfShape, 9, {ints({2, 3})}, {}, 1, {{2, 3}}},
+      {"constant_of_shape_value", OpKind::kConstantOfShape, 9, {ints({2, 1, 4})},
+       {{"value", ucudnn::Tensor::from_floats({1}, std::vector<float>{2.5f})}}, 1, {{2, 1, 4}}},
+      {"constant_of_shape_int64", OpKind::kConstantOfShape, 9, {ints({3})},
+       {{"value", ucudnn::Tensor::from_int64s({1}, std::vector<int64_t>{-7})}}, 1, {{3}}},
       {"expand_int64", OpKind::kExpand, 13, {typed_input(int64, {1, 3}, {5, -7, 9}), ints({2, 1})}, {}, 1, {{2, 3}}},
   };
 }

@@ -1,5 +1,5 @@
 // CPU kernels of Flatten, Reshape, Squeeze, Unsqueeze, Identity, Dropout
-// (inference: a copy, mask all true), Constant, Shape and Cast.
+// (inference: a copy, mask all true), Constant, Shape, Size and Cast.
 //
 // The shape-only ops copy bytes (any dtype); when the executor gives dst the
 // same buffer as src the copy is skipped. Cast converts between float32,
@@ -57,6 +57,11 @@ Status run_shape(const KernelArgs& args) {
   const int64_t end = args.node.attrs.has("end") ? clamp_dim(args.node.attrs.get_int("end")) : rank;
   int64_t* dst = args.dst[0]->data<int64_t>();
   for (int64_t d = start; d < end; ++d) dst[d - start] = shape[d];
+  return Status::ok();
+}
+
+Status run_size(const KernelArgs& args) {
+  args.dst[0]->data<int64_t>()[0] = args.src[0]->numel();
   return Status::ok();
 }
 
@@ -147,8 +152,18 @@ const CpuKernel& cpu_kernel_Constant() {
   static const CpuKernel k{.run = run_constant};
   return k;
 }
+// None: the importer folds every ConstantOfShape or rewrites it into an Expand (Note [lowered ops],
+// runtime/ops/lowering.h); a graph built otherwise is refused ("no CPU kernel").
+const CpuKernel& cpu_kernel_ConstantOfShape() {
+  static const CpuKernel k{};
+  return k;
+}
 const CpuKernel& cpu_kernel_Shape() {
   static const CpuKernel k{.run = run_shape};
+  return k;
+}
+const CpuKernel& cpu_kernel_Size() {
+  static const CpuKernel k{.run = run_size};
   return k;
 }
 const CpuKernel& cpu_kernel_Cast() {

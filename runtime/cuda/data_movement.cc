@@ -4,7 +4,7 @@
 // input/output, no kernel), Slice, Transpose and Expand (the strided-copy kernel;
 // Expand reads broadcast dims with stride 0),
 // Pad (constant mode, any dtype, the value constant or read on the device, as the
-// CPU kernel), Gather, Cast, Shape and Constant
+// CPU kernel), Gather, Cast, Shape, Size and Constant
 // (values known at load, copied from the host).
 //
 // Shape-like inputs (Slice's starts, Pad's pads, Gather's constant indices) are
@@ -78,6 +78,13 @@ StateOr prepare_shape(const PrepareArgs& a) {
   for (int64_t d = start; d < end; ++d) dims.push_back(in[d]);
   auto s = std::make_unique<HostValueState>();
   s->value = Tensor::from_int64s({static_cast<int64_t>(dims.size())}, dims);
+  return std::unique_ptr<KernelState>(std::move(s));
+}
+
+StateOr prepare_size(const PrepareArgs& a) {
+  auto s = std::make_unique<HostValueState>();
+  const int64_t numel = shape_numel(a.src_shapes[0]);
+  s->value = Tensor::from_int64s({}, std::span<const int64_t>(&numel, 1));
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
@@ -365,6 +372,7 @@ UCUDNN_SIMPLE_KERNEL(Identity, prepare_copy)
 UCUDNN_SIMPLE_KERNEL(Dropout, prepare_copy)
 UCUDNN_SIMPLE_KERNEL(Constant, prepare_constant)
 UCUDNN_SIMPLE_KERNEL(Shape, prepare_shape)
+UCUDNN_SIMPLE_KERNEL(Size, prepare_size)
 UCUDNN_SIMPLE_KERNEL(Slice, prepare_slice)
 UCUDNN_SIMPLE_KERNEL(Transpose, prepare_transpose)
 UCUDNN_SIMPLE_KERNEL(Pad, prepare_pad)
@@ -372,6 +380,13 @@ UCUDNN_SIMPLE_KERNEL(Gather, prepare_gather)
 UCUDNN_SIMPLE_KERNEL(Cast, prepare_cast)
 UCUDNN_SIMPLE_KERNEL(Expand, prepare_expand)
 #undef UCUDNN_SIMPLE_KERNEL
+
+// None: the importer folds every ConstantOfShape or rewrites it into an Expand (Note [lowered ops],
+// runtime/ops/lowering.h); a graph built otherwise is refused ("no CUDA kernel").
+const CudaKernel& cuda_kernel_ConstantOfShape() {
+  static const CudaKernel k{};
+  return k;
+}
 
 const CudaKernel& cuda_kernel_Concat() {
   static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_rows(a, false); }};

@@ -7,6 +7,7 @@
 #define UCUDNN_FOR_EACH_OP(X)                                                      \
   /* convolution and normalization */                                               \
   X(Conv) X(ConvTranspose) X(BatchNormalization) X(LRN) X(LayerNormalization)      \
+  X(InstanceNormalization)                                                          \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
   X(Clip) X(Elu) X(Erf) X(Softplus)                                                 \
@@ -21,6 +22,7 @@
   /* data movement and shapes */                                                    \
   X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
+  X(ConstantOfShape) X(Size)                                                        \
   /* reductions and normalizing exponentials */                                     \
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
   /* training (docs/TRAINING.md): ucudnn-internal ops the training graph adds */    \
@@ -43,7 +45,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 70, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 73, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -11,6 +11,7 @@
 
 #include "runtime/core/bytes.h"
 #include "runtime/ops/lowering.h"
+#include "runtime/ops/normalization_lowering.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -61,71 +62,13 @@ int64_t layer_norm_flops(const InferContext& ctx) {
   return saturating_mul(int64_t{10}, shape_numel(ctx.input(0).shape));
 }
 
-// Appends the nodes of lower_layer_norms for `node`.
-class Lowering {
- public:
-  Lowering(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out)
-      : graph_(graph), node_(node), out_(out) {}
-
-  Status run() {
-    const ir::ValueId x = node_.inputs[0];
-    const Shape x_shape = graph_.value(x).shape;  // copies: add_value moves the values
-    const int64_t axis = normalized_axis(node_.attrs, x_shape.size());
-    const Shape stats = statistics_shape(x_shape, axis);
-    std::vector<int64_t> axes;
-    for (int64_t d = axis; d < static_cast<int64_t>(x_shape.size()); ++d) axes.push_back(d);
-    const Shape axes_shape = {static_cast<int64_t>(axes.size())};
-    const ir::ValueId axes_value = constant("axes", DType::kInt64, axes_shape, Tensor::from_int64s(axes_shape, axes));
-    const float epsilon_value = node_.attrs.get_float("epsilon");
-    const ir::ValueId epsilon =
-        constant("epsilon", DType::kFloat32, Shape{}, Tensor::from_floats(Shape{}, {&epsilon_value, 1}));
-
-    const ir::ValueId mean = emit(OpKind::kReduceMean, "mean", {x, axes_value}, stats, output(1));
-    const ir::ValueId centered = emit(OpKind::kSub, "centered", {x, mean}, x_shape);
-    const ir::ValueId square = emit(OpKind::kMul, "square", {centered, centered}, x_shape);
-    const ir::ValueId variance = emit(OpKind::kReduceMean, "variance", {square, axes_value}, stats);
-    const ir::ValueId shifted = emit(OpKind::kAdd, "variance_epsilon", {variance, epsilon}, stats);
-    const ir::ValueId deviation = emit(OpKind::kSqrt, "deviation", {shifted}, stats);
-    const ir::ValueId normalized = emit(OpKind::kDiv, "normalized", {centered, deviation}, x_shape);
-    const bool has_bias = node_.inputs.size() > 2 && node_.inputs[2] != ir::kNoValue;
-    const ir::ValueId scaled =
-        emit(OpKind::kMul, "scaled", {normalized, node_.inputs[1]}, x_shape, has_bias ? ir::kNoValue : output(0));
-    if (has_bias) emit(OpKind::kAdd, "biased", {scaled, node_.inputs[2]}, x_shape, output(0));
-    if (output(2) != ir::kNoValue) emit(OpKind::kReciprocal, "inv_std_dev", {deviation}, stats, output(2));
-    return Status::ok();
-  }
-
- private:
-  ir::ValueId output(size_t i) const { return i < node_.outputs.size() ? node_.outputs[i] : ir::kNoValue; }
-
-  ir::ValueId constant(const std::string& what, DType dtype, const Shape& shape, Tensor data) {
-    return graph_.add_value({graph_.unused_value_name(node_.name + "/" + what), dtype, shape, std::move(data), -1});
-  }
-
-  // A node `op` of `inputs` writing `into` (one of the LayerNormalization's outputs), else a new value of `shape`.
-  ir::ValueId emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs, const Shape& shape,
-                   ir::ValueId into = ir::kNoValue) {
-    if (into == ir::kNoValue)
-      into = graph_.add_value({graph_.unused_value_name(node_.name + "/" + what), DType::kFloat32, shape,
-                               std::nullopt, -1});
-    ir::Node n;
-    n.name = node_.name + "/" + what;
-    n.op = op;
-    n.opset = node_.opset;
-    n.inputs = std::move(inputs);
-    n.outputs = {into};
-    fill_default_attributes(n);
-    out_.push_back(std::move(n));
-    return into;
-  }
-
-  ir::Graph& graph_;
-  const ir::Node& node_;
-  std::vector<ir::Node>& out_;
-};
-
+// Appends the nodes of lower_layer_norms for `node`: the statistics over the axes from `axis` on.
 Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  return Lowering(graph, node, out).run();
+  const int64_t rank = static_cast<int64_t>(graph.value(node.inputs[0]).shape.size());
+  std::vector<int64_t> axes;
+  for (int64_t d = normalized_axis(node.attrs, static_cast<size_t>(rank)); d < rank; ++d) axes.push_back(d);
+  const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
+  return NormalizationLowering(graph, node, out).run(axes, node.attrs.get_float("epsilon"), node.inputs[1], bias);
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
-// lower_each (Note [lowered ops], lowering.h).
+// lower_each and lower_composite_ops (Note [lowered ops], lowering.h).
 #include "runtime/ops/lowering.h"
 
 #include <string>
 
+#include "runtime/ops/constant_of_shape.h"
+#include "runtime/ops/conv_transpose.h"
+#include "runtime/ops/instance_norm.h"
+#include "runtime/ops/layer_norm.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -35,6 +39,13 @@ Status lower_each(ir::Graph& graph, OpKind kind, LowerNode lower, const char* wh
     for (ir::ValueId id : graph.nodes[n].outputs)
       if (id != ir::kNoValue) graph.value(id).producer = static_cast<ir::NodeId>(n);
   return graph.validate().with_context(std::string("after lowering ") + what);
+}
+
+Status lower_composite_ops(ir::Graph& graph) {
+  UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_layer_norms(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_instance_norms(graph));
+  return lower_constants_of_shape(graph);
 }
 
 }  // namespace ucudnn

@@ -1,5 +1,5 @@
 // Descriptors of the shape-only and conversion ops: Flatten, Reshape, Squeeze,
-// Unsqueeze, Shape, Identity, Dropout, Constant, Cast.
+// Unsqueeze, Shape, Size, Identity, Dropout, Constant, Cast.
 //
 // Newest-opset forms only (the importer upgrades older ones): Squeeze and
 // Unsqueeze take `axes` as an input, Dropout takes ratio/training_mode inputs.
@@ -154,6 +154,13 @@ Status shape_infer(InferContext& ctx) {
   return Status::ok();
 }
 
+// Size: X's element count as an int64 scalar (folded at import, as Shape is).
+Status size_infer(InferContext& ctx) {
+  if (!ctx.has_input(0)) return ctx.error("input 0 is required");
+  ctx.set_output(0, DType::kInt64, {});
+  return Status::ok();
+}
+
 Status identity_infer(InferContext& ctx) {
   if (!ctx.has_input(0)) return ctx.error("input 0 is required");
   ctx.set_output(0, ctx.input(0).dtype, ctx.input(0).shape);
@@ -243,6 +250,11 @@ const OpDescriptor& describe_Shape() {
                               .min_opset = 1,
                               .attrs = {attr_int("start", 0), attr_optional("end", ir::AttrType::kInt)},
                               .infer = shape_infer};
+  return d;
+}
+
+const OpDescriptor& describe_Size() {
+  static const OpDescriptor d{.kind = OpKind::kSize, .min_opset = 1, .infer = size_infer};
   return d;
 }
 

@@ -482,6 +482,44 @@ std::vector<Tensor> layer_norm(const ir::Node& node, const std::vector<const Ten
   return out;
 }
 
+// InstanceNormalization in double, straight from the definition: per sample and channel, the mean and the
+// mean squared deviation over the spatial axes, Y = (x - mean) / sqrt(var + epsilon) · scale[c] + B[c].
+Tensor instance_norm(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  const int64_t channels = x.shape()[1];
+  const int64_t inner = x.numel() / std::max<int64_t>(x.shape()[0] * channels, 1);
+  Tensor y = make(DType::kFloat32, x.shape());
+  const double epsilon = node.attrs.get_float("epsilon");
+  for (int64_t row = 0; inner > 0 && row < x.numel() / inner; ++row) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < inner; ++j) mean += get(x, row * inner + j);
+    mean /= static_cast<double>(inner);
+    for (int64_t j = 0; j < inner; ++j) var += (get(x, row * inner + j) - mean) * (get(x, row * inner + j) - mean);
+    var /= static_cast<double>(inner);
+    const int64_t c = row % channels;
+    const double scale = get(*in[1], c) / std::sqrt(var + epsilon), bias = get(*in[2], c);
+    for (int64_t j = 0; j < inner; ++j) put(y, row * inner + j, (get(x, row * inner + j) - mean) * scale + bias);
+  }
+  return y;
+}
+
+// ConstantOfShape: Y of the dims its input lists, every element the `value` attribute's one element (float32
+// 0 when absent).
+Expected<Tensor> constant_of_shape(const ir::Node& node, const Tensor& dims_input) {
+  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> dims, dims_input.to_int64_vector());
+  const bool has_value = node.attrs.has("value");
+  const DType dtype = has_value ? node.attrs.get_tensor("value").dtype() : DType::kFloat32;
+  Tensor y = make(dtype, Shape(dims.begin(), dims.end()));
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    if (has_value) {
+      copy_element(node.attrs.get_tensor("value"), 0, y, i);
+    } else {
+      put(y, i, 0.0);
+    }
+  }
+  return y;
+}
+
 }  // namespace
 
 Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& in) {
@@ -499,6 +537,18 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
       break;
     }
     case OpKind::kLayerNormalization: return layer_norm(node, in);
+    case OpKind::kInstanceNormalization: out.push_back(instance_norm(node, in)); break;
+    case OpKind::kSize: {
+      Tensor y = make(DType::kInt64, {});
+      put_int(y, 0, x->numel());
+      out.push_back(std::move(y));
+      break;
+    }
+    case OpKind::kConstantOfShape: {
+      UCUDNN_ASSIGN_OR_RETURN(Tensor y, constant_of_shape(node, *x));
+      out.push_back(std::move(y));
+      break;
+    }
     case OpKind::kPRelu: {
       Tensor y = make(x->dtype(), x->shape());
       for (int64_t i = 0; i < x->numel(); ++i) {

@@ -3,8 +3,7 @@
 
 #include <random>
 
-#include "runtime/ops/conv_transpose.h"
-#include "runtime/ops/layer_norm.h"
+#include "runtime/ops/lowering.h"
 #include "runtime/ops/op_descriptor.h"
 #include "tests/support/tensor_checks.h"
 
@@ -103,8 +102,7 @@ ucudnn::Expected<OneNodeGraph> make_one_node_graph(const std::string& name, ucud
   }
   UCUDNN_RETURN_IF_ERROR(g.validate());
   built.op_node = g.nodes.front();
-  UCUDNN_RETURN_IF_ERROR(ucudnn::lower_conv_transposes(g));
-  UCUDNN_RETURN_IF_ERROR(ucudnn::lower_layer_norms(g));
+  UCUDNN_RETURN_IF_ERROR(ucudnn::lower_composite_ops(g));
   return built;
 }
 

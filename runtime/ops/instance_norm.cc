@@ -1,0 +1,70 @@
+// Descriptor of InstanceNormalization: X [N, C, D1, ...] (rank >= 3), Scale [C], B [C] → Y like X;
+// attribute epsilon (1e-5). It never reaches a backend: lower_instance_norms rewrites it (Note [lowered
+// ops], lowering.h), so the pointwise part fuses and training differentiates the pieces.
+#include "runtime/ops/instance_norm.h"
+
+#include <string>
+#include <vector>
+
+#include "runtime/core/bytes.h"
+#include "runtime/ops/lowering.h"
+#include "runtime/ops/normalization_lowering.h"
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+
+namespace {
+
+Status infer_instance_norm(InferContext& ctx) {
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kFloat32}));
+  const Shape& x = ctx.input(0).shape;
+  if (x.size() < 3) return ctx.error("X must have rank >= 3 ([N, C, D1, ...]), got " + shape_to_string(x));
+  static const char* const kNames[] = {"X", "scale", "B"};
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.input(i).shape != Shape{x[1]})
+      return ctx.error(std::string(kNames[i]) + " shape " + shape_to_string(ctx.input(i).shape) + " is not [C] = [" +
+                       std::to_string(x[1]) + "]");
+  ctx.set_output(0, DType::kFloat32, x);
+  return Status::ok();
+}
+
+// Two reductions and about eight elementwise operations per element.
+int64_t instance_norm_flops(const InferContext& ctx) {
+  return saturating_mul(int64_t{10}, shape_numel(ctx.input(0).shape));
+}
+
+// Appends the nodes of lower_instance_norms for `node`.
+Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
+  const Shape x = graph.value(node.inputs[0]).shape;
+  std::vector<int64_t> axes;
+  for (int64_t d = 2; d < static_cast<int64_t>(x.size()); ++d) axes.push_back(d);
+  Shape per_channel(x.size() - 1, 1);  // [C, 1, ..., 1]: broadcasts along X's axis 1
+  per_channel[0] = x[1];
+  NormalizationLowering lowering(graph, node, out);
+  const Shape shape_of_shape = {static_cast<int64_t>(per_channel.size())};
+  const ir::ValueId target = lowering.constant("channel_shape", DType::kInt64, shape_of_shape,
+                                               Tensor::from_int64s(shape_of_shape, per_channel));
+  const ir::ValueId scale = lowering.emit(OpKind::kReshape, "scale", {node.inputs[1], target}, per_channel);
+  const ir::ValueId bias = lowering.emit(OpKind::kReshape, "bias", {node.inputs[2], target}, per_channel);
+  return lowering.run(axes, node.attrs.get_float("epsilon"), scale, bias);
+}
+
+}  // namespace
+
+const OpDescriptor& describe_InstanceNormalization() {
+  static const OpDescriptor d{.kind = OpKind::kInstanceNormalization,
+                              .min_inputs = 3,
+                              .max_inputs = 3,
+                              .max_outputs = 1,
+                              .min_opset = 6,
+                              .attrs = {attr_float("epsilon", 1e-5f)},
+                              .infer = infer_instance_norm,
+                              .flops = instance_norm_flops};
+  return d;
+}
+
+Status lower_instance_norms(ir::Graph& graph) {
+  return lower_each(graph, OpKind::kInstanceNormalization, lower_one, "InstanceNormalization");
+}
+
+}  // namespace ucudnn

@@ -1,0 +1,56 @@
+// NormalizationLowering (normalization_lowering.h).
+#include "runtime/ops/normalization_lowering.h"
+
+#include <utility>
+
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+
+Status NormalizationLowering::run(const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale,
+                                  ir::ValueId bias) {
+  const ir::ValueId x = node_.inputs[0];
+  const Shape x_shape = graph_.value(x).shape;  // copies: add_value moves the values
+  Shape stats = x_shape;
+  for (int64_t a : axes) stats[static_cast<size_t>(a)] = 1;
+  const Shape axes_shape = {static_cast<int64_t>(axes.size())};
+  const ir::ValueId axes_value = constant("axes", DType::kInt64, axes_shape, Tensor::from_int64s(axes_shape, axes));
+  const ir::ValueId epsilon_value =
+      constant("epsilon", DType::kFloat32, Shape{}, Tensor::from_floats(Shape{}, {&epsilon, 1}));
+
+  const ir::ValueId mean = emit(OpKind::kReduceMean, "mean", {x, axes_value}, stats, output(1));
+  const ir::ValueId centered = emit(OpKind::kSub, "centered", {x, mean}, x_shape);
+  const ir::ValueId square = emit(OpKind::kMul, "square", {centered, centered}, x_shape);
+  const ir::ValueId variance = emit(OpKind::kReduceMean, "variance", {square, axes_value}, stats);
+  const ir::ValueId shifted = emit(OpKind::kAdd, "variance_epsilon", {variance, epsilon_value}, stats);
+  const ir::ValueId deviation = emit(OpKind::kSqrt, "deviation", {shifted}, stats);
+  const ir::ValueId normalized = emit(OpKind::kDiv, "normalized", {centered, deviation}, x_shape);
+  const bool has_bias = bias != ir::kNoValue;
+  const ir::ValueId scaled =
+      emit(OpKind::kMul, "scaled", {normalized, scale}, x_shape, has_bias ? ir::kNoValue : output(0));
+  if (has_bias) emit(OpKind::kAdd, "biased", {scaled, bias}, x_shape, output(0));
+  if (output(2) != ir::kNoValue) emit(OpKind::kReciprocal, "inv_std_dev", {deviation}, stats, output(2));
+  return Status::ok();
+}
+
+ir::ValueId NormalizationLowering::emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs,
+                                        const Shape& shape, ir::ValueId into) {
+  if (into == ir::kNoValue)
+    into = graph_.add_value(
+        {graph_.unused_value_name(node_.name + "/" + what), DType::kFloat32, shape, std::nullopt, -1});
+  ir::Node n;
+  n.name = node_.name + "/" + what;
+  n.op = op;
+  n.opset = node_.opset;
+  n.inputs = std::move(inputs);
+  n.outputs = {into};
+  fill_default_attributes(n);
+  out_.push_back(std::move(n));
+  return into;
+}
+
+ir::ValueId NormalizationLowering::constant(const std::string& what, DType dtype, const Shape& shape, Tensor data) {
+  return graph_.add_value({graph_.unused_value_name(node_.name + "/" + what), dtype, shape, std::move(data), -1});
+}
+
+}  // namespace ucudnn

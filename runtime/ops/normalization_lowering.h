@@ -1,0 +1,41 @@
+// The nodes LayerNormalization and InstanceNormalization are lowered into (Note [lowered ops], lowering.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/core/status.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn {
+
+// Appends to `out` the nodes that compute `node` (a normalization of the float32 X = node.inputs[0]) over
+// `axes` of X:
+//   Mean = ReduceMean(X), D = X - Mean, Var = ReduceMean(D · D), S = Sqrt(Var + epsilon),
+//   Y = D / S · Scale (+ B), InvStdDev = Reciprocal(S)
+// — ONNX's reference computation. Y goes into node.outputs[0]; Mean and InvStdDev into node.outputs[1]
+// and [2] where the node has them (LayerNormalization's optional outputs), else they are not computed.
+class NormalizationLowering {
+ public:
+  NormalizationLowering(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out)
+      : graph_(graph), node_(node), out_(out) {}
+
+  // `scale` and `bias` (ir::kNoValue: none) broadcast to X.
+  Status run(const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale, ir::ValueId bias);
+
+  // A node `op` of `inputs` named after the lowered node and `what`, writing `into`, else a new float32
+  // value of `shape`; its id.
+  ir::ValueId emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs, const Shape& shape,
+                   ir::ValueId into = ir::kNoValue);
+  // A constant value named after the lowered node and `what`.
+  ir::ValueId constant(const std::string& what, DType dtype, const Shape& shape, Tensor data);
+
+ private:
+  ir::ValueId output(size_t i) const { return i < node_.outputs.size() ? node_.outputs[i] : ir::kNoValue; }
+
+  ir::Graph& graph_;
+  const ir::Node& node_;
+  std::vector<ir::Node>& out_;
+};
+
+}  // namespace ucudnn
