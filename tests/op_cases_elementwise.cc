@@ -64,9 +64,17 @@ std::vector<OpCase> activation_and_binary_cases() {
        {{"axis", int64_t{-2}}}, 3},
       {"layer_norm_scale_broadcast", OpKind::kLayerNormalization, 17, {input({4, 8}, 5, 7), weight({1}), weight({8})}},
       // --- InstanceNormalization (lowered at import: Note [lowered ops]) ---
-      {"instance_norm_image", OpKind::kInstanceNormalization, 6, {input({2, 3, 5, 6}, -3, 3), weight({3}), weight({3})}},
+      {"instance_norm_image", OpKind::kInstanceNormalization, 6,
+       {input({2, 3, 5, 6}, -3, 3), weight({3}), weight({3})}},
       {"instance_norm_1d_epsilon", OpKind::kInstanceNormalization, 6, {input({2, 4, 7}), weight({4}), weight({4})},
        {{"epsilon", 1e-3f}}},
+      // --- GroupNormalization (lowered at import): Scale and B per group at opset 18, per channel from 21 ---
+      {"group_norm_18_per_group", OpKind::kGroupNormalization, 18,
+       {input({2, 6, 3, 4}, -3, 3), weight({3}), weight({3})}, {{"num_groups", int64_t{3}}}},
+      {"group_norm_21_per_channel", OpKind::kGroupNormalization, 21,
+       {input({2, 6, 3, 4}, 5, 7), weight({6}), weight({6})}, {{"num_groups", int64_t{2}}, {"epsilon", 1e-3f}}},
+      {"group_norm_21_one_group_1d", OpKind::kGroupNormalization, 21, {input({3, 4, 5}), weight({4}), weight({4})},
+       {{"num_groups", int64_t{1}}}},
       {"instance_norm_offset_3d", OpKind::kInstanceNormalization, 6, {input({1, 2, 3, 4, 4}, 5, 7), weight({2}),
                                                                      weight({2})}},
       // --- broadcasting binary ---

@@ -7,7 +7,7 @@
 #define UCUDNN_FOR_EACH_OP(X)                                                      \
   /* convolution and normalization */                                               \
   X(Conv) X(ConvTranspose) X(BatchNormalization) X(LRN) X(LayerNormalization)      \
-  X(InstanceNormalization)                                                          \
+  X(InstanceNormalization) X(GroupNormalization)                                   \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
   X(Clip) X(Elu) X(Erf) X(Softplus)                                                 \
@@ -45,7 +45,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 73, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 74, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -46,7 +46,7 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
                                                Tensor::from_int64s(shape_of_shape, per_channel));
   const ir::ValueId scale = lowering.emit(OpKind::kReshape, "scale", {node.inputs[1], target}, per_channel);
   const ir::ValueId bias = lowering.emit(OpKind::kReshape, "bias", {node.inputs[2], target}, per_channel);
-  return lowering.run(axes, node.attrs.get_float("epsilon"), scale, bias);
+  return lowering.run(node.inputs[0], axes, node.attrs.get_float("epsilon"), scale, bias, node.outputs[0]);
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   std::vector<int64_t> axes;
   for (int64_t d = normalized_axis(node.attrs, static_cast<size_t>(rank)); d < rank; ++d) axes.push_back(d);
   const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
-  return NormalizationLowering(graph, node, out).run(axes, node.attrs.get_float("epsilon"), node.inputs[1], bias);
+  return NormalizationLowering(graph, node, out)
+      .run(node.inputs[0], axes, node.attrs.get_float("epsilon"), node.inputs[1], bias, node.outputs[0]);
 }
 
 }  // namespace

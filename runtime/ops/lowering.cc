@@ -5,6 +5,7 @@
 
 #include "runtime/ops/constant_of_shape.h"
 #include "runtime/ops/conv_transpose.h"
+#include "runtime/ops/group_norm.h"
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
 #include "runtime/ops/op_descriptor.h"
@@ -45,6 +46,7 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));
   UCUDNN_RETURN_IF_ERROR(lower_layer_norms(graph));
   UCUDNN_RETURN_IF_ERROR(lower_instance_norms(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_group_norms(graph));
   return lower_constants_of_shape(graph);
 }
 

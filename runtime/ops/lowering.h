@@ -10,12 +10,12 @@ namespace ucudnn {
 
 // Note [lowered ops]
 // Some ONNX ops are compositions of ops ucudnn already plans, runs and differentiates: ConvTranspose is a
-// Conv's data gradient (Note [ConvTranspose as ConvGradData], conv_transpose.h), LayerNormalization and
-// InstanceNormalization a few reductions and elementwise ops (layer_norm.h, instance_norm.h,
-// normalization_lowering.h), a ConstantOfShape too large to fold an Expand (constant_of_shape.h). Each has
-// a descriptor (its shape rule checks the model), no kernel on any backend, and a lowering the importer
-// runs after shape inference and constant folding; the optimizer's passes then fuse the pieces as they fuse
-// any others.
+// Conv's data gradient (Note [ConvTranspose as ConvGradData], conv_transpose.h), LayerNormalization,
+// InstanceNormalization and GroupNormalization a few reductions and elementwise ops (layer_norm.h,
+// instance_norm.h, group_norm.h, normalization_lowering.h), a ConstantOfShape too large to fold an Expand
+// (constant_of_shape.h). Each has a descriptor (its shape rule checks the model), no kernel on any backend,
+// and a lowering the importer runs after shape inference and constant folding; the optimizer's passes then
+// fuse the pieces as they fuse any others.
 //
 // lower_each rewrites every node of `kind` in `graph` with `lower`, which appends the nodes computing
 // it to `out` (their output values added with the shapes they must have: the node's outputs keep their

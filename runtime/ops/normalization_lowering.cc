@@ -7,9 +7,8 @@
 
 namespace ucudnn {
 
-Status NormalizationLowering::run(const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale,
-                                  ir::ValueId bias) {
-  const ir::ValueId x = node_.inputs[0];
+Status NormalizationLowering::run(ir::ValueId x, const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale,
+                                  ir::ValueId bias, ir::ValueId y) {
   const Shape x_shape = graph_.value(x).shape;  // copies: add_value moves the values
   Shape stats = x_shape;
   for (int64_t a : axes) stats[static_cast<size_t>(a)] = 1;
@@ -24,20 +23,18 @@ Status NormalizationLowering::run(const std::vector<int64_t>& axes, float epsilo
   const ir::ValueId variance = emit(OpKind::kReduceMean, "variance", {square, axes_value}, stats);
   const ir::ValueId shifted = emit(OpKind::kAdd, "variance_epsilon", {variance, epsilon_value}, stats);
   const ir::ValueId deviation = emit(OpKind::kSqrt, "deviation", {shifted}, stats);
-  const ir::ValueId normalized = emit(OpKind::kDiv, "normalized", {centered, deviation}, x_shape);
-  const bool has_bias = bias != ir::kNoValue;
-  const ir::ValueId scaled =
-      emit(OpKind::kMul, "scaled", {normalized, scale}, x_shape, has_bias ? ir::kNoValue : output(0));
-  if (has_bias) emit(OpKind::kAdd, "biased", {scaled, bias}, x_shape, output(0));
+  const bool has_scale = scale != ir::kNoValue, has_bias = bias != ir::kNoValue;
+  ir::ValueId last = emit(OpKind::kDiv, "normalized", {centered, deviation}, x_shape,
+                          has_scale || has_bias ? ir::kNoValue : y);
+  if (has_scale) last = emit(OpKind::kMul, "scaled", {last, scale}, x_shape, has_bias ? ir::kNoValue : y);
+  if (has_bias) emit(OpKind::kAdd, "biased", {last, bias}, x_shape, y);
   if (output(2) != ir::kNoValue) emit(OpKind::kReciprocal, "inv_std_dev", {deviation}, stats, output(2));
   return Status::ok();
 }
 
 ir::ValueId NormalizationLowering::emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs,
                                         const Shape& shape, ir::ValueId into) {
-  if (into == ir::kNoValue)
-    into = graph_.add_value(
-        {graph_.unused_value_name(node_.name + "/" + what), DType::kFloat32, shape, std::nullopt, -1});
+  if (into == ir::kNoValue) into = intermediate(what, shape);
   ir::Node n;
   n.name = node_.name + "/" + what;
   n.op = op;
@@ -47,6 +44,11 @@ ir::ValueId NormalizationLowering::emit(OpKind op, const std::string& what, std:
   fill_default_attributes(n);
   out_.push_back(std::move(n));
   return into;
+}
+
+ir::ValueId NormalizationLowering::intermediate(const std::string& what, const Shape& shape) {
+  return graph_.add_value(
+      {graph_.unused_value_name(node_.name + "/" + what), DType::kFloat32, shape, std::nullopt, -1});
 }
 
 ir::ValueId NormalizationLowering::constant(const std::string& what, DType dtype, const Shape& shape, Tensor data) {

@@ -9,19 +9,19 @@
 
 namespace ucudnn {
 
-// Appends to `out` the nodes that compute `node` (a normalization of the float32 X = node.inputs[0]) over
-// `axes` of X:
+// Appends to `out` nodes that compute part of `node` (a normalization): over `axes` of a float32 X,
 //   Mean = ReduceMean(X), D = X - Mean, Var = ReduceMean(D · D), S = Sqrt(Var + epsilon),
-//   Y = D / S · Scale (+ B), InvStdDev = Reciprocal(S)
-// — ONNX's reference computation. Y goes into node.outputs[0]; Mean and InvStdDev into node.outputs[1]
-// and [2] where the node has them (LayerNormalization's optional outputs), else they are not computed.
+//   Y = D / S (· Scale) (+ B), InvStdDev = Reciprocal(S)
+// — ONNX's reference computation. Mean and InvStdDev go into node.outputs[1] and [2] where the node has
+// them (LayerNormalization's optional outputs), else they are not computed.
 class NormalizationLowering {
  public:
   NormalizationLowering(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out)
       : graph_(graph), node_(node), out_(out) {}
 
-  // `scale` and `bias` (ir::kNoValue: none) broadcast to X.
-  Status run(const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale, ir::ValueId bias);
+  // X is `x`, Y goes into `y`; `scale` and `bias` (ir::kNoValue: none) broadcast to X.
+  Status run(ir::ValueId x, const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale, ir::ValueId bias,
+             ir::ValueId y);
 
   // A node `op` of `inputs` named after the lowered node and `what`, writing `into`, else a new float32
   // value of `shape`; its id.
@@ -29,6 +29,8 @@ class NormalizationLowering {
                    ir::ValueId into = ir::kNoValue);
   // A constant value named after the lowered node and `what`.
   ir::ValueId constant(const std::string& what, DType dtype, const Shape& shape, Tensor data);
+  // A new float32 value of `shape` named after the lowered node and `what`, for a node to write.
+  ir::ValueId intermediate(const std::string& what, const Shape& shape);
 
  private:
   ir::ValueId output(size_t i) const { return i < node_.outputs.size() ? node_.outputs[i] : ir::kNoValue; }

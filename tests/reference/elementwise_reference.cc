@@ -520,6 +520,33 @@ Expected<Tensor> constant_of_shape(const ir::Node& node, const Tensor& dims_inpu
   return y;
 }
 
+// GroupNormalization in double, straight from the definition: per sample and group of C / G channels, the
+// mean and the mean squared deviation over those channels' elements, then Y = (x - mean) / sqrt(var +
+// epsilon) · scale + B with scale and B indexed by the group (opset 18) or the channel (from opset 21).
+Tensor group_norm(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  const int64_t batch = x.shape()[0], channels = x.shape()[1], groups = node.attrs.get_int("num_groups");
+  const int64_t spatial = x.numel() / std::max<int64_t>(batch * channels, 1);
+  const int64_t per_group = channels / groups * spatial;
+  Tensor y = make(DType::kFloat32, x.shape());
+  const double epsilon = node.attrs.get_float("epsilon");
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t first = (n * groups + g) * per_group;
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < per_group; ++j) mean += get(x, first + j);
+      mean /= static_cast<double>(per_group);
+      for (int64_t j = 0; j < per_group; ++j) var += (get(x, first + j) - mean) * (get(x, first + j) - mean);
+      var /= static_cast<double>(per_group);
+      for (int64_t j = 0; j < per_group; ++j) {
+        const int64_t affine = node.opset >= 21 ? g * (channels / groups) + j / spatial : g;
+        put(y, first + j, (get(x, first + j) - mean) / std::sqrt(var + epsilon) * get(*in[1], affine) +
+                              get(*in[2], affine));
+      }
+    }
+  return y;
+}
+
 }  // namespace
 
 Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& in) {
@@ -538,6 +565,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     }
     case OpKind::kLayerNormalization: return layer_norm(node, in);
     case OpKind::kInstanceNormalization: out.push_back(instance_norm(node, in)); break;
+    case OpKind::kGroupNormalization: out.push_back(group_norm(node, in)); break;
     case OpKind::kSize: {
       Tensor y = make(DType::kInt64, {});
       put_int(y, 0, x->numel());
