@@ -73,6 +73,23 @@ class CpuBenchmarker final : public Benchmarker {
   }
 
  private:
+  // Algorithm a's measurement from its time (nullopt: it did not run) and workspace, for every a.
+  static std::vector<AlgoMeasurement> measurement_row(const std::vector<std::optional<double>>& times,
+                                                      const std::vector<std::optional<size_t>>& bytes,
+                                                      const char* (*name)(int algorithm)) {
+    std::vector<AlgoMeasurement> row;
+    for (size_t a = 0; a < times.size(); ++a) {
+      AlgoMeasurement m;
+      m.algorithm = static_cast<int>(a);
+      m.name = name(m.algorithm);
+      m.available = times[a].has_value();
+      m.time_ms = times[a].value_or(0);
+      m.workspace_bytes = bytes[a].value_or(0);
+      row.push_back(m);
+    }
+    return row;
+  }
+
   // One workspace for the algorithms run in turns, of the largest of `bytes` (algorithm a's workspace,
   // nullopt where it does not run) that can be allocated: an algorithm whose workspace is larger is set to
   // nullopt (out of memory: unavailable, not fatal).
@@ -114,7 +131,6 @@ class CpuBenchmarker final : public Benchmarker {
       x_shape[0] = size;
       UCUDNN_ASSIGN_OR_RETURN(cpu::ConvProblem problem, cpu::conv_problem(node, x_shape, kernel.w_shape));
       const int64_t slices = std::max<int64_t>(batch / std::max<int64_t>(size, 1), 1);
-      std::vector<AlgoMeasurement>& row = timings.by_batch[size];
       std::vector<std::unique_ptr<cpu::PreparedConv>> convs;
       std::vector<std::optional<size_t>> bytes;
       for (int algorithm = 0; algorithm < cpu::kNumCpuConvAlgorithms; ++algorithm) {
@@ -143,16 +159,7 @@ class CpuBenchmarker final : public Benchmarker {
           return true;
         };
       }
-      const std::vector<std::optional<double>> times = fastest_in_turns(runs, options_);
-      for (size_t a = 0; a < convs.size(); ++a) {
-        AlgoMeasurement m;
-        m.algorithm = static_cast<int>(a);
-        m.name = cpu::cpu_conv_algorithm_name(m.algorithm);
-        m.available = times[a].has_value();
-        m.time_ms = times[a].value_or(0);
-        m.workspace_bytes = bytes[a].value_or(0);
-        row.push_back(m);
-      }
+      timings.by_batch[size] = measurement_row(fastest_in_turns(runs, options_), bytes, cpu::cpu_conv_algorithm_name);
     }
     return timings;
   }
@@ -183,7 +190,6 @@ class CpuBenchmarker final : public Benchmarker {
       UCUDNN_ASSIGN_OR_RETURN(Tensor dst, Tensor::allocate(DType::kFloat32, data ? x_shape : kernel.w_shape));
       const std::vector<const Tensor*> src_ptrs = {&src[0], &src[1]};
       const std::vector<Tensor*> dst_ptrs = {&dst};
-      std::vector<AlgoMeasurement>& row = timings.by_batch[size];
       std::vector<std::optional<size_t>> bytes;
       for (int algorithm = 0; algorithm < count; ++algorithm) {
         const size_t b = table.workspace_bytes ? table.workspace_bytes(node, src_shapes, algorithm) : 0;
@@ -200,17 +206,9 @@ class CpuBenchmarker final : public Benchmarker {
           return status.is_ok();
         };
       }
-      const std::vector<std::optional<double>> times = fastest_in_turns(runs, options_);
-      for (size_t a = 0; a < bytes.size(); ++a) {
-        AlgoMeasurement m;
-        m.algorithm = static_cast<int>(a);
-        m.name = cpu::cpu_conv_grad_algorithm_name(m.algorithm);
-        m.available = times[a].has_value();
-        m.time_ms = times[a].value_or(0);
-        m.workspace_bytes = bytes[a].value_or(0);
-        any_ran = any_ran || m.available;
-        row.push_back(m);
-      }
+      const std::vector<AlgoMeasurement>& row = timings.by_batch[size] =
+          measurement_row(fastest_in_turns(runs, options_), bytes, cpu::cpu_conv_grad_algorithm_name);
+      for (const AlgoMeasurement& m : row) any_ran = any_ran || m.available;
     }
     // Not one algorithm ran: the kernel itself refuses the node — an error, not a table of
     // unavailable entries.

@@ -443,6 +443,19 @@ Shape reshape_shape(const Shape& in, const std::vector<int64_t>& target, bool al
   return out;
 }
 
+// The mean and the mean squared deviation of elements [first, first + count) of x, in double.
+struct Moments {
+  double mean = 0, variance = 0;
+};
+Moments moments(const Tensor& x, int64_t first, int64_t count) {
+  Moments m;
+  for (int64_t j = 0; j < count; ++j) m.mean += get(x, first + j);
+  m.mean /= static_cast<double>(count);
+  for (int64_t j = 0; j < count; ++j) m.variance += (get(x, first + j) - m.mean) * (get(x, first + j) - m.mean);
+  m.variance /= static_cast<double>(count);
+  return m;
+}
+
 // LayerNormalization in double, straight from the definition: per row of the normalized axes, the mean,
 // the mean squared deviation, Y = (x - mean) / sqrt(var + epsilon) · scale + B; Mean and InvStdDev per row.
 std::vector<Tensor> layer_norm(const ir::Node& node, const std::vector<const Tensor*>& in) {
@@ -460,11 +473,7 @@ std::vector<Tensor> layer_norm(const ir::Node& node, const std::vector<const Ten
   const double epsilon = node.attrs.get_float("epsilon");
   const bool has_bias = in.size() > 2 && in[2] != nullptr;
   for (int64_t row = 0; inner > 0 && row < x.numel() / inner; ++row) {
-    double mean = 0, var = 0;
-    for (int64_t j = 0; j < inner; ++j) mean += get(x, row * inner + j);
-    mean /= static_cast<double>(inner);
-    for (int64_t j = 0; j < inner; ++j) var += (get(x, row * inner + j) - mean) * (get(x, row * inner + j) - mean);
-    var /= static_cast<double>(inner);
+    const auto [mean, var] = moments(x, row * inner, inner);
     const double inv = 1 / std::sqrt(var + epsilon);
     for (int64_t j = 0; j < inner; ++j) {
       const Index at = unravel(j, normalized);
@@ -491,11 +500,7 @@ Tensor instance_norm(const ir::Node& node, const std::vector<const Tensor*>& in)
   Tensor y = make(DType::kFloat32, x.shape());
   const double epsilon = node.attrs.get_float("epsilon");
   for (int64_t row = 0; inner > 0 && row < x.numel() / inner; ++row) {
-    double mean = 0, var = 0;
-    for (int64_t j = 0; j < inner; ++j) mean += get(x, row * inner + j);
-    mean /= static_cast<double>(inner);
-    for (int64_t j = 0; j < inner; ++j) var += (get(x, row * inner + j) - mean) * (get(x, row * inner + j) - mean);
-    var /= static_cast<double>(inner);
+    const auto [mean, var] = moments(x, row * inner, inner);
     const int64_t c = row % channels;
     const double scale = get(*in[1], c) / std::sqrt(var + epsilon), bias = get(*in[2], c);
     for (int64_t j = 0; j < inner; ++j) put(y, row * inner + j, (get(x, row * inner + j) - mean) * scale + bias);
@@ -533,11 +538,7 @@ Tensor group_norm(const ir::Node& node, const std::vector<const Tensor*>& in) {
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t first = (n * groups + g) * per_group;
-      double mean = 0, var = 0;
-      for (int64_t j = 0; j < per_group; ++j) mean += get(x, first + j);
-      mean /= static_cast<double>(per_group);
-      for (int64_t j = 0; j < per_group; ++j) var += (get(x, first + j) - mean) * (get(x, first + j) - mean);
-      var /= static_cast<double>(per_group);
+      const auto [mean, var] = moments(x, first, per_group);
       for (int64_t j = 0; j < per_group; ++j) {
         const int64_t affine = node.opset >= 21 ? g * (channels / groups) + j / spatial : g;
         put(y, first + j, (get(x, first + j) - mean) / std::sqrt(var + epsilon) * get(*in[1], affine) +
