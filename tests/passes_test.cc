@@ -210,6 +210,39 @@ TEST(MatmulToGemm, KeepsTheAddWhenTheProductIsReadElsewhere) {
   expect_same_outputs(original, graph);
 }
 
+// An InstanceNormalization's Scale [C] reshaped to [C, 1, 1] after the importer's folding (Note [lowered
+// ops]): the Reshape goes, its output becomes a constant, and fuse_pointwise can then take the Mul.
+ir::Graph scaled_by_reshaped_constant(bool runtime_scale, bool reshape_is_output) {
+  GraphBuilder b;
+  const ir::ValueId x = b.input("x", {2, 3, 4, 4});
+  const ir::ValueId scale = runtime_scale ? b.input("scale", {3}) : b.constant("scale", random_tensor({3}, 3));
+  const ir::ValueId shape = b.constant("shape", Tensor::from_int64s({3}, std::vector<int64_t>{3, 1, 1}));
+  const ir::ValueId reshaped = b.node(OpKind::kReshape, {scale, shape}, {{3, 1, 1}})[0];
+  b.output(b.node(OpKind::kMul, {x, reshaped}, {{2, 3, 4, 4}})[0], "y");
+  if (reshape_is_output) b.output(reshaped, "reshaped");
+  return b.finish();
+}
+
+TEST(FoldConstantReshapes, AReshapedConstantBecomesAConstant) {
+  const ir::Graph original = scaled_by_reshaped_constant(false, false);
+  ir::Graph graph = original;
+  const PassStats stats = run_pass(fold_constant_reshapes, graph);
+  EXPECT_EQ(stats.constant_reshapes_folded, 1);
+  ASSERT_EQ(ops_of(graph), std::vector<OpKind>{OpKind::kMul});
+  const ir::Value& folded = graph.value(graph.nodes[0].inputs[1]);
+  ASSERT_TRUE(folded.constant.has_value());
+  EXPECT_EQ(folded.constant->shape(), (Shape{3, 1, 1}));
+  EXPECT_EQ(folded.producer, -1);
+  expect_same_outputs(original, graph);
+}
+
+TEST(FoldConstantReshapes, LeavesOtherReshapesAlone) {
+  expect_unchanged(fold_constant_reshapes, {
+      {"its input computed at run time", [] { return scaled_by_reshaped_constant(true, false); }},
+      {"its output a graph output", [] { return scaled_by_reshaped_constant(false, true); }},
+  });
+}
+
 TEST(MatmulToGemm, LeavesOtherMatMulsAlone) {
   expect_unchanged(matmul_to_gemm, {
       {"a weight computed at run time", [] { return linear({.runtime_w = true}); }},

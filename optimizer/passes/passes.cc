@@ -6,6 +6,7 @@ namespace ucudnn::optimizer {
 Expected<PassStats> run_inference_passes(ir::Graph& graph, const InferencePassOptions& options) {
   PassStats stats;
   UCUDNN_RETURN_IF_ERROR(remove_identities(graph, &stats));
+  UCUDNN_RETURN_IF_ERROR(fold_constant_reshapes(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(global_pool_from_reduce_mean(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(matmul_to_gemm(graph, &stats));
   UCUDNN_RETURN_IF_ERROR(channel_shuffle_to_gather(graph, &stats));

@@ -65,9 +65,11 @@ struct PassStats {
   int pads_folded = 0;                     // fold_pad_into_conv
   int matmuls_made_gemms = 0;              // matmul_to_gemm
   int biases_folded_into_gemms = 0;        // matmul_to_gemm: Adds that became the Gemm's C
+  int constant_reshapes_folded = 0;        // fold_constant_reshapes
 };
 
 Status remove_identities(ir::Graph& graph, PassStats* stats);
+Status fold_constant_reshapes(ir::Graph& graph, PassStats* stats);
 Status global_pool_from_reduce_mean(ir::Graph& graph, PassStats* stats);
 Status matmul_to_gemm(ir::Graph& graph, PassStats* stats);
 Status channel_shuffle_to_gather(ir::Graph& graph, PassStats* stats);

@@ -70,7 +70,7 @@ void expect_unchanged(Pass pass, const std::vector<UnchangedCase>& cases) {
                   stats.channels_last_nodes + stats.layout_transposes + stats.batch_norms_decomposed +
                   stats.pointwise_fused + stats.pointwise_nodes_replaced + stats.reduce_means_made_global_pools +
                   stats.channel_shuffles_made_gathers + stats.pads_folded + stats.matmuls_made_gemms +
-                  stats.biases_folded_into_gemms,
+                  stats.biases_folded_into_gemms + stats.constant_reshapes_folded,
               0);
   }
 }
