@@ -4,6 +4,7 @@
 // it, or lower_constants_of_shape makes it an Expand (Note [lowered ops], lowering.h).
 #include "runtime/ops/constant_of_shape.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 

@@ -4,6 +4,7 @@
 // lower_group_norms rewrites it (Note [lowered ops], lowering.h).
 #include "runtime/ops/group_norm.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 

@@ -1,4 +1,5 @@
-// The nodes LayerNormalization and InstanceNormalization are lowered into (Note [lowered ops], lowering.h).
+// The nodes LayerNormalization, InstanceNormalization and GroupNormalization are lowered into (Note [lowered
+// ops], lowering.h).
 #pragma once
 
 #include <string>
