@@ -65,6 +65,20 @@ TEST(ShapeGradient, ReduceMean) {
                    .attrs = {{"keepdims", int64_t{0}}}});
 }
 
+// The normalizations are lowered at import (Note [lowered ops]): their gradient is the pieces' rules.
+TEST(ShapeGradient, LoweredNormalizations) {
+  check_gradients({.name = "layer_norm", .op = OpKind::kLayerNormalization, .opset = 17,
+                   .inputs = {input({2, 3, 4}), input({4}, 0.5, 1.5), input({4})}});
+  check_gradients({.name = "instance_norm", .op = OpKind::kInstanceNormalization, .opset = 6,
+                   .inputs = {input({2, 3, 2, 3}), input({3}, 0.5, 1.5), input({3})}});
+  check_gradients({.name = "group_norm_21", .op = OpKind::kGroupNormalization, .opset = 21,
+                   .inputs = {input({2, 4, 3}), input({4}, 0.5, 1.5), input({4})},
+                   .attrs = {{"num_groups", int64_t{2}}}});
+  check_gradients({.name = "group_norm_18", .op = OpKind::kGroupNormalization, .opset = 18,
+                   .inputs = {input({2, 4, 3}), input({2}, 0.5, 1.5), input({2})},
+                   .attrs = {{"num_groups", int64_t{2}}}});
+}
+
 TEST(ShapeGradient, ReduceSum) {
   check_gradients({.name = "reduce_sum_last", .op = OpKind::kReduceSum, .opset = 13,
                    .inputs = {input({2, 3, 4}), ints({-1})}, .attrs = {{"keepdims", int64_t{0}}}});
