@@ -107,6 +107,17 @@ inline void add_int_attr(onnx::NodeProto* n, const std::string& name, int64_t va
   a->set_i(value);
 }
 
+// A float tensor attribute of `dims` holding `values` (ConstantOfShape's `value`, ...).
+inline void add_float_tensor_attr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> dims,
+                                  std::vector<float> values) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) a->mutable_t()->add_dims(d);
+  for (float v : values) a->mutable_t()->add_float_data(v);
+}
+
 inline onnx::TensorProto* add_float_initializer(onnx::ModelProto& m, const std::string& name,
                                                 std::vector<int64_t> dims, std::vector<float> values) {
   auto* t = m.mutable_graph()->add_initializer();
