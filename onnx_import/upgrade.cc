@@ -101,6 +101,14 @@ bool has_upgrade(OpKind op) {
     case OpKind::kClip:
     case OpKind::kReduceMean:
     case OpKind::kReduceSum:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+    case OpKind::kReduceProd:
+    case OpKind::kReduceL1:
+    case OpKind::kReduceL2:
+    case OpKind::kReduceSumSquare:
+    case OpKind::kReduceLogSum:
+    case OpKind::kReduceLogSumExp:
     case OpKind::kDropout:
     case OpKind::kBatchNormalization: return true;
     default: return false;
@@ -138,6 +146,14 @@ Status upgrade_node(PendingNode& node, const AddConstant& add) {
       UCUDNN_RETURN_IF_ERROR(float_to_input(node, "max", 2, add));
       break;
     case OpKind::kReduceMean:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+    case OpKind::kReduceProd:
+    case OpKind::kReduceL1:
+    case OpKind::kReduceL2:
+    case OpKind::kReduceSumSquare:
+    case OpKind::kReduceLogSum:
+    case OpKind::kReduceLogSumExp:
       if (v < 18) UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "axes", 1, false, add));
       break;
     case OpKind::kReduceSum:

@@ -1,9 +1,9 @@
-// CPU kernels of ReduceMean, ReduceSum, Softmax and LogSoftmax (float32).
+// CPU kernels of the Reduce* family, ArgMax, ArgMin, Softmax and LogSoftmax (float32).
 //
-// ReduceMean/ReduceSum: each output element (threads split the outputs) sums its reduced
-// sub-box in double, walking the reduced dims with an odometer; the kept dims
-// give the base offset. Where the reduced dims are the innermost (a mean over H and W, over a
-// last axis) the sub-box is contiguous and sum_in_float_runs sums it.
+// Reduce*: each output element (threads split the outputs) reduces its sub-box, walking the reduced
+// dims with an odometer; the kept dims give the base offset. Where a sum or mean reduces the
+// innermost dims (a mean over H and W, over a last axis) the sub-box is contiguous and
+// sum_in_float_runs sums it.
 //
 // Softmax/LogSoftmax view the input as [outer, n, inner]
 // (see Note [softmax axis by opset] in runtime/ops/reductions.cc) and
@@ -16,6 +16,7 @@
 
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/cpu/float_sums.h"
+#include "runtime/ops/reduce_kind.h"
 
 namespace ucudnn::cpu {
 
@@ -23,8 +24,8 @@ namespace {
 
 constexpr int64_t kParallelThreshold = 16384;
 
-// The sum over the reduced dims, times 1/count for a mean.
-Status run_reduce(const KernelArgs& args, bool mean) {
+// Every output of a Reduce* kind (runtime/ops/reduce_kind.h): sums in double, max and min in float.
+Status run_reduce(const KernelArgs& args, ReduceKind kind) {
   const Tensor& src = *args.src[0];
   Tensor& dst = *args.dst[0];
   const Shape& in = src.shape();
@@ -61,36 +62,91 @@ Status run_reduce(const KernelArgs& args, bool mean) {
   const int64_t outputs = dst.numel();
   const int64_t nk = static_cast<int64_t>(kept_dims.size());
   const int64_t nr = static_cast<int64_t>(red_dims.size());
-  const double scale = !mean ? 1.0 : count == 0 ? 0.0 : 1.0 / static_cast<double>(count);
-  // Kept dims, then reduced ones (false < true): output `out` sums the count floats at out · count.
+  // Kept dims, then reduced ones (false < true): output `out` reduces the count floats at out · count.
   const bool innermost = std::is_sorted(reduce.begin(), reduce.end());
+  const bool plain_sum = kind == ReduceKind::kSum || kind == ReduceKind::kMean;
 #pragma omp parallel if (outputs * count > kParallelThreshold)
   {
     std::vector<int64_t> index(static_cast<size_t>(nr));  // one odometer per thread
-#pragma omp for schedule(static)
-    for (int64_t out = 0; out < outputs; ++out) {
-      double sum = 0;
-      if (innermost) {
-        sum = sum_in_float_runs(s + out * count, count);
-      } else {
-        int64_t offset = 0, rest = out;
-        for (int64_t d = nk - 1; d >= 0; --d) {
-          offset += (rest % kept_dims[d]) * kept_strides[d];
-          rest /= kept_dims[d];
-        }
-        std::fill(index.begin(), index.end(), 0);
-        for (int64_t k = 0; k < count; ++k) {
-          sum += s[offset];
-          for (int64_t d = nr - 1; d >= 0; --d) {  // odometer step over the reduced dims
-            offset += red_strides[d];
-            if (++index[d] < red_dims[d]) break;
-            offset -= red_strides[d] * red_dims[d];
-            index[d] = 0;
-          }
+    // Calls f(x) for every element output `out` reduces.
+    auto for_each_reduced = [&](int64_t out, auto&& f) {
+      int64_t offset = 0, rest = out;
+      for (int64_t d = nk - 1; d >= 0; --d) {
+        offset += (rest % kept_dims[d]) * kept_strides[d];
+        rest /= kept_dims[d];
+      }
+      std::fill(index.begin(), index.end(), 0);
+      for (int64_t k = 0; k < count; ++k) {
+        f(s[offset]);
+        for (int64_t d = nr - 1; d >= 0; --d) {  // odometer step over the reduced dims
+          offset += red_strides[d];
+          if (++index[d] < red_dims[d]) break;
+          offset -= red_strides[d] * red_dims[d];
+          index[d] = 0;
         }
       }
-      o[out] = mean && count == 0 ? NAN : static_cast<float>(sum * scale);
+    };
+#pragma omp for schedule(static)
+    for (int64_t out = 0; out < outputs; ++out) {
+      if (plain_sum && innermost) {
+        o[out] = finish_reduction(kind, sum_in_float_runs(s + out * count, count), count, 0.0f);
+        continue;
+      }
+      float extreme = kind == ReduceKind::kMin ? INFINITY : -INFINITY;  // max, min, and LogSumExp's shift
+      if (kind == ReduceKind::kMax || kind == ReduceKind::kLogSumExp)
+        for_each_reduced(out, [&](float x) { extreme = x > extreme || x != x ? x : extreme; });
+      if (kind == ReduceKind::kMin) for_each_reduced(out, [&](float x) { extreme = x < extreme || x != x ? x : extreme; });
+      if (kind == ReduceKind::kMax || kind == ReduceKind::kMin || std::isnan(extreme)) {
+        o[out] = extreme;
+        continue;
+      }
+      double acc = kind == ReduceKind::kProd ? 1.0 : 0.0;
+      switch (kind) {
+        case ReduceKind::kProd: for_each_reduced(out, [&](float x) { acc *= x; }); break;
+        case ReduceKind::kL1: for_each_reduced(out, [&](float x) { acc += std::fabs(x); }); break;
+        case ReduceKind::kL2:
+        case ReduceKind::kSumSquare: for_each_reduced(out, [&](float x) { acc += double{x} * x; }); break;
+        case ReduceKind::kLogSumExp:
+          if (std::isinf(extreme)) break;  // finish_reduction gives the infinite max itself
+          for_each_reduced(out, [&](float x) { acc += std::exp(double{x} - extreme); });
+          break;
+        default: for_each_reduced(out, [&](float x) { acc += x; }); break;
+      }
+      o[out] = finish_reduction(kind, acc, count, extreme);
     }
+  }
+  return Status::ok();
+}
+
+// ArgMax/ArgMin: X viewed as [outer, n, inner] around the axis; each of the outer·inner lines gives the
+// index of its first extreme (its last with select_last_index). A NaN counts as the extreme, as NumPy's.
+Status run_arg_extreme(const KernelArgs& args, bool max) {
+  const Tensor& src = *args.src[0];
+  const Shape& in = src.shape();
+  const int64_t raw_axis = args.node.attrs.get_int("axis");
+  const int64_t axis = normalize_axis(raw_axis, src.rank());
+  if (axis < 0)
+    return invalid_argument(args.node.describe() + ": axis " + std::to_string(raw_axis) + " is out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < src.rank(); ++d) {
+    if (d < axis) outer *= in[d];
+    if (d > axis) inner *= in[d];
+  }
+  const int64_t n = in[axis];
+  const bool last = args.node.attrs.get_int("select_last_index") != 0;
+  const float* s = src.data<float>();
+  int64_t* o = args.dst[0]->data<int64_t>();
+  const int64_t lines = outer * inner;
+#pragma omp parallel for schedule(static) if (lines * n > kParallelThreshold)
+  for (int64_t line = 0; line < lines; ++line) {
+    const float* x = s + (line / inner) * n * inner + line % inner;
+    int64_t best = 0;
+    for (int64_t i = 1; i < n && x[best * inner] == x[best * inner]; ++i) {
+      const float v = x[i * inner], b = x[best * inner];
+      const bool better = v != v || (max ? v > b : v < b) || (last && v == b);
+      if (better) best = i;
+    }
+    o[line] = best;
   }
   return Status::ok();
 }
@@ -138,12 +194,29 @@ Status run_softmax(const KernelArgs& args, bool log) {
 
 }  // namespace
 
-const CpuKernel& cpu_kernel_ReduceMean() {
-  static const CpuKernel k{.run = [](const KernelArgs& a) { return run_reduce(a, true); }};
+#define UCUDNN_REDUCTION_KERNEL(name, kind)                                                     \
+  const CpuKernel& cpu_kernel_##name() {                                                        \
+    static const CpuKernel k{.run = [](const KernelArgs& a) { return run_reduce(a, kind); }};  \
+    return k;                                                                                   \
+  }
+UCUDNN_REDUCTION_KERNEL(ReduceSum, ReduceKind::kSum)
+UCUDNN_REDUCTION_KERNEL(ReduceMean, ReduceKind::kMean)
+UCUDNN_REDUCTION_KERNEL(ReduceMax, ReduceKind::kMax)
+UCUDNN_REDUCTION_KERNEL(ReduceMin, ReduceKind::kMin)
+UCUDNN_REDUCTION_KERNEL(ReduceProd, ReduceKind::kProd)
+UCUDNN_REDUCTION_KERNEL(ReduceL1, ReduceKind::kL1)
+UCUDNN_REDUCTION_KERNEL(ReduceL2, ReduceKind::kL2)
+UCUDNN_REDUCTION_KERNEL(ReduceSumSquare, ReduceKind::kSumSquare)
+UCUDNN_REDUCTION_KERNEL(ReduceLogSum, ReduceKind::kLogSum)
+UCUDNN_REDUCTION_KERNEL(ReduceLogSumExp, ReduceKind::kLogSumExp)
+#undef UCUDNN_REDUCTION_KERNEL
+
+const CpuKernel& cpu_kernel_ArgMax() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) { return run_arg_extreme(a, true); }};
   return k;
 }
-const CpuKernel& cpu_kernel_ReduceSum() {
-  static const CpuKernel k{.run = [](const KernelArgs& a) { return run_reduce(a, false); }};
+const CpuKernel& cpu_kernel_ArgMin() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) { return run_arg_extreme(a, false); }};
   return k;
 }
 const CpuKernel& cpu_kernel_Softmax() {

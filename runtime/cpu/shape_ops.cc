@@ -158,6 +158,16 @@ const CpuKernel& cpu_kernel_ConstantOfShape() {
   static const CpuKernel k{};
   return k;
 }
+// None: the importer rewrites DepthToSpace and SpaceToDepth into Reshape, Transpose, Reshape (Note [lowered
+// ops], runtime/ops/lowering.h).
+const CpuKernel& cpu_kernel_DepthToSpace() {
+  static const CpuKernel k{};
+  return k;
+}
+const CpuKernel& cpu_kernel_SpaceToDepth() {
+  static const CpuKernel k{};
+  return k;
+}
 const CpuKernel& cpu_kernel_Shape() {
   static const CpuKernel k{.run = run_shape};
   return k;

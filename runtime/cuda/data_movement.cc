@@ -388,6 +388,18 @@ const CudaKernel& cuda_kernel_ConstantOfShape() {
   return k;
 }
 
+// None: the importer rewrites DepthToSpace and SpaceToDepth into Reshape, Transpose, Reshape (Note [lowered
+// ops], runtime/ops/lowering.h).
+const CudaKernel& cuda_kernel_DepthToSpace() {
+  static const CudaKernel k{};
+  return k;
+}
+
+const CudaKernel& cuda_kernel_SpaceToDepth() {
+  static const CudaKernel k{};
+  return k;
+}
+
 const CudaKernel& cuda_kernel_Concat() {
   static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_rows(a, false); }};
   return k;

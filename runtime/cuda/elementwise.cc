@@ -1,8 +1,8 @@
 // CUDA kernels of the elementwise ops: the activations (Relu, LeakyRelu,
 // Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus), the math functions
 // (Sqrt, Exp, Log, Abs, Neg, Reciprocal), PRelu and the broadcasting
-// Add/Sub/Mul/Div/Pow, ReduceMean and ReduceSum — float32, and int32/int64 for
-// Add/Sub/Mul/Div as on the CPU; all our own kernels (kernels.cu). prepare
+// Add/Sub/Mul/Div/Pow, the Reduce* family, ArgMax and ArgMin — float32, and int32/int64 for
+// Add/Sub/Mul/Div as on the CPU; all our own kernels (kernels.cu, reduce_kernels.cu). prepare
 // fixes the op parameters and the broadcast layout; run is one launch (integer
 // Div with a divisor computed at run time first checks it on the host: Note
 // [values checked on the host]). Clip's bounds are parameters when they are
@@ -15,7 +15,7 @@
 #include "runtime/ir/fusion.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
-#include "runtime/cuda/softmax_loss_kernels.h"
+#include "runtime/cuda/reduce_kernels.h"
 
 namespace ucudnn::cuda {
 
@@ -201,12 +201,12 @@ Expected<std::unique_ptr<KernelState>> prepare_binary(const PrepareArgs& a, Bina
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
-// ReduceMean and ReduceSum: one layout (the output's strides into the input, and the reduced
-// axes), then launch_reduce_mean or launch_reduce_sum (softmax_loss_kernels.cu: a block per
-// output for long reductions such as a convolution bias's gradient).
+// The Reduce* family: one layout (the output's strides into the input, and the reduced axes), then
+// launch_reduce (reduce_kernels.cu: a block per output for long reductions such as a convolution
+// bias's gradient).
 class ReduceState final : public KernelState {
  public:
-  bool sum = false;
+  ReduceKind kind = ReduceKind::kSum;
   StridedLayout layout;
   int reduced_rank = 0;
   int64_t reduced_dims[kMaxDims] = {}, reduced_strides[kMaxDims] = {};
@@ -221,22 +221,20 @@ class ReduceState final : public KernelState {
     }
     const float* src = a.src[0].as<const float>();
     float* dst = a.dst[0].as<float>();
-    UCUDNN_CUDA_CHECK(sum ? launch_reduce_sum(src, dst, a.dst[0].numel(), layout, reduced_rank, reduced_dims,
-                                              reduced_strides, a.ctx.stream())
-                          : launch_reduce_mean(src, dst, a.dst[0].numel(), layout, reduced_rank, reduced_dims,
-                                               reduced_strides, a.ctx.stream()),
+    UCUDNN_CUDA_CHECK(launch_reduce(kind, src, dst, a.dst[0].numel(), layout, reduced_rank, reduced_dims,
+                                    reduced_strides, a.ctx.stream()),
                       "");
     return Status::ok();
   }
 };
 
-Expected<std::unique_ptr<KernelState>> prepare_reduce(const PrepareArgs& a, bool sum) {
+Expected<std::unique_ptr<KernelState>> prepare_reduce(const PrepareArgs& a, ReduceKind kind) {
   const Shape& in = a.src_shapes[0];
   const int64_t rank = static_cast<int64_t>(in.size());
   if (rank > kMaxDims) return a.unsupported_error("rank above " + std::to_string(kMaxDims));
   std::vector<bool> reduce(in.size(), false);
   auto s = std::make_unique<ReduceState>();
-  s->sum = sum;
+  s->kind = kind;
   if (a.has_src(1)) {
     const Tensor* axes_tensor = a.constant(1);
     if (axes_tensor == nullptr) return a.unsupported_error("axes computed at run time");
@@ -264,6 +262,34 @@ Expected<std::unique_ptr<KernelState>> prepare_reduce(const PrepareArgs& a, bool
       ++s->reduced_rank;
     }
   }
+  return std::unique_ptr<KernelState>(std::move(s));
+}
+
+// ArgMax/ArgMin: X viewed as [outer, n, inner] around the axis (the shape rule checked it), one thread a line.
+class ArgExtremeState final : public KernelState {
+ public:
+  int64_t outer = 1, count = 1, inner = 1;
+  bool max = true, last = false;
+  Status run(const RunArgs& a) override {
+    UCUDNN_CUDA_CHECK(launch_arg_extreme(a.src[0].as<const float>(), a.dst[0].as<int64_t>(), outer, count, inner, max,
+                                         last, a.ctx.stream()),
+                      "");
+    return Status::ok();
+  }
+};
+
+Expected<std::unique_ptr<KernelState>> prepare_arg_extreme(const PrepareArgs& a, bool max) {
+  const Shape& in = a.src_shapes[0];
+  const int64_t axis = normalize_axis(a.node.attrs.get_int("axis"), static_cast<int64_t>(in.size()));
+  if (axis < 0) return invalid_argument(a.describe() + ": axis is out of range");
+  auto s = std::make_unique<ArgExtremeState>();
+  for (int64_t d = 0; d < static_cast<int64_t>(in.size()); ++d) {
+    if (d < axis) s->outer *= in[d];
+    if (d == axis) s->count = in[d];
+    if (d > axis) s->inner *= in[d];
+  }
+  s->max = max;
+  s->last = a.node.attrs.get_int("select_last_index") != 0;
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
@@ -305,13 +331,30 @@ UCUDNN_BINARY_KERNEL(Pow)
 UCUDNN_BINARY_KERNEL(PRelu)
 #undef UCUDNN_BINARY_KERNEL
 
-const CudaKernel& cuda_kernel_ReduceMean() {
-  static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_reduce(a, false); }};
+#define UCUDNN_REDUCTION_KERNEL(name, kind)                                                                     \
+  const CudaKernel& cuda_kernel_##name() {                                                                      \
+    static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_reduce(a, kind); }};        \
+    return k;                                                                                                   \
+  }
+UCUDNN_REDUCTION_KERNEL(ReduceSum, ReduceKind::kSum)
+UCUDNN_REDUCTION_KERNEL(ReduceMean, ReduceKind::kMean)
+UCUDNN_REDUCTION_KERNEL(ReduceMax, ReduceKind::kMax)
+UCUDNN_REDUCTION_KERNEL(ReduceMin, ReduceKind::kMin)
+UCUDNN_REDUCTION_KERNEL(ReduceProd, ReduceKind::kProd)
+UCUDNN_REDUCTION_KERNEL(ReduceL1, ReduceKind::kL1)
+UCUDNN_REDUCTION_KERNEL(ReduceL2, ReduceKind::kL2)
+UCUDNN_REDUCTION_KERNEL(ReduceSumSquare, ReduceKind::kSumSquare)
+UCUDNN_REDUCTION_KERNEL(ReduceLogSum, ReduceKind::kLogSum)
+UCUDNN_REDUCTION_KERNEL(ReduceLogSumExp, ReduceKind::kLogSumExp)
+#undef UCUDNN_REDUCTION_KERNEL
+
+const CudaKernel& cuda_kernel_ArgMax() {
+  static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_arg_extreme(a, true); }};
   return k;
 }
 
-const CudaKernel& cuda_kernel_ReduceSum() {
-  static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_reduce(a, true); }};
+const CudaKernel& cuda_kernel_ArgMin() {
+  static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_arg_extreme(a, false); }};
   return k;
 }
 

@@ -254,29 +254,6 @@ __global__ void cast_kernel(const From* src, To* dst, int64_t n) {
   UCUDNN_GRID_LOOP(i, n) dst[i] = static_cast<To>(src[i]);
 }
 
-struct ReduceParams {
-  int rank;
-  int64_t dims[kMaxDims];
-  int64_t strides[kMaxDims];
-  int64_t count;
-};
-
-__global__ void reduce_mean_kernel(const float* src, float* dst, int64_t n, StridedLayout layout, ReduceParams r) {
-  UCUDNN_GRID_LOOP(i, n) {
-    const int64_t base = strided_offset(layout, 0, i);
-    float sum = 0.0f;
-    for (int64_t k = 0; k < r.count; ++k) {
-      int64_t rest = k, offset = base;
-      for (int d = r.rank - 1; d >= 0; --d) {
-        offset += (rest % r.dims[d]) * r.strides[d];
-        rest /= r.dims[d];
-      }
-      sum += src[offset];
-    }
-    dst[i] = sum / static_cast<float>(r.count);
-  }
-}
-
 template <typename From>
 cudaError_t cast_from(const From* src, int dst_dtype, void* dst, int64_t n, cudaStream_t stream) {
   const unsigned blocks = blocks_for(n);
@@ -488,22 +465,6 @@ cudaError_t launch_cast(const void* src, int src_dtype, void* dst, int dst_dtype
 #undef UCUDNN_CAST_FROM
     default: return cudaErrorInvalidValue;
   }
-}
-
-cudaError_t launch_reduce_mean(const float* src, float* dst, int64_t n, const StridedLayout& layout,
-                               int reduced_rank, const int64_t* reduced_dims, const int64_t* reduced_strides,
-                               cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  ReduceParams r{};
-  r.rank = reduced_rank;
-  r.count = 1;
-  for (int d = 0; d < reduced_rank; ++d) {
-    r.dims[d] = reduced_dims[d];
-    r.strides[d] = reduced_strides[d];
-    r.count *= reduced_dims[d];
-  }
-  reduce_mean_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, layout, r);
-  return cudaGetLastError();
 }
 
 }  // namespace ucudnn::cuda

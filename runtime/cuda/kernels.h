@@ -1,7 +1,7 @@
 // Launchers of ucudnn's own CUDA kernels (runtime/cuda/kernels.cu), callable
 // from plain C++: elementwise activations, broadcasting binary ops (float32;
 // int32/int64 Add/Sub/Mul/Div), strided copies (Slice, Transpose, broadcast
-// fills), Pad, Gather, Cast, ReduceMean.
+// fills), Pad, Gather, Cast.
 //
 // Every launcher only queues work on `stream` and returns the launch error
 // (cudaSuccess when queued). Index arithmetic is int64; shapes up to kMaxDims.
@@ -94,12 +94,5 @@ cudaError_t launch_gather(const void* src, const void* indices, bool indices32, 
 
 // dst[i] = (To)src[i]; dtypes are ucudnn::DType values as ints.
 cudaError_t launch_cast(const void* src, int src_dtype, void* dst, int dst_dtype, int64_t n, cudaStream_t stream);
-
-// Mean over reduced dims: output element i (layout.dims = the input dims with
-// reduced ones set to 1, strides[0] = input strides) averages the box spanned by
-// `reduced_dims` / `reduced_strides` (count `reduced_rank`) starting at its base.
-cudaError_t launch_reduce_mean(const float* src, float* dst, int64_t n, const StridedLayout& layout,
-                               int reduced_rank, const int64_t* reduced_dims, const int64_t* reduced_strides,
-                               cudaStream_t stream);
 
 }  // namespace ucudnn::cuda

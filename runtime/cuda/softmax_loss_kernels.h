@@ -1,6 +1,5 @@
 // Launchers of the softmax_loss family's own CUDA kernels
-// (runtime/cuda/softmax_loss_kernels.cu): ReduceSum, SoftmaxCrossEntropyLoss and
-// its gradient. Same contracts as kernels.h: each only queues work on `stream`
+// (runtime/cuda/softmax_loss_kernels.cu): SoftmaxCrossEntropyLoss and its gradient. Same contracts as kernels.h: each only queues work on `stream`
 // and returns the launch error; int64 index arithmetic. Every sum runs in a fixed
 // order (per-thread partial sums, then a tree in the block), so results repeat
 // bit for bit from run to run.
@@ -13,13 +12,6 @@
 #include "runtime/cuda/kernels.h"
 
 namespace ucudnn::cuda {
-
-// Sum over reduced dims: output element i (layout.dims = the input dims with reduced
-// ones set to 1, strides[0] = input strides) sums the box spanned by `reduced_dims` /
-// `reduced_strides` (count `reduced_rank`) from its base. Long boxes get a block each.
-cudaError_t launch_reduce_sum(const float* src, float* dst, int64_t n, const StridedLayout& layout,
-                              int reduced_rank, const int64_t* reduced_dims, const int64_t* reduced_strides,
-                              cudaStream_t stream);
 
 // log_prob = log-softmax of each row of scores [rows, classes] (max-subtracted), and
 // *loss = −(1/rows) Σ_r Σ_c q_rc log_prob_rc, q = (1 − smoothing)·onehot(labels[r]) +

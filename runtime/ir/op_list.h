@@ -22,9 +22,11 @@
   /* data movement and shapes */                                                    \
   X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
-  X(ConstantOfShape) X(Size)                                                        \
+  X(ConstantOfShape) X(Size) X(DepthToSpace) X(SpaceToDepth)                       \
   /* reductions and normalizing exponentials */                                     \
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
+  X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2)                  \
+  X(ReduceSumSquare) X(ReduceLogSum) X(ReduceLogSumExp) X(ArgMax) X(ArgMin)        \
   /* training (docs/TRAINING.md): ucudnn-internal ops the training graph adds */    \
   X(ConvGradData) X(ConvGradFilter)                                                 \
   X(ActivationGrad) X(PReluGrad) X(DropoutTrain)                                    \
@@ -45,7 +47,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 74, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 86, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -5,6 +5,7 @@
 
 #include "runtime/ops/constant_of_shape.h"
 #include "runtime/ops/conv_transpose.h"
+#include "runtime/ops/depth_to_space.h"
 #include "runtime/ops/group_norm.h"
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
@@ -47,6 +48,7 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_layer_norms(graph));
   UCUDNN_RETURN_IF_ERROR(lower_instance_norms(graph));
   UCUDNN_RETURN_IF_ERROR(lower_group_norms(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_depth_to_space(graph));
   return lower_constants_of_shape(graph);
 }
 

@@ -12,7 +12,8 @@ namespace ucudnn {
 // Some ONNX ops are compositions of ops ucudnn already plans, runs and differentiates: ConvTranspose is a
 // Conv's data gradient (Note [ConvTranspose as ConvGradData], conv_transpose.h), LayerNormalization,
 // InstanceNormalization and GroupNormalization a few reductions and elementwise ops (layer_norm.h,
-// instance_norm.h, group_norm.h, normalization_lowering.h), a ConstantOfShape too large to fold an Expand
+// instance_norm.h, group_norm.h, normalization_lowering.h), DepthToSpace and SpaceToDepth a Reshape, a
+// Transpose and a Reshape (depth_to_space.h), a ConstantOfShape too large to fold an Expand
 // (constant_of_shape.h). Each has a descriptor (its shape rule checks the model), no kernel on any backend,
 // and a lowering the importer runs after shape inference and constant folding; the optimizer's passes then
 // fuse the pieces as they fuse any others.

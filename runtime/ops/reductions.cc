@@ -1,9 +1,10 @@
-// Descriptors of ReduceMean, ReduceSum, Softmax and LogSoftmax (float32), and
-// their gradient rules.
+// Descriptors of the Reduce* family (float32; reduce_kind.h says what each computes), ArgMax, ArgMin,
+// Softmax and LogSoftmax, and the gradient rules of ReduceMean, ReduceSum and the softmaxes.
 //
-// ReduceMean (opset 18 form) and ReduceSum (opset 13 form): optional constant
-// `axes` input (the importer turns older `axes` attributes into it), keepdims,
-// noop_with_empty_axes.
+// Reduce* in their opset 18 form (ReduceSum's from opset 13): optional constant `axes` input (the
+// importer turns older `axes` attributes into it), keepdims, noop_with_empty_axes.
+// ArgMax/ArgMin: float32 X → int64 indices along `axis` (default 0), keepdims, select_last_index (the
+// last of equal extremes instead of the first).
 // Softmax/LogSoftmax: `axis` is optional; its default and meaning depend on
 // the opset. Note [softmax axis by opset]: before opset 13 the input is
 // coerced to 2-D at `axis` (default 1) and normalised over all trailing dims
@@ -53,6 +54,22 @@ Status reduce_infer(InferContext& ctx) {
     else if (keepdims) out.push_back(1);
   }
   ctx.set_output(0, DType::kFloat32, std::move(out));
+  return Status::ok();
+}
+
+Status arg_extreme_infer(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
+  const Shape& in = ctx.input(0).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const int64_t axis = ctx.attrs().get_int("axis");
+  const int64_t a = normalize_axis(axis, rank);
+  if (rank == 0 || a < 0)
+    return ctx.error("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  if (in[static_cast<size_t>(a)] == 0) return ctx.error("cannot take the index of an extreme over an empty axis");
+  Shape out = in;
+  if (ctx.attrs().get_int("keepdims") != 0) out[static_cast<size_t>(a)] = 1;
+  else out.erase(out.begin() + a);
+  ctx.set_output(0, DType::kInt64, std::move(out));
   return Status::ok();
 }
 
@@ -169,6 +186,46 @@ const OpDescriptor& describe_ReduceSum() {
                               .infer = reduce_infer,
                               .flops = input_numel,
                               .gradient = reduce_sum_gradient};
+  return d;
+}
+
+// The Reduce* ops without a gradient rule: one descriptor each, alike but for the kind.
+#define UCUDNN_REDUCTION(name)                                                                             \
+  const OpDescriptor& describe_##name() {                                                                  \
+    static const OpDescriptor d{.kind = OpKind::k##name,                                                   \
+                                .min_inputs = 1,                                                           \
+                                .max_inputs = 2,                                                           \
+                                .min_opset = 1, /* axes attribute before opset 18: onnx_import/upgrade.cc */ \
+                                .attrs = {attr_int("keepdims", 1), attr_int("noop_with_empty_axes", 0)},   \
+                                .infer = reduce_infer,                                                     \
+                                .flops = input_numel};                                                     \
+    return d;                                                                                              \
+  }
+UCUDNN_REDUCTION(ReduceMax)
+UCUDNN_REDUCTION(ReduceMin)
+UCUDNN_REDUCTION(ReduceProd)
+UCUDNN_REDUCTION(ReduceL1)
+UCUDNN_REDUCTION(ReduceL2)
+UCUDNN_REDUCTION(ReduceSumSquare)
+UCUDNN_REDUCTION(ReduceLogSum)
+UCUDNN_REDUCTION(ReduceLogSumExp)
+#undef UCUDNN_REDUCTION
+
+const OpDescriptor& describe_ArgMax() {
+  static const OpDescriptor d{.kind = OpKind::kArgMax,
+                              .min_opset = 1,
+                              .attrs = {attr_int("axis", 0), attr_int("keepdims", 1), attr_int("select_last_index", 0)},
+                              .infer = arg_extreme_infer,
+                              .flops = input_numel};
+  return d;
+}
+
+const OpDescriptor& describe_ArgMin() {
+  static const OpDescriptor d{.kind = OpKind::kArgMin,
+                              .min_opset = 1,
+                              .attrs = {attr_int("axis", 0), attr_int("keepdims", 1), attr_int("select_last_index", 0)},
+                              .infer = arg_extreme_infer,
+                              .flops = input_numel};
   return d;
 }
 

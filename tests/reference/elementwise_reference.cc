@@ -307,6 +307,33 @@ Tensor transpose(const Tensor& x, const ir::Attributes& attrs) {
   return y;
 }
 
+// DepthToSpace and SpaceToDepth from the spec's index formulas (b the blocksize, C' = C / b²):
+//   DepthToSpace DCR: Y[n, c, h, w] = X[n, ((h mod b)·b + w mod b)·C' + c, h / b, w / b]
+//   DepthToSpace CRD: Y[n, c, h, w] = X[n, c·b² + (h mod b)·b + w mod b, h / b, w / b]
+//   SpaceToDepth:     Y[n, (i·b + j)·C + c, h, w] = X[n, c, h·b + i, w·b + j]
+Tensor depth_to_space(const ir::Node& node, const Tensor& x) {
+  const int64_t b = node.attrs.get_int("blocksize");
+  const Shape& in = x.shape();
+  const bool to_space = node.op == OpKind::kDepthToSpace;
+  const Shape out = to_space ? Shape{in[0], in[1] / (b * b), in[2] * b, in[3] * b}
+                             : Shape{in[0], in[1] * b * b, in[2] / b, in[3] / b};
+  const bool crd = to_space && node.attrs.get_string("mode") == "CRD";
+  Tensor y = make(x.dtype(), out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const Index o = unravel(i, out);
+    Index src;
+    if (to_space) {
+      const int64_t block = (o[2] % b) * b + o[3] % b;
+      src = {o[0], crd ? o[1] * b * b + block : block * out[1] + o[1], o[2] / b, o[3] / b};
+    } else {
+      const int64_t block = o[1] / in[1], c = o[1] % in[1];
+      src = {o[0], c, o[2] * b + block / b, o[3] * b + block % b};
+    }
+    copy_element(x, ravel(src, in), y, i);
+  }
+  return y;
+}
+
 Tensor concat(const std::vector<const Tensor*>& in, int64_t axis_attr) {
   const int64_t axis = positive_axis(axis_attr, in[0]->rank());
   Shape out = in[0]->shape();
@@ -370,29 +397,79 @@ Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis_attr) {
   return y;
 }
 
-Tensor reduce_mean(const Tensor& x, const Tensor* axes_tensor, const ir::Attributes& attrs) {
+// The Reduce* family from the definitions, in double: every output gathers the elements it reduces, then
+// sum, mean, max (NaN wins), min, product, Σ|x|, √Σx², Σx², log Σx and log Σ eˣ of them.
+Tensor reduce(OpKind op, const Tensor& x, const Tensor* axes_tensor, const ir::Attributes& attrs) {
   const std::vector<int64_t> axes = ints(axes_tensor);
   if (axes.empty() && attrs.get_int("noop_with_empty_axes") != 0) return copy_as(x, x.shape());
   std::vector<bool> reduced(x.shape().size(), axes.empty());
   for (int64_t a : axes) reduced[positive_axis(a, x.rank())] = true;
   Shape kept;  // keepdims form
-  int64_t count = 1;
-  for (size_t d = 0; d < reduced.size(); ++d) {
-    kept.push_back(reduced[d] ? 1 : x.shape()[d]);
-    if (reduced[d]) count *= x.shape()[d];
-  }
-  std::vector<double> sums(static_cast<size_t>(shape_numel(kept)), 0.0);
+  for (size_t d = 0; d < reduced.size(); ++d) kept.push_back(reduced[d] ? 1 : x.shape()[d]);
+  std::vector<std::vector<double>> groups(static_cast<size_t>(shape_numel(kept)));
   for (int64_t i = 0; i < x.numel(); ++i) {
     Index index = unravel(i, x.shape());
     for (size_t d = 0; d < index.size(); ++d)
       if (reduced[d]) index[d] = 0;
-    sums[ravel(index, kept)] += get(x, i);
+    groups[ravel(index, kept)].push_back(get(x, i));
   }
+  auto value = [op](const std::vector<double>& v) {
+    double sum = 0, abs_sum = 0, squares = 0, exps = 0, product = 1;
+    double max = -INFINITY, min = INFINITY;
+    for (double e : v) {
+      sum += e;
+      abs_sum += std::fabs(e);
+      squares += e * e;
+      exps += std::exp(e);
+      product *= e;
+      max = std::isnan(e) || std::isnan(max) ? NAN : std::max(max, e);
+      min = std::isnan(e) || std::isnan(min) ? NAN : std::min(min, e);
+    }
+    switch (op) {
+      case OpKind::kReduceMean: return sum / static_cast<double>(v.size());
+      case OpKind::kReduceMax: return max;
+      case OpKind::kReduceMin: return min;
+      case OpKind::kReduceProd: return product;
+      case OpKind::kReduceL1: return abs_sum;
+      case OpKind::kReduceL2: return std::sqrt(squares);
+      case OpKind::kReduceSumSquare: return squares;
+      case OpKind::kReduceLogSum: return std::log(sum);
+      case OpKind::kReduceLogSumExp: return std::log(exps);
+      default: return sum;
+    }
+  };
   Shape out;
   for (size_t d = 0; d < reduced.size(); ++d)
     if (!reduced[d] || attrs.get_int("keepdims") != 0) out.push_back(kept[d]);
   Tensor y = make(DType::kFloat32, out);
-  for (int64_t i = 0; i < y.numel(); ++i) put(y, i, sums[i] / static_cast<double>(count));
+  for (int64_t i = 0; i < y.numel(); ++i) put(y, i, value(groups[static_cast<size_t>(i)]));
+  return y;
+}
+
+// ArgMax/ArgMin: each output index's line along the axis, scanned for the first (or last) extreme.
+Tensor arg_extreme(OpKind op, const Tensor& x, const ir::Attributes& attrs) {
+  const int64_t axis = positive_axis(attrs.get_int("axis"), x.rank());
+  const bool last = attrs.get_int("select_last_index") != 0;
+  Shape kept = x.shape();
+  kept[static_cast<size_t>(axis)] = 1;
+  Shape out = kept;
+  if (attrs.get_int("keepdims") == 0) out.erase(out.begin() + axis);
+  Tensor y = make(DType::kInt64, out);
+  for (int64_t o = 0; o < y.numel(); ++o) {
+    Index index = unravel(o, kept);
+    int64_t best = 0;
+    index[static_cast<size_t>(axis)] = 0;
+    double best_value = get(x, ravel(index, x.shape()));
+    for (int64_t i = 1; i < x.dim(axis) && !std::isnan(best_value); ++i) {  // the first NaN is the extreme
+      index[static_cast<size_t>(axis)] = i;
+      const double v = get(x, ravel(index, x.shape()));
+      if (std::isnan(v) || (op == OpKind::kArgMax ? v > best_value : v < best_value) || (last && v == best_value)) {
+        best = i;
+        best_value = v;
+      }
+    }
+    y.data<int64_t>()[o] = best;
+  }
   return y;
 }
 
@@ -670,10 +747,16 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     case OpKind::kSplit: out = split(node, in); break;
     case OpKind::kSlice: out.push_back(slice(*x, in)); break;
     case OpKind::kTranspose: out.push_back(transpose(*x, attrs)); break;
+    case OpKind::kDepthToSpace: case OpKind::kSpaceToDepth: out.push_back(depth_to_space(node, *x)); break;
     case OpKind::kPad: out.push_back(pad(*x, in, node.attrs)); break;
     case OpKind::kResize: out.push_back(resize(*x, in, node.attrs)); break;
     case OpKind::kGather: out.push_back(gather(*x, *in[1], attrs.get_int("axis"))); break;
-    case OpKind::kReduceMean: out.push_back(reduce_mean(*x, input(in, 1), attrs)); break;
+    case OpKind::kReduceMean: case OpKind::kReduceMax: case OpKind::kReduceMin: case OpKind::kReduceProd:
+    case OpKind::kReduceL1: case OpKind::kReduceL2: case OpKind::kReduceSumSquare: case OpKind::kReduceLogSum:
+    case OpKind::kReduceLogSumExp:
+      out.push_back(reduce(node.op, *x, input(in, 1), attrs));
+      break;
+    case OpKind::kArgMax: case OpKind::kArgMin: out.push_back(arg_extreme(node.op, *x, attrs)); break;
     case OpKind::kSoftmax: out.push_back(softmax(node, *x, false)); break;
     case OpKind::kLogSoftmax: out.push_back(softmax(node, *x, true)); break;
     default: return unsupported(std::string("no elementwise reference for ") + op_name(node.op));
