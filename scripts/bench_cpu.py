@@ -15,8 +15,9 @@ default auto, what a user runs), e.g. nchw,auto for the channels-last gain in th
 same command; the ratios use the last one. --rounds R times every system R times, one after the
 other, and reports the medians over rounds (a shared machine's slow spells then hit all of them);
 then, over every timed iteration of all rounds, the fastest and the 90th percentile of ucudnn and ONNX
-Runtime (the JSON has min, p10, median and p90 of each system: "ms_spread"), and each model's largest
-batch over batch 1.
+Runtime (the JSON has min, p10, median and p90 of each system: "ms_spread"), each round's ucudnn / ORT
+ratio (the two ran minutes apart at most, so a slow spell of the host moves both), and each model's
+largest batch over batch 1.
 
   python3 scripts/bench_cpu.py [--models resnet18,resnet50] [--batches 1,16]
       [--iterations 20] [--warmup 3] [--threads N] [--ucudnn build/bin/ucudnn]
@@ -224,6 +225,8 @@ def main(argv=None):
                    "ms_by_round": rounds, "ms_spread": {s: spread(each[s]) for s in systems},
                    "ort_version": ort, "ort_ms": ort_ms, "torch_version": torch, "torch_ms": torch_ms,
                    "ratio_vs_ort": vs_ort, "ratio_vs_torch": vs_torch,
+                   "ratio_vs_ort_by_round": ([u / o for u, o in zip(rounds[layouts[-1]], rounds["ort"])]
+                                             if ort else None),
                    "ucudnn_peak_memory_bytes": report.get("peak_memory_bytes"),
                    "ucudnn_throughput_per_s": report.get("throughput_per_s")}
             rows.append(row)
@@ -244,12 +247,13 @@ def print_spread(rows, layout):
     rows = [r for r in rows if "ort" in r["ms_spread"]]
     if not rows:
         return
-    print(f"\nspread over all rounds' iterations, ms (ucudnn {layout} / ORT):")
-    print(f"{'model':<20} {'batch':>5} {'min':>17} {'/ORT':>5} {'p90':>17} {'/ORT':>5}")
+    print(f"\nspread over all rounds' iterations, ms (ucudnn {layout} / ORT), and each round's ratio of medians:")
+    print(f"{'model':<20} {'batch':>5} {'min':>17} {'/ORT':>5} {'p90':>17} {'/ORT':>5}  rounds' /ORT")
     for r in rows:
         mine, theirs = r["ms_spread"][layout], r["ms_spread"]["ort"]
         cells = "".join(f" {mine[q]:>8.2f}/{theirs[q]:<8.2f} {mine[q] / theirs[q]:>5.2f}" for q in ("min", "p90"))
-        print(f"{r['model']:<20} {r['batch']:>5}{cells}")
+        by_round = ", ".join(f"{x:.2f}" for x in r["ratio_vs_ort_by_round"])
+        print(f"{r['model']:<20} {r['batch']:>5}{cells}  {by_round}")
 
 
 def print_batch_scaling(rows):

@@ -5,6 +5,7 @@
 # op type, the slowest nodes. Runs from a bundle (scripts/device-bundle) or a checkout's build.
 #
 #   scripts/bench_cpu_device.sh [--models a,b,...] [--batches 1,16] [--threads 8] [--layouts auto] [--rounds 3]
+#                               [--no-torch]
 #
 # The benchmark database starts empty (every convolution is measured, at the threads given); it is left,
 # gzipped, beside the results for a later run. Everything goes under $OUT/cpu; the table to stdout and
@@ -16,6 +17,7 @@ BATCHES=1,16
 THREADS=8
 LAYOUTS=auto
 ROUNDS=3
+EXTRA=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --models) MODELS=$2; shift 2 ;;
@@ -23,6 +25,7 @@ while [ $# -gt 0 ]; do
     --threads) THREADS=$2; shift 2 ;;
     --layouts) LAYOUTS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
+    --no-torch) EXTRA+=(--no-torch); shift ;;
     *) echo "bench_cpu_device.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -32,7 +35,7 @@ export XDG_CACHE_HOME=$R/cache  # the database: ucudnn/benchmarks.sqlite under i
 (lscpu; free -g) > "$R/machine.txt" 2>&1
 "$PYTHON" "$SRC/scripts/bench_cpu.py" --models "$MODELS" --batches "$BATCHES" --threads "$THREADS" \
   --iterations 20 --warmup 3 --rounds "$ROUNDS" --layouts "$LAYOUTS" --ucudnn "$BIN/ucudnn" --model-dir "$R/models" \
-  --json-out "$R/bench.jsonl" 2>&1 | tee "$R/bench.txt"
+  --json-out "$R/bench.jsonl" "${EXTRA[@]}" 2>&1 | tee "$R/bench.txt"
 for model in ${MODELS//,/ }; do
   for batch in ${BATCHES//,/ }; do
     "$BIN/ucudnn" run "$R/models/$model.onnx" --device cpu --threads "$THREADS" --batch "$batch" --profile \
