@@ -207,6 +207,23 @@ std::vector<OpCase> data_movement_cases() {
        {{"blocksize", int64_t{2}}}},
       {"space_to_depth", OpKind::kSpaceToDepth, 13, {input({2, 3, 4, 6})}, {{"blocksize", int64_t{2}}}, 1,
        {{2, 12, 2, 3}}},
+      // Lowered into Reshape, Expand, Reshape (runtime/ops/tile.h).
+      {"tile_2d", OpKind::kTile, 13, {input({2, 3}), ints({2, 3})}, {}, 1, {{4, 9}}},
+      {"tile_some_axes_int64", OpKind::kTile, 13, {typed_input(int64, {2, 1, 3}), ints({1, 4, 2})}, {}, 1,
+       {{2, 4, 6}}},
+      {"tile_zero_repeats", OpKind::kTile, 13, {input({2, 3}), ints({0, 1})}, {}, 1, {{0, 3}}},
+      // Lowered into Adds and a Mul (runtime/ops/sum_mean.h).
+      {"sum_three_broadcast", OpKind::kSum, 13, {input({2, 3, 4}), input({3, 1}), input({4})}, {}, 1, {{2, 3, 4}}},
+      {"sum_one", OpKind::kSum, 13, {input({2, 3})}},
+      {"mean_two", OpKind::kMean, 13, {input({2, 3}), input({2, 3})}},
+      {"mean_four_broadcast", OpKind::kMean, 13, {input({1, 3}), input({2, 1}), input({2, 3}), input({3})}},
+      // Lowered into a Resize with asymmetric coordinates (runtime/ops/upsample.h).
+      {"upsample_nearest_opset9", OpKind::kUpsample, 9, {input({1, 2, 3, 4}), weight_values({4}, {1, 1, 2, 3})}, {},
+       1, {{1, 2, 6, 12}}},
+      {"upsample_nearest_opset7", OpKind::kUpsample, 7, {input({2, 3, 4, 2})},
+       {{"scales", std::vector<float>{1, 1, 2, 2.5f}}}, 1, {{2, 3, 8, 5}}},
+      {"upsample_linear_opset9", OpKind::kUpsample, 9, {input({1, 2, 3, 4}), weight_values({4}, {1, 1, 2, 2})},
+       {{"mode", std::string("linear")}}, 1, {{1, 2, 6, 8}}},
       // Resize (runtime/ops/resize.h): X, roi, scales or sizes.
       {"resize_nearest_scales_2x", OpKind::kResize, 13,
        {input({2, 3, 4, 5}), absent(), weight_values({4}, {1, 1, 2, 2})}, {}, 1, {{2, 3, 8, 10}}},

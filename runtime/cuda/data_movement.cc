@@ -388,17 +388,19 @@ const CudaKernel& cuda_kernel_ConstantOfShape() {
   return k;
 }
 
-// None: the importer rewrites DepthToSpace and SpaceToDepth into Reshape, Transpose, Reshape (Note [lowered
-// ops], runtime/ops/lowering.h).
-const CudaKernel& cuda_kernel_DepthToSpace() {
-  static const CudaKernel k{};
-  return k;
-}
-
-const CudaKernel& cuda_kernel_SpaceToDepth() {
-  static const CudaKernel k{};
-  return k;
-}
+// None: the importer rewrites these into other ops (Note [lowered ops], runtime/ops/lowering.h).
+#define UCUDNN_LOWERED_OP(name)        \
+  const CudaKernel& cuda_kernel_##name() { \
+    static const CudaKernel k{};       \
+    return k;                          \
+  }
+UCUDNN_LOWERED_OP(DepthToSpace)
+UCUDNN_LOWERED_OP(SpaceToDepth)
+UCUDNN_LOWERED_OP(Tile)
+UCUDNN_LOWERED_OP(Sum)
+UCUDNN_LOWERED_OP(Mean)
+UCUDNN_LOWERED_OP(Upsample)
+#undef UCUDNN_LOWERED_OP
 
 const CudaKernel& cuda_kernel_Concat() {
   static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_rows(a, false); }};

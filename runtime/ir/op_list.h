@@ -15,14 +15,15 @@
   X(Sqrt) X(Exp) X(Log) X(Abs) X(Neg) X(Reciprocal)                                 \
   /* pooling */                                                                     \
   X(MaxPool) X(AveragePool) X(GlobalAveragePool) X(GlobalMaxPool) X(Resize)         \
+  X(Upsample)                                                                       \
   /* matrix products */                                                             \
   X(Gemm) X(MatMul)                                                                 \
   /* broadcasting binary */                                                         \
-  X(Add) X(Sub) X(Mul) X(Div) X(Pow)                                               \
+  X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Sum) X(Mean)                                \
   /* data movement and shapes */                                                    \
   X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
-  X(ConstantOfShape) X(Size) X(DepthToSpace) X(SpaceToDepth)                       \
+  X(ConstantOfShape) X(Size) X(DepthToSpace) X(SpaceToDepth) X(Tile)               \
   /* reductions and normalizing exponentials */                                     \
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
   X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2)                  \
@@ -47,7 +48,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 86, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 90, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -35,17 +35,10 @@ Status constant_of_shape_infer(InferContext& ctx) {
 }
 
 Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  const Tensor value = constant_of_shape_value(node);
-  const ir::ValueId scalar =
-      graph.add_value({graph.unused_value_name(node.name + "/value"), value.dtype(), Shape{}, value, -1});
-  ir::Node expand;
-  expand.name = node.name;
-  expand.op = OpKind::kExpand;
-  expand.opset = std::max(node.opset, 8);
-  expand.inputs = {scalar, node.inputs[0]};
-  expand.outputs = node.outputs;
-  fill_default_attributes(expand);
-  out.push_back(std::move(expand));
+  LoweringBuilder build(graph, node, out, std::max(node.opset, 8));
+  const ir::Value y = graph.value(node.outputs[0]);  // a copy: adding values moves them
+  build.emit(OpKind::kExpand, "", {build.constant("value", constant_of_shape_value(node)), node.inputs[0]},
+             y.dtype, y.shape, node.outputs[0]);
   return Status::ok();
 }
 

@@ -5,7 +5,9 @@
 //   SpaceToDepth:     [N, C, H/b, b, W/b, b] → perm (0, 3, 5, 1, 2, 4) → [N, C·b², H/b, W/b]
 #include "runtime/ops/depth_to_space.h"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/ops/lowering.h"
@@ -42,7 +44,7 @@ Status depth_to_space_infer(InferContext& ctx) {
 }
 
 Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  const ir::Value x = graph.value(node.inputs[0]);
+  const ir::Value x = graph.value(node.inputs[0]);  // a copy: adding values moves them
   const Shape& in = x.shape;
   const int64_t b = node.attrs.get_int("blocksize");
   const int64_t n = in[0], c = in[1], h = in[2], w = in[3];
@@ -60,34 +62,15 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   }
   Shape permuted;
   for (int64_t p : perm) permuted.push_back(split[static_cast<size_t>(p)]);
-  auto value = [&](const std::string& what, DType dtype, const Shape& shape) {
-    return graph.add_value({graph.unused_value_name(node.name + "/" + what), dtype, shape, std::nullopt, -1});
-  };
-  auto shape_constant = [&](const std::string& what, const Shape& shape) {
-    return graph.add_value({graph.unused_value_name(node.name + "/" + what), DType::kInt64,
-                            Shape{static_cast<int64_t>(shape.size())},
-                            Tensor::from_int64s({static_cast<int64_t>(shape.size())}, shape), -1});
-  };
-  auto emit = [&](const std::string& what, OpKind op, std::vector<ir::ValueId> inputs, ir::ValueId output,
-                  ir::Attributes attrs) {
-    ir::Node piece;
-    piece.name = node.name + "/" + what;
-    piece.op = op;
-    piece.opset = 13;
-    piece.inputs = std::move(inputs);
-    piece.outputs = {output};
-    piece.attrs = std::move(attrs);
-    fill_default_attributes(piece);
-    out.push_back(std::move(piece));
-  };
-  const ir::ValueId blocks = value("blocks", x.dtype, split);
-  const ir::ValueId moved = value("moved", x.dtype, permuted);
-  emit("split", OpKind::kReshape, {node.inputs[0], shape_constant("split_shape", split)}, blocks, {});
+  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
+  const ir::ValueId blocks =
+      build.emit(OpKind::kReshape, "split", {node.inputs[0], build.int64s("split_shape", split)}, x.dtype, split);
   ir::Attributes transpose;
   transpose.set("perm", perm);
-  emit("move", OpKind::kTranspose, {blocks}, moved, std::move(transpose));
-  emit("merge", OpKind::kReshape, {moved, shape_constant("merged_shape", graph.value(node.outputs[0]).shape)},
-       node.outputs[0], {});
+  const ir::ValueId moved = build.emit(OpKind::kTranspose, "move", {blocks}, x.dtype, permuted, ir::kNoValue,
+                                       std::move(transpose));
+  const Shape y = graph.value(node.outputs[0]).shape;
+  build.emit(OpKind::kReshape, "merge", {moved, build.int64s("merged_shape", y)}, x.dtype, y, node.outputs[0]);
   return Status::ok();
 }
 

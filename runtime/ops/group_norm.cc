@@ -53,10 +53,7 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   const int64_t groups = node.attrs.get_int("num_groups");
   const Shape grouped = {x[0], groups, shape_numel(x) / std::max<int64_t>(x[0] * groups, 1)};
   NormalizationLowering lowering(graph, node, out);
-  auto shape_constant = [&](const char* what, const Shape& shape) {
-    const Shape dims = {static_cast<int64_t>(shape.size())};
-    return lowering.constant(what, DType::kInt64, dims, Tensor::from_int64s(dims, shape));
-  };
+  auto shape_constant = [&](const char* what, const Shape& shape) { return lowering.int64s(what, shape); };
   const ir::ValueId x_grouped =
       lowering.emit(OpKind::kReshape, "grouped", {node.inputs[0], shape_constant("grouped_shape", grouped)}, grouped);
   const float epsilon = node.attrs.get_float("epsilon");

@@ -41,9 +41,7 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   Shape per_channel(x.size() - 1, 1);  // [C, 1, ..., 1]: broadcasts along X's axis 1
   per_channel[0] = x[1];
   NormalizationLowering lowering(graph, node, out);
-  const Shape shape_of_shape = {static_cast<int64_t>(per_channel.size())};
-  const ir::ValueId target = lowering.constant("channel_shape", DType::kInt64, shape_of_shape,
-                                               Tensor::from_int64s(shape_of_shape, per_channel));
+  const ir::ValueId target = lowering.int64s("channel_shape", per_channel);
   const ir::ValueId scale = lowering.emit(OpKind::kReshape, "scale", {node.inputs[1], target}, per_channel);
   const ir::ValueId bias = lowering.emit(OpKind::kReshape, "bias", {node.inputs[2], target}, per_channel);
   return lowering.run(node.inputs[0], axes, node.attrs.get_float("epsilon"), scale, bias, node.outputs[0]);

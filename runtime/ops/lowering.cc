@@ -2,6 +2,7 @@
 #include "runtime/ops/lowering.h"
 
 #include <string>
+#include <utility>
 
 #include "runtime/ops/constant_of_shape.h"
 #include "runtime/ops/conv_transpose.h"
@@ -10,6 +11,9 @@
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
 #include "runtime/ops/op_descriptor.h"
+#include "runtime/ops/sum_mean.h"
+#include "runtime/ops/tile.h"
+#include "runtime/ops/upsample.h"
 
 namespace ucudnn {
 
@@ -43,12 +47,44 @@ Status lower_each(ir::Graph& graph, OpKind kind, LowerNode lower, const char* wh
   return graph.validate().with_context(std::string("after lowering ") + what);
 }
 
+ir::ValueId LoweringBuilder::emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs, DType dtype,
+                                  const Shape& shape, ir::ValueId into, ir::Attributes attrs) {
+  if (into == ir::kNoValue) into = intermediate(what, dtype, shape);
+  ir::Node n;
+  n.name = what.empty() ? node_.name : node_.name + "/" + what;
+  n.op = op;
+  n.opset = opset_;
+  n.inputs = std::move(inputs);
+  n.outputs = {into};
+  n.attrs = std::move(attrs);
+  fill_default_attributes(n);
+  out_.push_back(std::move(n));
+  return into;
+}
+
+ir::ValueId LoweringBuilder::intermediate(const std::string& what, DType dtype, const Shape& shape) {
+  return graph_.add_value({graph_.unused_value_name(node_.name + "/" + what), dtype, shape, std::nullopt, -1});
+}
+
+ir::ValueId LoweringBuilder::constant(const std::string& what, Tensor data) {
+  const DType dtype = data.dtype();
+  const Shape shape = data.shape();
+  return graph_.add_value({graph_.unused_value_name(node_.name + "/" + what), dtype, shape, std::move(data), -1});
+}
+
+ir::ValueId LoweringBuilder::int64s(const std::string& what, const std::vector<int64_t>& values) {
+  return constant(what, Tensor::from_int64s({static_cast<int64_t>(values.size())}, values));
+}
+
 Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));
   UCUDNN_RETURN_IF_ERROR(lower_layer_norms(graph));
   UCUDNN_RETURN_IF_ERROR(lower_instance_norms(graph));
   UCUDNN_RETURN_IF_ERROR(lower_group_norms(graph));
   UCUDNN_RETURN_IF_ERROR(lower_depth_to_space(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_tiles(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_sums_and_means(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_upsamples(graph));
   return lower_constants_of_shape(graph);
 }
 

@@ -1,6 +1,7 @@
 // Ops the importer rewrites into others before anything else sees the graph (Note [lowered ops]).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "runtime/core/status.h"
@@ -13,8 +14,9 @@ namespace ucudnn {
 // Conv's data gradient (Note [ConvTranspose as ConvGradData], conv_transpose.h), LayerNormalization,
 // InstanceNormalization and GroupNormalization a few reductions and elementwise ops (layer_norm.h,
 // instance_norm.h, group_norm.h, normalization_lowering.h), DepthToSpace and SpaceToDepth a Reshape, a
-// Transpose and a Reshape (depth_to_space.h), a ConstantOfShape too large to fold an Expand
-// (constant_of_shape.h). Each has a descriptor (its shape rule checks the model), no kernel on any backend,
+// Transpose and a Reshape (depth_to_space.h), Tile a Reshape, an Expand and a Reshape (tile.h), Sum and
+// Mean Adds and a Mul (sum_mean.h), Upsample a Resize (upsample.h), a ConstantOfShape too large to fold an
+// Expand (constant_of_shape.h). Each has a descriptor (its shape rule checks the model), no kernel on any backend,
 // and a lowering the importer runs after shape inference and constant folding; the optimizer's passes then
 // fuse the pieces as they fuse any others.
 //
@@ -24,6 +26,35 @@ namespace ucudnn {
 // nodes); producers are renumbered and the graph validated. `what` names the op in that validation.
 using LowerNode = Status (*)(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out);
 Status lower_each(ir::Graph& graph, OpKind kind, LowerNode lower, const char* what);
+
+// The nodes and values one lowered node becomes, appended to `out` and named after it ("<node>/<what>").
+class LoweringBuilder {
+ public:
+  // The new nodes get `opset` (the lowered node's own, or a later one whose form they are written in).
+  LoweringBuilder(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out, int opset)
+      : graph_(graph), node_(node), out_(out), opset_(opset) {}
+
+  // A node `op` of `inputs` with `attrs` (the spec's defaults filled in) writing `into`, else a new
+  // value of `dtype` and `shape`; the id of its output. An empty `what` names it after the lowered node
+  // alone (a lowering into one node).
+  ir::ValueId emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs, DType dtype,
+                   const Shape& shape, ir::ValueId into = ir::kNoValue, ir::Attributes attrs = {});
+  // A constant value holding `data`.
+  ir::ValueId constant(const std::string& what, Tensor data);
+  // A 1-D int64 constant (a Reshape's shape, axes).
+  ir::ValueId int64s(const std::string& what, const std::vector<int64_t>& values);
+  // A new value of `dtype` and `shape` for a node to write.
+  ir::ValueId intermediate(const std::string& what, DType dtype, const Shape& shape);
+
+  ir::Graph& graph() { return graph_; }
+  const ir::Node& node() const { return node_; }
+
+ private:
+  ir::Graph& graph_;
+  const ir::Node& node_;
+  std::vector<ir::Node>& out_;
+  int opset_;
+};
 
 // Lowers every op of the list above in `graph` (shapes inferred): what the importer runs.
 Status lower_composite_ops(ir::Graph& graph);

@@ -12,10 +12,8 @@ Status NormalizationLowering::run(ir::ValueId x, const std::vector<int64_t>& axe
   const Shape x_shape = graph_.value(x).shape;  // copies: add_value moves the values
   Shape stats = x_shape;
   for (int64_t a : axes) stats[static_cast<size_t>(a)] = 1;
-  const Shape axes_shape = {static_cast<int64_t>(axes.size())};
-  const ir::ValueId axes_value = constant("axes", DType::kInt64, axes_shape, Tensor::from_int64s(axes_shape, axes));
-  const ir::ValueId epsilon_value =
-      constant("epsilon", DType::kFloat32, Shape{}, Tensor::from_floats(Shape{}, {&epsilon, 1}));
+  const ir::ValueId axes_value = int64s("axes", axes);
+  const ir::ValueId epsilon_value = build_.constant("epsilon", Tensor::from_floats(Shape{}, {&epsilon, 1}));
 
   const ir::ValueId mean = emit(OpKind::kReduceMean, "mean", {x, axes_value}, stats, output(1));
   const ir::ValueId centered = emit(OpKind::kSub, "centered", {x, mean}, x_shape);
@@ -34,25 +32,15 @@ Status NormalizationLowering::run(ir::ValueId x, const std::vector<int64_t>& axe
 
 ir::ValueId NormalizationLowering::emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs,
                                         const Shape& shape, ir::ValueId into) {
-  if (into == ir::kNoValue) into = intermediate(what, shape);
-  ir::Node n;
-  n.name = node_.name + "/" + what;
-  n.op = op;
-  n.opset = node_.opset;
-  n.inputs = std::move(inputs);
-  n.outputs = {into};
-  fill_default_attributes(n);
-  out_.push_back(std::move(n));
-  return into;
+  return build_.emit(op, what, std::move(inputs), DType::kFloat32, shape, into);
 }
 
 ir::ValueId NormalizationLowering::intermediate(const std::string& what, const Shape& shape) {
-  return graph_.add_value(
-      {graph_.unused_value_name(node_.name + "/" + what), DType::kFloat32, shape, std::nullopt, -1});
+  return build_.intermediate(what, DType::kFloat32, shape);
 }
 
-ir::ValueId NormalizationLowering::constant(const std::string& what, DType dtype, const Shape& shape, Tensor data) {
-  return graph_.add_value({graph_.unused_value_name(node_.name + "/" + what), dtype, shape, std::move(data), -1});
+ir::ValueId NormalizationLowering::int64s(const std::string& what, const std::vector<int64_t>& values) {
+  return build_.int64s(what, values);
 }
 
 }  // namespace ucudnn

@@ -7,6 +7,7 @@
 
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
+#include "runtime/ops/lowering.h"
 
 namespace ucudnn {
 
@@ -18,7 +19,7 @@ namespace ucudnn {
 class NormalizationLowering {
  public:
   NormalizationLowering(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out)
-      : graph_(graph), node_(node), out_(out) {}
+      : build_(graph, node, out, node.opset), graph_(graph), node_(node) {}
 
   // X is `x`, Y goes into `y`; `scale` and `bias` (ir::kNoValue: none) broadcast to X.
   Status run(ir::ValueId x, const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale, ir::ValueId bias,
@@ -28,17 +29,17 @@ class NormalizationLowering {
   // value of `shape`; its id.
   ir::ValueId emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs, const Shape& shape,
                    ir::ValueId into = ir::kNoValue);
-  // A constant value named after the lowered node and `what`.
-  ir::ValueId constant(const std::string& what, DType dtype, const Shape& shape, Tensor data);
+  // A 1-D int64 constant named after the lowered node and `what` (a Reshape's shape).
+  ir::ValueId int64s(const std::string& what, const std::vector<int64_t>& values);
   // A new float32 value of `shape` named after the lowered node and `what`, for a node to write.
   ir::ValueId intermediate(const std::string& what, const Shape& shape);
 
  private:
   ir::ValueId output(size_t i) const { return i < node_.outputs.size() ? node_.outputs[i] : ir::kNoValue; }
 
+  LoweringBuilder build_;
   ir::Graph& graph_;
   const ir::Node& node_;
-  std::vector<ir::Node>& out_;
 };
 
 }  // namespace ucudnn

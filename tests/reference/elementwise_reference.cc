@@ -685,6 +685,39 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
       out.push_back(std::move(y));
       break;
     }
+    case OpKind::kSum: case OpKind::kMean: {  // the inputs added left to right, as ONNX lists them
+      Tensor y = copy_as(*x, x->shape());
+      for (size_t i = 1; i < in.size(); ++i) y = binary(OpKind::kAdd, y, *in[i]);
+      if (node.op == OpKind::kMean)
+        for (int64_t i = 0; i < y.numel(); ++i) put(y, i, get(y, i) / static_cast<double>(in.size()));
+      out.push_back(std::move(y));
+      break;
+    }
+    case OpKind::kTile: {  // Y[i0, i1, ...] = X[i0 mod d0, i1 mod d1, ...]
+      const std::vector<int64_t> repeats = ints(in[1]);
+      Shape shape = x->shape();
+      for (size_t d = 0; d < shape.size(); ++d) shape[d] *= repeats[d];
+      Tensor y = make(x->dtype(), shape);
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        Index index = unravel(i, shape);
+        for (size_t d = 0; d < index.size(); ++d) index[d] %= x->shape()[d];
+        copy_element(*x, ravel(index, x->shape()), y, i);
+      }
+      out.push_back(std::move(y));
+      break;
+    }
+    case OpKind::kUpsample: {  // Resize with asymmetric coordinates, flooring nearest picks (upsample.cc)
+      const std::vector<float> scales =
+          node.opset < 9 ? attrs.get_floats("scales")
+                         : std::vector<float>(in[1]->data<float>(), in[1]->data<float>() + in[1]->numel());
+      const Tensor scales_tensor = Tensor::from_floats({static_cast<int64_t>(scales.size())}, scales);
+      ir::Attributes resize_attrs;
+      resize_attrs.set("mode", attrs.get_string("mode"));
+      resize_attrs.set("coordinate_transformation_mode", std::string("asymmetric"));
+      resize_attrs.set("nearest_mode", std::string("floor"));
+      out.push_back(resize(*x, {x, nullptr, &scales_tensor}, resize_attrs));
+      break;
+    }
     case OpKind::kIdentity: out.push_back(copy_as(*x, x->shape())); break;
     case OpKind::kDropout: {
       out.push_back(copy_as(*x, x->shape()));

@@ -1,0 +1,86 @@
+// Descriptors and lowering of Sum and Mean (sum_mean.h), opset 8's multidirectional broadcasting (older
+// opsets' same-shape inputs are a case of it): S = ((X0 + X1) + X2) + ..., Mean = S · (1/n); one input
+// is an Identity.
+#include "runtime/ops/sum_mean.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/ops/lowering.h"
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+
+namespace {
+
+constexpr int kMaxOperands = 1 << 16;
+
+Status sum_mean_infer(InferContext& ctx) {
+  Shape out;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kFloat32}));
+    Shape next;
+    if (!broadcast_shapes(out, ctx.input(i).shape, &next))
+      return ctx.error("input " + std::to_string(i) + "'s shape " + shape_to_string(ctx.input(i).shape) +
+                       " does not broadcast with " + shape_to_string(out));
+    out = std::move(next);
+  }
+  ctx.set_output(0, DType::kFloat32, std::move(out));
+  return Status::ok();
+}
+
+Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
+  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
+  const ir::ValueId y = node.outputs[0];
+  const size_t n = node.inputs.size();
+  const bool mean = node.op == OpKind::kMean && n > 1;
+  if (n == 1) {
+    build.emit(OpKind::kIdentity, "copy", {node.inputs[0]}, DType::kFloat32, graph.value(y).shape, y);
+    return Status::ok();
+  }
+  ir::ValueId sum = node.inputs[0];
+  Shape shape = graph.value(sum).shape;
+  for (size_t i = 1; i < n; ++i) {
+    Shape next;
+    broadcast_shapes(shape, graph.value(node.inputs[i]).shape, &next);  // the shape rule checked they do
+    shape = std::move(next);
+    const bool last = i + 1 == n && !mean;
+    sum = build.emit(OpKind::kAdd, "sum" + std::to_string(i), {sum, node.inputs[i]}, DType::kFloat32, shape,
+                     last ? y : ir::kNoValue);
+  }
+  if (mean) {
+    const float scale = 1.0f / static_cast<float>(n);
+    build.emit(OpKind::kMul, "mean", {sum, build.constant("scale", Tensor::from_floats(Shape{}, {&scale, 1}))},
+               DType::kFloat32, shape, y);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const OpDescriptor& describe_Sum() {
+  static const OpDescriptor d{.kind = OpKind::kSum,
+                              .min_inputs = 1,
+                              .max_inputs = kMaxOperands,
+                              .min_opset = 6,
+                              .infer = sum_mean_infer};
+  return d;
+}
+
+const OpDescriptor& describe_Mean() {
+  static const OpDescriptor d{.kind = OpKind::kMean,
+                              .min_inputs = 1,
+                              .max_inputs = kMaxOperands,
+                              .min_opset = 6,
+                              .infer = sum_mean_infer};
+  return d;
+}
+
+Status lower_sums_and_means(ir::Graph& graph) {
+  UCUDNN_RETURN_IF_ERROR(lower_each(graph, OpKind::kSum, lower_one, "Sum"));
+  return lower_each(graph, OpKind::kMean, lower_one, "Mean");
+}
+
+}  // namespace ucudnn
