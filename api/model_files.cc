@@ -1,5 +1,5 @@
-// model_info, read_tensor_file and write_tensor_file (include/ucudnn/ucudnn.h):
-// the public face of onnx_import's model summary and tensor files.
+// model_info, check_model_imports, read_tensor_file and write_tensor_file (include/ucudnn/ucudnn.h):
+// the public face of onnx_import's model summary, its import and tensor files.
 #include "onnx_import/onnx_import.h"
 #include "ucudnn/ucudnn.h"
 
@@ -25,6 +25,10 @@ Expected<ModelInfo> model_info(const std::string& model_path) {
   info.unsupported = summary.unsupported;
   info.parameter_count = summary.parameter_count;
   return info;
+}
+
+Status check_model_imports(const std::string& model_path) {
+  return onnx_import::load_model(model_path, onnx_import::ImportOptions{}).status();
 }
 
 Expected<Tensor> read_tensor_file(const std::string& path) { return onnx_import::read_tensor_file(path); }

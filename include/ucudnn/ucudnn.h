@@ -404,6 +404,11 @@ struct ModelInfo {
   int64_t parameter_count = 0;
 };
 Expected<ModelInfo> model_info(const std::string& model_path);
+// Imports the model as a session does (symbolic dims at 1, shapes resolved by every op's shape rule,
+// constants folded, composite ops lowered) without planning or running it: OK when ucudnn can run it,
+// else the first problem, naming its node (an attribute, a dtype or a shape ucudnn does not support; an
+// inconsistent model). What model_info, reading ops alone, cannot see.
+Status check_model_imports(const std::string& model_path);
 
 // Tensor files: an ONNX TensorProto (.pb) or a NumPy array (.npy) in; a
 // TensorProto named `name` out, written atomically.

@@ -118,6 +118,13 @@ if [[ -f "$unsupported_model" ]]; then
   if [[ $rc -ne 1 ]] || ! grep -q "Acos" <<<"$out"; then fail "info on an unsupported op: exit $rc, output: $out"; else echo "ok: info_unsupported"; fi
   expect_error run_unsupported 1 "Unsupported.*Acos" -- "$ucudnn" run "$unsupported_model"
 fi
+# Known ops in a form ucudnn does not run (a 3-D convolution): info imports the model to see it.
+unsupported_form=/usr/share/libonnx-testdata/data/node/test_convtranspose_3d/model.onnx
+if [[ -f "$unsupported_form" ]]; then
+  out=$("$ucudnn" info "$unsupported_form" 2>&1); rc=$?
+  if [[ $rc -ne 1 ]] || ! grep -q "3-D" <<<"$out"; then fail "info on a 3-D ConvTranspose: exit $rc, output: $out"
+  else echo "ok: info_unsupported_form"; fi
+fi
 # --- bad input: flags and inputs
 expect_error unknown_flag 2 "unknown flag --frobnicate" -- "$ucudnn" run "$model" --frobnicate
 expect_error bad_batch 2 "batch" -- "$ucudnn" run "$model" --batch 0

@@ -55,8 +55,15 @@ int cmd_info(int argc, char** argv) {
   std::printf("ops:\n");
   for (const auto& [op, count] : summary->op_counts) std::printf("  %-24s %d\n", op.c_str(), count);
   if (summary->unsupported.empty()) {
-    std::printf("supported:  yes, every op\n");
-    return 0;
+    // Every op is known; what the shape rules say of their attributes, dtypes and shapes.
+    const Status imported = check_model_imports(path);
+    if (imported.is_ok()) {
+      std::printf("supported:  yes, every node\n");
+      return 0;
+    }
+    if (imported.code() != StatusCode::kUnsupported && imported.code() != StatusCode::kInvalidModel)
+      return report_error(imported);
+    summary->unsupported.push_back(imported.to_string());
   }
   std::printf("unsupported (%zu):\n", summary->unsupported.size());
   for (const std::string& line : summary->unsupported) std::printf("  %s\n", line.c_str());
