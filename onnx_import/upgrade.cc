@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "onnx_import/internal.h"
+#include "runtime/ops/reductions.h"
 
 namespace ucudnn::onnx_import {
 
@@ -99,19 +100,9 @@ bool has_upgrade(OpKind op) {
     case OpKind::kSqueeze:
     case OpKind::kUnsqueeze:
     case OpKind::kClip:
-    case OpKind::kReduceMean:
-    case OpKind::kReduceSum:
-    case OpKind::kReduceMax:
-    case OpKind::kReduceMin:
-    case OpKind::kReduceProd:
-    case OpKind::kReduceL1:
-    case OpKind::kReduceL2:
-    case OpKind::kReduceSumSquare:
-    case OpKind::kReduceLogSum:
-    case OpKind::kReduceLogSumExp:
     case OpKind::kDropout:
     case OpKind::kBatchNormalization: return true;
-    default: return false;
+    default: return reduce_kind(op).has_value();
   }
 }
 
@@ -145,17 +136,6 @@ Status upgrade_node(PendingNode& node, const AddConstant& add) {
       UCUDNN_RETURN_IF_ERROR(float_to_input(node, "min", 1, add));
       UCUDNN_RETURN_IF_ERROR(float_to_input(node, "max", 2, add));
       break;
-    case OpKind::kReduceMean:
-    case OpKind::kReduceMax:
-    case OpKind::kReduceMin:
-    case OpKind::kReduceProd:
-    case OpKind::kReduceL1:
-    case OpKind::kReduceL2:
-    case OpKind::kReduceSumSquare:
-    case OpKind::kReduceLogSum:
-    case OpKind::kReduceLogSumExp:
-      if (v < 18) UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "axes", 1, false, add));
-      break;
     case OpKind::kReduceSum:
       if (v < 13) UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "axes", 1, false, add));
       break;
@@ -165,7 +145,10 @@ Status upgrade_node(PendingNode& node, const AddConstant& add) {
       UCUDNN_RETURN_IF_ERROR(float_to_input(node, "ratio", 1, add));
       break;
     case OpKind::kBatchNormalization: UCUDNN_RETURN_IF_ERROR(upgrade_batch_norm(node)); break;
-    default: break;
+    default:
+      // The other Reduce* ops took their axes as an attribute until opset 18.
+      if (reduce_kind(node.op) && v < 18) UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "axes", 1, false, add));
+      break;
   }
   return Status::ok();
 }

@@ -272,13 +272,6 @@ const CpuKernel& cpu_kernel_ConvGradData() {
   return k;
 }
 
-// None: the importer rewrites every ConvTranspose into ConvGradData (Note [ConvTranspose as ConvGradData],
-// runtime/ops/conv_transpose.h); a graph built otherwise is refused ("no CPU kernel").
-const CpuKernel& cpu_kernel_ConvTranspose() {
-  static const CpuKernel k{};
-  return k;
-}
-
 const CpuKernel& cpu_kernel_ConvGradFilter() {
   static const CpuKernel k{.workspace_bytes = workspace_of, .run = run_conv_grad_filter};
   return k;

@@ -14,12 +14,22 @@
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ops/lowering.h"
 
 namespace ucudnn::cpu {
 
 #define UCUDNN_DECLARE_CPU_KERNEL(name) const CpuKernel& cpu_kernel_##name();
 UCUDNN_FOR_EACH_OP(UCUDNN_DECLARE_CPU_KERNEL)
 #undef UCUDNN_DECLARE_CPU_KERNEL
+
+// None for the ops the importer lowers (Note [lowered ops], runtime/ops/lowering.h).
+#define UCUDNN_NO_CPU_KERNEL(name)         \
+  const CpuKernel& cpu_kernel_##name() { \
+    static const CpuKernel k{};          \
+    return k;                            \
+  }
+UCUDNN_FOR_EACH_LOWERED_OP(UCUDNN_NO_CPU_KERNEL)
+#undef UCUDNN_NO_CPU_KERNEL
 
 const CpuKernel& cpu_kernel(OpKind kind) {
   using Get = const CpuKernel& (*)();

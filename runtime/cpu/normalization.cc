@@ -103,22 +103,4 @@ const CpuKernel& cpu_kernel_LRN() {
   return k;
 }
 
-// None: the importer rewrites every LayerNormalization, InstanceNormalization and GroupNormalization into
-// reductions and elementwise ops (Note [lowered ops], runtime/ops/lowering.h); a graph built otherwise is
-// refused ("no CPU kernel").
-const CpuKernel& cpu_kernel_LayerNormalization() {
-  static const CpuKernel k{};
-  return k;
-}
-
-const CpuKernel& cpu_kernel_InstanceNormalization() {
-  static const CpuKernel k{};
-  return k;
-}
-
-const CpuKernel& cpu_kernel_GroupNormalization() {
-  static const CpuKernel k{};
-  return k;
-}
-
 }  // namespace ucudnn::cpu

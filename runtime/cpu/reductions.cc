@@ -16,7 +16,7 @@
 
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/cpu/float_sums.h"
-#include "runtime/ops/reduce_kind.h"
+#include "runtime/ops/reductions.h"
 
 namespace ucudnn::cpu {
 
@@ -95,7 +95,8 @@ Status run_reduce(const KernelArgs& args, ReduceKind kind) {
       float extreme = kind == ReduceKind::kMin ? INFINITY : -INFINITY;  // max, min, and LogSumExp's shift
       if (kind == ReduceKind::kMax || kind == ReduceKind::kLogSumExp)
         for_each_reduced(out, [&](float x) { extreme = x > extreme || x != x ? x : extreme; });
-      if (kind == ReduceKind::kMin) for_each_reduced(out, [&](float x) { extreme = x < extreme || x != x ? x : extreme; });
+      if (kind == ReduceKind::kMin)
+        for_each_reduced(out, [&](float x) { extreme = x < extreme || x != x ? x : extreme; });
       if (kind == ReduceKind::kMax || kind == ReduceKind::kMin || std::isnan(extreme)) {
         o[out] = extreme;
         continue;
@@ -194,21 +195,14 @@ Status run_softmax(const KernelArgs& args, bool log) {
 
 }  // namespace
 
-#define UCUDNN_REDUCTION_KERNEL(name, kind)                                                     \
-  const CpuKernel& cpu_kernel_##name() {                                                        \
-    static const CpuKernel k{.run = [](const KernelArgs& a) { return run_reduce(a, kind); }};  \
-    return k;                                                                                   \
+#define UCUDNN_REDUCTION_KERNEL(name, kind)                                               \
+  const CpuKernel& cpu_kernel_##name() {                                                  \
+    static const CpuKernel k{.run = [](const KernelArgs& a) {                             \
+      return run_reduce(a, ReduceKind::kind);                                             \
+    }};                                                                                   \
+    return k;                                                                             \
   }
-UCUDNN_REDUCTION_KERNEL(ReduceSum, ReduceKind::kSum)
-UCUDNN_REDUCTION_KERNEL(ReduceMean, ReduceKind::kMean)
-UCUDNN_REDUCTION_KERNEL(ReduceMax, ReduceKind::kMax)
-UCUDNN_REDUCTION_KERNEL(ReduceMin, ReduceKind::kMin)
-UCUDNN_REDUCTION_KERNEL(ReduceProd, ReduceKind::kProd)
-UCUDNN_REDUCTION_KERNEL(ReduceL1, ReduceKind::kL1)
-UCUDNN_REDUCTION_KERNEL(ReduceL2, ReduceKind::kL2)
-UCUDNN_REDUCTION_KERNEL(ReduceSumSquare, ReduceKind::kSumSquare)
-UCUDNN_REDUCTION_KERNEL(ReduceLogSum, ReduceKind::kLogSum)
-UCUDNN_REDUCTION_KERNEL(ReduceLogSumExp, ReduceKind::kLogSumExp)
+UCUDNN_FOR_EACH_REDUCTION(UCUDNN_REDUCTION_KERNEL)
 #undef UCUDNN_REDUCTION_KERNEL
 
 const CpuKernel& cpu_kernel_ArgMax() {

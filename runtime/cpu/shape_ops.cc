@@ -152,25 +152,6 @@ const CpuKernel& cpu_kernel_Constant() {
   static const CpuKernel k{.run = run_constant};
   return k;
 }
-// None: the importer folds every ConstantOfShape or rewrites it into an Expand (Note [lowered ops],
-// runtime/ops/lowering.h); a graph built otherwise is refused ("no CPU kernel").
-const CpuKernel& cpu_kernel_ConstantOfShape() {
-  static const CpuKernel k{};
-  return k;
-}
-// None: the importer rewrites these into other ops (Note [lowered ops], runtime/ops/lowering.h).
-#define UCUDNN_LOWERED_OP(name)      \
-  const CpuKernel& cpu_kernel_##name() { \
-    static const CpuKernel k{};      \
-    return k;                        \
-  }
-UCUDNN_LOWERED_OP(DepthToSpace)
-UCUDNN_LOWERED_OP(SpaceToDepth)
-UCUDNN_LOWERED_OP(Tile)
-UCUDNN_LOWERED_OP(Sum)
-UCUDNN_LOWERED_OP(Mean)
-UCUDNN_LOWERED_OP(Upsample)
-#undef UCUDNN_LOWERED_OP
 const CpuKernel& cpu_kernel_Shape() {
   static const CpuKernel k{.run = run_shape};
   return k;

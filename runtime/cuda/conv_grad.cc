@@ -183,13 +183,6 @@ const CudaKernel& cuda_kernel_ConvGradData() {
   return k;
 }
 
-// None: the importer rewrites every ConvTranspose into ConvGradData (Note [ConvTranspose as ConvGradData],
-// runtime/ops/conv_transpose.h); a graph built otherwise is refused ("no CUDA kernel").
-const CudaKernel& cuda_kernel_ConvTranspose() {
-  static const CudaKernel k{};
-  return k;
-}
-
 const CudaKernel& cuda_kernel_ConvGradFilter() {
   static const CudaKernel k{.prepare = prepare_conv_grad_filter};
   return k;

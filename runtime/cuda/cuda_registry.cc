@@ -1,11 +1,21 @@
 // The CUDA kernel table, generated from op_list.h, and PrepareArgs helpers.
 #include "runtime/cuda/cuda_kernel.h"
+#include "runtime/ops/lowering.h"
 
 namespace ucudnn::cuda {
 
 #define UCUDNN_DECLARE_CUDA_KERNEL(name) const CudaKernel& cuda_kernel_##name();
 UCUDNN_FOR_EACH_OP(UCUDNN_DECLARE_CUDA_KERNEL)
 #undef UCUDNN_DECLARE_CUDA_KERNEL
+
+// None for the ops the importer lowers (Note [lowered ops], runtime/ops/lowering.h).
+#define UCUDNN_NO_CUDA_KERNEL(name)          \
+  const CudaKernel& cuda_kernel_##name() { \
+    static const CudaKernel k{};           \
+    return k;                              \
+  }
+UCUDNN_FOR_EACH_LOWERED_OP(UCUDNN_NO_CUDA_KERNEL)
+#undef UCUDNN_NO_CUDA_KERNEL
 
 const CudaKernel& cuda_kernel(OpKind kind) {
   using Get = const CudaKernel& (*)();

@@ -321,24 +321,6 @@ const CudaKernel& cuda_kernel_BatchNormalization() {
   static const CudaKernel k{.prepare = prepare_batch_norm};
   return k;
 }
-// None: the importer rewrites every LayerNormalization, InstanceNormalization and GroupNormalization into
-// reductions and elementwise ops (Note [lowered ops], runtime/ops/lowering.h); a graph built otherwise is
-// refused ("no CUDA kernel").
-const CudaKernel& cuda_kernel_LayerNormalization() {
-  static const CudaKernel k{};
-  return k;
-}
-
-const CudaKernel& cuda_kernel_InstanceNormalization() {
-  static const CudaKernel k{};
-  return k;
-}
-
-const CudaKernel& cuda_kernel_GroupNormalization() {
-  static const CudaKernel k{};
-  return k;
-}
-
 const CudaKernel& cuda_kernel_LRN() {
   static const CudaKernel k{.prepare = prepare_lrn};
   return k;

@@ -381,27 +381,6 @@ UCUDNN_SIMPLE_KERNEL(Cast, prepare_cast)
 UCUDNN_SIMPLE_KERNEL(Expand, prepare_expand)
 #undef UCUDNN_SIMPLE_KERNEL
 
-// None: the importer folds every ConstantOfShape or rewrites it into an Expand (Note [lowered ops],
-// runtime/ops/lowering.h); a graph built otherwise is refused ("no CUDA kernel").
-const CudaKernel& cuda_kernel_ConstantOfShape() {
-  static const CudaKernel k{};
-  return k;
-}
-
-// None: the importer rewrites these into other ops (Note [lowered ops], runtime/ops/lowering.h).
-#define UCUDNN_LOWERED_OP(name)        \
-  const CudaKernel& cuda_kernel_##name() { \
-    static const CudaKernel k{};       \
-    return k;                          \
-  }
-UCUDNN_LOWERED_OP(DepthToSpace)
-UCUDNN_LOWERED_OP(SpaceToDepth)
-UCUDNN_LOWERED_OP(Tile)
-UCUDNN_LOWERED_OP(Sum)
-UCUDNN_LOWERED_OP(Mean)
-UCUDNN_LOWERED_OP(Upsample)
-#undef UCUDNN_LOWERED_OP
-
 const CudaKernel& cuda_kernel_Concat() {
   static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_rows(a, false); }};
   return k;

@@ -16,6 +16,7 @@
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
 #include "runtime/cuda/reduce_kernels.h"
+#include "runtime/ops/reductions.h"
 
 namespace ucudnn::cuda {
 
@@ -331,21 +332,14 @@ UCUDNN_BINARY_KERNEL(Pow)
 UCUDNN_BINARY_KERNEL(PRelu)
 #undef UCUDNN_BINARY_KERNEL
 
-#define UCUDNN_REDUCTION_KERNEL(name, kind)                                                                     \
-  const CudaKernel& cuda_kernel_##name() {                                                                      \
-    static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_reduce(a, kind); }};        \
-    return k;                                                                                                   \
+#define UCUDNN_REDUCTION_KERNEL(name, kind)                                               \
+  const CudaKernel& cuda_kernel_##name() {                                                \
+    static const CudaKernel k{.prepare = [](const PrepareArgs& a) {                       \
+      return prepare_reduce(a, ReduceKind::kind);                                         \
+    }};                                                                                   \
+    return k;                                                                             \
   }
-UCUDNN_REDUCTION_KERNEL(ReduceSum, ReduceKind::kSum)
-UCUDNN_REDUCTION_KERNEL(ReduceMean, ReduceKind::kMean)
-UCUDNN_REDUCTION_KERNEL(ReduceMax, ReduceKind::kMax)
-UCUDNN_REDUCTION_KERNEL(ReduceMin, ReduceKind::kMin)
-UCUDNN_REDUCTION_KERNEL(ReduceProd, ReduceKind::kProd)
-UCUDNN_REDUCTION_KERNEL(ReduceL1, ReduceKind::kL1)
-UCUDNN_REDUCTION_KERNEL(ReduceL2, ReduceKind::kL2)
-UCUDNN_REDUCTION_KERNEL(ReduceSumSquare, ReduceKind::kSumSquare)
-UCUDNN_REDUCTION_KERNEL(ReduceLogSum, ReduceKind::kLogSum)
-UCUDNN_REDUCTION_KERNEL(ReduceLogSumExp, ReduceKind::kLogSumExp)
+UCUDNN_FOR_EACH_REDUCTION(UCUDNN_REDUCTION_KERNEL)
 #undef UCUDNN_REDUCTION_KERNEL
 
 const CudaKernel& cuda_kernel_ArgMax() {

@@ -93,7 +93,8 @@ __global__ void reduce_block_kernel(ReduceKind kind, const float* src, float* ds
     const int64_t base = base_offset(layout, i);
     float extreme = no_extreme;
     if (uses_extreme(kind)) {
-      for (int64_t k = threadIdx.x; k < box.count; k += blockDim.x) extreme = pick(extreme, src[base + box_offset(box, k)]);
+      for (int64_t k = threadIdx.x; k < box.count; k += blockDim.x)
+        extreme = pick(extreme, src[base + box_offset(box, k)]);
       extreme = block_reduce(extreme, pick, no_extreme, shared);
     }
     float acc = kind == ReduceKind::kProd ? 1.0f : 0.0f;
@@ -102,7 +103,8 @@ __global__ void reduce_block_kernel(ReduceKind kind, const float* src, float* ds
         const float x = src[base + box_offset(box, k)];
         acc = kind == ReduceKind::kProd ? acc * x : acc + contribution(kind, x, extreme);
       }
-      acc = kind == ReduceKind::kProd ? block_reduce(acc, Product{}, 1.0f, shared) : block_reduce(acc, Sum{}, 0.0f, shared);
+      acc = kind == ReduceKind::kProd ? block_reduce(acc, Product{}, 1.0f, shared)
+                                      : block_reduce(acc, Sum{}, 0.0f, shared);
     }
     if (threadIdx.x == 0) dst[i] = finish_reduction(kind, acc, box.count, extreme);
   }

@@ -25,6 +25,12 @@ namespace ucudnn {
 // ids). Each new node's own shape rule must agree with those shapes (else an internal error naming both
 // nodes); producers are renumbered and the graph validated. `what` names the op in that validation.
 using LowerNode = Status (*)(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out);
+
+// Every lowered op: no backend has a kernel of it (the backends' registries give each an empty one, and a
+// graph built around the importer is refused: "no CPU kernel").
+#define UCUDNN_FOR_EACH_LOWERED_OP(X)                                                         \
+  X(ConvTranspose) X(LayerNormalization) X(InstanceNormalization) X(GroupNormalization)       \
+  X(DepthToSpace) X(SpaceToDepth) X(Tile) X(Sum) X(Mean) X(Upsample) X(ConstantOfShape)
 Status lower_each(ir::Graph& graph, OpKind kind, LowerNode lower, const char* what);
 
 // The nodes and values one lowered node becomes, appended to `out` and named after it ("<node>/<what>").
