@@ -79,6 +79,18 @@ TEST(ShapeGradient, LoweredNormalizations) {
                    .attrs = {{"num_groups", int64_t{2}}}});
 }
 
+// Lowered into Reshape/Transpose, Reshape/Expand, Adds and a Mul: trained through their pieces' rules.
+TEST(ShapeGradient, LoweredDataMovementAndSums) {
+  check_gradients({.name = "depth_to_space_crd", .op = OpKind::kDepthToSpace, .opset = 13,
+                   .inputs = {input({1, 8, 2, 3})},
+                   .attrs = {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}});
+  check_gradients({.name = "space_to_depth", .op = OpKind::kSpaceToDepth, .opset = 13,
+                   .inputs = {input({1, 2, 4, 2})}, .attrs = {{"blocksize", int64_t{2}}}});
+  check_gradients({.name = "tile", .op = OpKind::kTile, .opset = 13, .inputs = {input({2, 3}), ints({2, 2})}});
+  check_gradients({.name = "mean_broadcast", .op = OpKind::kMean, .opset = 13,
+                   .inputs = {input({2, 3}), input({3}), input({2, 1})}});
+}
+
 TEST(ShapeGradient, ReduceSum) {
   check_gradients({.name = "reduce_sum_last", .op = OpKind::kReduceSum, .opset = 13,
                    .inputs = {input({2, 3, 4}), ints({-1})}, .attrs = {{"keepdims", int64_t{0}}}});
