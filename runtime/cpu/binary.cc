@@ -1,4 +1,5 @@
-// CPU kernels of Add, Sub, Mul, Div, Pow with numpy broadcasting (Pow: float32 only).
+// CPU kernels of Add, Sub, Mul, Div, Pow with numpy broadcasting (Pow: float32 only), and of the
+// comparisons and logical ops (bool results, the same broadcasting) and Where (runtime/ops/logic.cc).
 //
 // Fast paths: equal shapes (one flat loop) and a scalar operand. Otherwise each
 // operand gets strides aligned to the output's dims (0 where it broadcasts),
@@ -9,6 +10,9 @@
 // an integer division by zero is an InvalidArgument naming the node.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 
@@ -54,8 +58,8 @@ void merge_dims(Shape* out, std::vector<int64_t>* sa, std::vector<int64_t>* sb) 
 
 // One row of `inner` outputs: the operands step by ia and ib (0 or 1 in the common cases,
 // which get loops the compiler vectorises).
-template <typename T, typename F>
-void apply_row(const T* a, int64_t ia, const T* b, int64_t ib, T* c, int64_t inner, F f) {
+template <typename T, typename R, typename F>
+void apply_row(const T* a, int64_t ia, const T* b, int64_t ib, R* c, int64_t inner, F f) {
   if (ia == 1 && ib == 0) {
     const T vb = *b;
     for (int64_t i = 0; i < inner; ++i) c[i] = f(a[i], vb);
@@ -69,11 +73,12 @@ void apply_row(const T* a, int64_t ia, const T* b, int64_t ib, T* c, int64_t inn
   }
 }
 
-template <typename T, typename F>
+// c = f(a, b) broadcast; T the operands' element type, R the result's (bool for a comparison).
+template <typename T, typename F, typename R = T>
 void apply(const Tensor& a, const Tensor& b, Tensor& c, F f) {
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
-  T* pc = c.data<T>();
+  R* pc = c.data<R>();
   const int64_t n = c.numel();
   if (a.shape() == b.shape()) {
 #pragma omp parallel for schedule(static) if (n > kParallelThreshold)
@@ -190,7 +195,98 @@ Status run_binary(const KernelArgs& args) {
   }
 }
 
+// Equal, Less, Greater, LessOrEqual, GreaterOrEqual → bool.
+template <typename T>
+Status run_compare_typed(OpKind op, const Tensor& a, const Tensor& b, Tensor& c) {
+  switch (op) {
+    case OpKind::kEqual: apply<T, std::equal_to<T>, bool>(a, b, c, {}); break;
+    case OpKind::kLess: apply<T, std::less<T>, bool>(a, b, c, {}); break;
+    case OpKind::kGreater: apply<T, std::greater<T>, bool>(a, b, c, {}); break;
+    case OpKind::kLessOrEqual: apply<T, std::less_equal<T>, bool>(a, b, c, {}); break;
+    case OpKind::kGreaterOrEqual: apply<T, std::greater_equal<T>, bool>(a, b, c, {}); break;
+    case OpKind::kAnd: apply<T, std::logical_and<T>, bool>(a, b, c, {}); break;
+    case OpKind::kOr: apply<T, std::logical_or<T>, bool>(a, b, c, {}); break;
+    case OpKind::kXor: apply<T, std::not_equal_to<T>, bool>(a, b, c, {}); break;
+    default: return internal_error(std::string("comparison kernel called for ") + op_name(op));
+  }
+  return Status::ok();
+}
+
+Status run_compare(const KernelArgs& args) {
+  const Tensor& a = *args.src[0];
+  const Tensor& b = *args.src[1];
+  Tensor& c = *args.dst[0];
+  switch (a.dtype()) {
+    case DType::kFloat32: return run_compare_typed<float>(args.node.op, a, b, c);
+    case DType::kInt64: return run_compare_typed<int64_t>(args.node.op, a, b, c);
+    case DType::kInt32: return run_compare_typed<int32_t>(args.node.op, a, b, c);
+    case DType::kBool: return run_compare_typed<bool>(args.node.op, a, b, c);
+    default: return unsupported(args.node.describe() + ": dtype " + dtype_name(a.dtype()) + " is not supported");
+  }
+}
+
+Status run_not(const KernelArgs& args) {
+  const bool* x = args.src[0]->data<bool>();
+  bool* y = args.dst[0]->data<bool>();
+  const int64_t n = args.dst[0]->numel();
+  for (int64_t i = 0; i < n; ++i) y[i] = !x[i];
+  return Status::ok();
+}
+
+// Where(C, X, Y): each output element from X where C holds, else from Y, all three broadcast to the output;
+// elements copied as bytes (any dtype). Index arithmetic per element: Where runs on masks and shape
+// values, not on a network's large tensors.
+Status run_where(const KernelArgs& args) {
+  Tensor& out = *args.dst[0];
+  const Shape& shape = out.shape();
+  const size_t bytes = dtype_size(out.dtype());
+  std::vector<int64_t> strides[3];
+  for (int i = 0; i < 3; ++i) strides[i] = broadcast_strides(args.src[i]->shape(), shape);
+  const bool* cond = args.src[0]->data<bool>();
+  const auto* x = static_cast<const std::byte*>(args.src[1]->raw());
+  const auto* y = static_cast<const std::byte*>(args.src[2]->raw());
+  auto* o = static_cast<std::byte*>(out.raw());
+  const int64_t n = out.numel(), rank = static_cast<int64_t>(shape.size());
+#pragma omp parallel for schedule(static) if (n > kParallelThreshold)
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t offset[3] = {0, 0, 0}, rest = i;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const int64_t index = rest % shape[d];
+      rest /= shape[d];
+      for (int k = 0; k < 3; ++k) offset[k] += index * strides[k][d];
+    }
+    const std::byte* from = cond[offset[0]] ? x + offset[1] * bytes : y + offset[2] * bytes;
+    std::memcpy(o + i * bytes, from, bytes);
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+#define UCUDNN_COMPARE_KERNEL(name)                  \
+  const CpuKernel& cpu_kernel_##name() {             \
+    static const CpuKernel k{.run = run_compare};    \
+    return k;                                        \
+  }
+UCUDNN_COMPARE_KERNEL(Equal)
+UCUDNN_COMPARE_KERNEL(Less)
+UCUDNN_COMPARE_KERNEL(Greater)
+UCUDNN_COMPARE_KERNEL(LessOrEqual)
+UCUDNN_COMPARE_KERNEL(GreaterOrEqual)
+UCUDNN_COMPARE_KERNEL(And)
+UCUDNN_COMPARE_KERNEL(Or)
+UCUDNN_COMPARE_KERNEL(Xor)
+#undef UCUDNN_COMPARE_KERNEL
+
+const CpuKernel& cpu_kernel_Not() {
+  static const CpuKernel k{.run = run_not};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_Where() {
+  static const CpuKernel k{.run = run_where};
+  return k;
+}
 
 const CpuKernel& cpu_kernel_Add() {
   static const CpuKernel k{.run = run_binary};

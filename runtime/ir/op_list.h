@@ -20,6 +20,9 @@
   X(Gemm) X(MatMul)                                                                 \
   /* broadcasting binary */                                                         \
   X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Sum) X(Mean)                                \
+  /* comparisons and logic (bool results), and Where */                             \
+  X(Equal) X(Less) X(Greater) X(LessOrEqual) X(GreaterOrEqual)                      \
+  X(Not) X(And) X(Or) X(Xor) X(Where)                                               \
   /* data movement and shapes */                                                    \
   X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
@@ -48,7 +51,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 90, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 100, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

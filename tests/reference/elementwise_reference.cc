@@ -150,6 +150,54 @@ Tensor binary(OpKind op, const Tensor& a, const Tensor& b) {
   return c;
 }
 
+// The shape every operand broadcasts to (numpy's rule, written out again).
+Shape broadcast_all(const std::vector<const Tensor*>& in) {
+  size_t rank = 0;
+  for (const Tensor* t : in) rank = std::max(rank, t->shape().size());
+  Shape out(rank, 1);
+  for (const Tensor* t : in)
+    for (size_t d = 0; d < t->shape().size(); ++d) {
+      const int64_t dim = t->shape()[d];
+      int64_t& o = out[rank - t->shape().size() + d];
+      if (dim != 1) o = dim;
+    }
+  return out;
+}
+
+// Comparisons and logical ops (bool results, values compared as doubles: int64 operands stay below 2^53
+// in the tests) and Where.
+Tensor logic(OpKind op, const std::vector<const Tensor*>& in) {
+  const Shape out = broadcast_all(in);
+  Tensor y = make(op == OpKind::kWhere ? in[1]->dtype() : DType::kBool, out);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const Index index = unravel(i, out);
+    const double a = get(*in[0], broadcast_source(index, in[0]->shape()));
+    if (op == OpKind::kNot) {
+      put_int(y, i, a == 0);
+      continue;
+    }
+    if (op == OpKind::kWhere) {
+      const Tensor& from = a != 0 ? *in[1] : *in[2];
+      copy_element(from, broadcast_source(index, from.shape()), y, i);
+      continue;
+    }
+    const double b = get(*in[1], broadcast_source(index, in[1]->shape()));
+    bool r = false;
+    switch (op) {
+      case OpKind::kEqual: r = a == b; break;
+      case OpKind::kLess: r = a < b; break;
+      case OpKind::kGreater: r = a > b; break;
+      case OpKind::kLessOrEqual: r = a <= b; break;
+      case OpKind::kGreaterOrEqual: r = a >= b; break;
+      case OpKind::kAnd: r = a != 0 && b != 0; break;
+      case OpKind::kOr: r = a != 0 || b != 0; break;
+      default: r = (a != 0) != (b != 0); break;  // Xor
+    }
+    put_int(y, i, r);
+  }
+  return y;
+}
+
 // Python's slice(start, end, step).indices(dim), enumerated.
 std::vector<int64_t> slice_indices(int64_t start, int64_t end, int64_t step, int64_t dim) {
   auto adjust = [&](int64_t v) {
@@ -718,6 +766,11 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
       out.push_back(resize(*x, {x, nullptr, &scales_tensor}, resize_attrs));
       break;
     }
+    case OpKind::kEqual: case OpKind::kLess: case OpKind::kGreater: case OpKind::kLessOrEqual:
+    case OpKind::kGreaterOrEqual: case OpKind::kNot: case OpKind::kAnd: case OpKind::kOr: case OpKind::kXor:
+    case OpKind::kWhere:
+      out.push_back(logic(node.op, in));
+      break;
     case OpKind::kIdentity: out.push_back(copy_as(*x, x->shape())); break;
     case OpKind::kDropout: {
       out.push_back(copy_as(*x, x->shape()));

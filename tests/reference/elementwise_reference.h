@@ -20,8 +20,9 @@ namespace ucudnn::reference {
 // `node.attrs` must already hold the spec defaults (as the importer leaves
 // them); optional attributes (Softmax axis, Transpose perm, Shape end) may be
 // absent. Covers Relu..Elu, Add..Div (with a fused "Relu", Note [fused nodes]),
-// Concat..Constant, DepthToSpace, SpaceToDepth, Tile, Sum, Mean, Upsample, the Reduce* family but
-// ReduceSum (softmax_loss_reference.cc), ArgMax, ArgMin, Softmax, LogSoftmax; other ops return Unsupported.
+// Concat..Constant, DepthToSpace, SpaceToDepth, Tile, Sum, Mean, Upsample, the comparisons, the logical
+// ops, Where, the Reduce* family but ReduceSum (softmax_loss_reference.cc), ArgMax, ArgMin, Softmax,
+// LogSoftmax; other ops return Unsupported.
 Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& inputs);
 
 // The multi-dimensional index of row-major element `flat` of `shape`.

@@ -1,0 +1,84 @@
+// Descriptors of the comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual: two operands of one
+// dtype, float32, int32 or int64, and bool for Equal → bool), the logical ops (Not; And, Or, Xor on bool)
+// and Where (bool condition, X and Y of one dtype → that dtype), all with numpy broadcasting. Exporters
+// write them in shape arithmetic (a ViT's class token: Where(Equal(shape, -1), 1, shape)), which the
+// importer folds, and in masks that run. No gradient rules: their outputs are bool or select.
+#include <string>
+#include <utility>
+
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+
+namespace {
+
+// Y gets `dtype` and the broadcast of every input's shape; an error naming the input that does not broadcast.
+Status broadcast_all(InferContext& ctx, DType dtype) {
+  Shape out;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    Shape next;
+    if (!broadcast_shapes(out, ctx.input(i).shape, &next))
+      return ctx.error("input " + std::to_string(i) + "'s shape " + shape_to_string(ctx.input(i).shape) +
+                       " does not broadcast with " + shape_to_string(out));
+    out = std::move(next);
+  }
+  ctx.set_output(0, dtype, std::move(out));
+  return Status::ok();
+}
+
+Status same_dtype(InferContext& ctx, size_t a, size_t b) {
+  if (ctx.input(a).dtype != ctx.input(b).dtype)
+    return ctx.error(std::string("inputs ") + std::to_string(a) + " and " + std::to_string(b) +
+                     " must have the same dtype, got " + dtype_name(ctx.input(a).dtype) + " and " +
+                     dtype_name(ctx.input(b).dtype));
+  return Status::ok();
+}
+
+Status compare_infer(InferContext& ctx) {
+  if (ctx.node().op == OpKind::kEqual) {
+    UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32, DType::kInt32, DType::kInt64, DType::kBool}));
+  } else {
+    UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32, DType::kInt32, DType::kInt64}));
+  }
+  UCUDNN_RETURN_IF_ERROR(same_dtype(ctx, 0, 1));
+  return broadcast_all(ctx, DType::kBool);
+}
+
+Status logic_infer(InferContext& ctx) {
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kBool}));
+  return broadcast_all(ctx, DType::kBool);
+}
+
+Status where_infer(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kBool}));
+  UCUDNN_RETURN_IF_ERROR(same_dtype(ctx, 1, 2));
+  return broadcast_all(ctx, ctx.input(1).dtype);
+}
+
+int64_t one_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
+
+}  // namespace
+
+#define UCUDNN_LOGIC_OP(name, inputs, first_opset, rule)                                         \
+  const OpDescriptor& describe_##name() {                                                        \
+    static const OpDescriptor d{.kind = OpKind::k##name,                                         \
+                                .min_inputs = inputs,                                            \
+                                .max_inputs = inputs,                                            \
+                                .min_opset = first_opset,                                        \
+                                .infer = rule,                                                   \
+                                .flops = one_per_element};                                       \
+    return d;                                                                                    \
+  }
+UCUDNN_LOGIC_OP(Equal, 2, 7, compare_infer)
+UCUDNN_LOGIC_OP(Less, 2, 7, compare_infer)
+UCUDNN_LOGIC_OP(Greater, 2, 7, compare_infer)
+UCUDNN_LOGIC_OP(LessOrEqual, 2, 12, compare_infer)
+UCUDNN_LOGIC_OP(GreaterOrEqual, 2, 12, compare_infer)
+UCUDNN_LOGIC_OP(Not, 1, 1, logic_infer)
+UCUDNN_LOGIC_OP(And, 2, 7, logic_infer)
+UCUDNN_LOGIC_OP(Or, 2, 7, logic_infer)
+UCUDNN_LOGIC_OP(Xor, 2, 7, logic_infer)
+UCUDNN_LOGIC_OP(Where, 3, 9, where_infer)
+#undef UCUDNN_LOGIC_OP
+
+}  // namespace ucudnn
