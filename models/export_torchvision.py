@@ -31,7 +31,7 @@ import warnings
 # ConvNeXt (7×7 depthwise convolutions, LayerNorm, GELU, Linear layers on channels-last activations).
 MODELS = ("alexnet", "resnet18", "resnet50", "vgg16", "resnet101", "wide_resnet50_2", "mobilenet_v3_large",
           "mobilenet_v3_small", "efficientnet_b0", "efficientnet_b1", "densenet121", "densenet169",
-          "regnet_y_800mf", "mnasnet1_0", "shufflenet_v2_x1_0", "resnext50_32x4d", "convnext_tiny")
+          "regnet_y_800mf", "mnasnet1_0", "shufflenet_v2_x1_0", "resnext50_32x4d", "convnext_tiny", "vit_b_16")
 # Semantic segmentation (torchvision.models.segmentation, 21 classes, no auxiliary head): dilated backbones
 # and bilinear up-sampling (Resize). Their output is the "out" entry of the model's dict.
 SEGMENTATION_MODELS = ("lraspp_mobilenet_v3_large", "fcn_resnet50", "deeplabv3_mobilenet_v3_large")
@@ -40,7 +40,8 @@ IMAGE_SIZE = 224
 
 def build_model(name, seed=0):
     """The torchvision model `name` in eval mode with seeded random weights and
-    randomised BatchNorm statistics. Same seed -> bit-identical weights."""
+    randomised BatchNorm statistics; a Linear layer initialised to zeros (ViT's head) gets small random
+    weights, so the output depends on the input. Same seed -> bit-identical weights."""
     import torch
     import torchvision
 
@@ -60,6 +61,8 @@ def build_model(name, seed=0):
                 module.running_var.copy_(0.5 + torch.rand(n, generator=generator))
                 module.weight.copy_(0.5 + torch.rand(n, generator=generator))
                 module.bias.copy_(0.1 * torch.randn(n, generator=generator))
+            elif isinstance(module, torch.nn.Linear) and not module.weight.any():
+                module.weight.copy_(0.02 * torch.randn(module.weight.shape, generator=generator))
     return model.eval()
 
 
