@@ -207,6 +207,16 @@ std::vector<OpCase> data_movement_cases() {
        {{"blocksize", int64_t{2}}}},
       {"space_to_depth", OpKind::kSpaceToDepth, 13, {input({2, 3, 4, 6})}, {{"blocksize", int64_t{2}}}, 1,
        {{2, 12, 2, 3}}},
+      // Mod: integers with the divisor's sign (Python) or the dividend's (fmod, C); floats as C's fmod.
+      {"mod_int64_python_signs", OpKind::kMod, 13,
+       {typed_input(int64, {6}, {7, -7, 7, -7, 0, 9}), typed_input(int64, {6}, {3, 3, -3, -3, 5, -1})}},
+      {"mod_int64_fmod_broadcast", OpKind::kMod, 13,
+       {typed_input(int64, {2, 3}, {7, -7, 8, -8, 5, -5}), typed_input(int64, {3}, {3, -3, 4})},
+       {{"fmod", int64_t{1}}}},
+      {"mod_int32", OpKind::kMod, 13,
+       {typed_input(DType::kInt32, {4}, {5, -5, 6, -6}), typed_input(DType::kInt32, {4}, {-4, 4, 4, -4})}},
+      {"mod_float_fmod", OpKind::kMod, 13, {input_values({4}, {5.5, -5.5, 2.25, -1}), input_values({4}, {2, 2, -1, 3})},
+       {{"fmod", int64_t{1}}}},
       // Comparisons, logical ops and Where (runtime/ops/logic.cc): bool results, numpy broadcasting.
       {"equal_int64_broadcast", OpKind::kEqual, 13,
        {typed_input(int64, {2, 3}, {1, 2, 3, 3, 2, 1}), typed_input(int64, {3}, {1, 2, 1})}},

@@ -1,4 +1,4 @@
-// CPU kernels of Add, Sub, Mul, Div, Pow with numpy broadcasting (Pow: float32 only), and of the
+// CPU kernels of Add, Sub, Mul, Div, Pow, Mod with numpy broadcasting (Pow: float32 only), and of the
 // comparisons and logical ops (bool results, the same broadcasting) and Where (runtime/ops/logic.cc).
 //
 // Fast paths: equal shapes (one flat loop) and a scalar operand. Otherwise each
@@ -136,9 +136,24 @@ T wrapping(T x, T y, F f) {
   }
 }
 
+// Mod: C's remainder (`fmod`: the dividend's sign; std::fmod for floats), else the divisor's sign
+// (Python's %). A divisor of -1 gives 0 without computing INT_MIN % -1, which traps on x86.
 template <typename T>
-Status run_typed(OpKind op, const Tensor& a, const Tensor& b, Tensor& c) {
+void run_mod(const Tensor& a, const Tensor& b, Tensor& c, bool fmod) {
+  if constexpr (std::is_floating_point_v<T>) {
+    apply<T>(a, b, c, [](T x, T y) { return std::fmod(x, y); });
+  } else {
+    apply<T>(a, b, c, [fmod](T x, T y) {
+      const T r = y == T(-1) ? T(0) : static_cast<T>(x % y);
+      return !fmod && r != 0 && ((r < 0) != (y < 0)) ? static_cast<T>(r + y) : r;
+    });
+  }
+}
+
+template <typename T>
+Status run_typed(OpKind op, const Tensor& a, const Tensor& b, Tensor& c, bool fmod = false) {
   switch (op) {
+    case OpKind::kMod: run_mod<T>(a, b, c, fmod); break;
     case OpKind::kAdd:
       apply<T>(a, b, c, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
       break;
@@ -178,18 +193,20 @@ Status run_binary(const KernelArgs& args) {
   const Tensor& b = *args.src[1];
   Tensor& c = *args.dst[0];
   const OpKind op = args.node.op;
+  const bool divides = op == OpKind::kDiv || op == OpKind::kMod;
+  const bool fmod = op == OpKind::kMod && args.node.attrs.get_int("fmod") != 0;
   switch (a.dtype()) {
     case DType::kFloat32:
-      UCUDNN_RETURN_IF_ERROR(run_typed<float>(op, a, b, c));
+      UCUDNN_RETURN_IF_ERROR(run_typed<float>(op, a, b, c, fmod));
       return apply_fused_activation(args.node, c);  // Add → Relu fused by optimizer/passes
     case DType::kInt64:
-      if (op == OpKind::kDiv && has_zero<int64_t>(b))
+      if (divides && has_zero<int64_t>(b))
         return invalid_argument(args.node.describe() + ": integer division by zero (divisor " + b.describe() + ")");
-      return run_typed<int64_t>(op, a, b, c);
+      return run_typed<int64_t>(op, a, b, c, fmod);
     case DType::kInt32:
-      if (op == OpKind::kDiv && has_zero<int32_t>(b))
+      if (divides && has_zero<int32_t>(b))
         return invalid_argument(args.node.describe() + ": integer division by zero (divisor " + b.describe() + ")");
-      return run_typed<int32_t>(op, a, b, c);
+      return run_typed<int32_t>(op, a, b, c, fmod);
     default:
       return unsupported(args.node.describe() + ": dtype " + dtype_name(a.dtype()) + " is not supported");
   }
@@ -288,6 +305,10 @@ const CpuKernel& cpu_kernel_Where() {
   return k;
 }
 
+const CpuKernel& cpu_kernel_Mod() {
+  static const CpuKernel k{.run = run_binary};
+  return k;
+}
 const CpuKernel& cpu_kernel_Add() {
   static const CpuKernel k{.run = run_binary};
   return k;

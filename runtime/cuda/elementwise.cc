@@ -1,8 +1,8 @@
 // CUDA kernels of the elementwise ops: the activations (Relu, LeakyRelu,
 // Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus), the math functions
 // (Sqrt, Exp, Log, Abs, Neg, Reciprocal), PRelu and the broadcasting
-// Add/Sub/Mul/Div/Pow, the Reduce* family, ArgMax and ArgMin — float32, and int32/int64 for
-// Add/Sub/Mul/Div as on the CPU; all our own kernels (kernels.cu, reduce_kernels.cu). prepare
+// Add/Sub/Mul/Div/Pow/Mod, the Reduce* family, ArgMax and ArgMin — float32, and int32/int64 for
+// Add/Sub/Mul/Div/Mod as on the CPU; all our own kernels (kernels.cu, reduce_kernels.cu). prepare
 // fixes the op parameters and the broadcast layout; run is one launch (integer
 // Div with a divisor computed at run time first checks it on the host: Note
 // [values checked on the host]). Clip's bounds are parameters when they are
@@ -141,7 +141,7 @@ class BinaryState final : public KernelState {
   DType dtype = DType::kFloat32;
   StridedLayout layout;
   bool contiguous = false;
-  bool check_divisor = false;  // integer Div by a divisor computed at run time
+  bool check_divisor = false;  // integer Div or Mod by a divisor computed at run time
   bool capturable() const override { return !check_divisor; }  // it reads the divisor to the host
   Status run(const RunArgs& a) override {
     if (dtype == DType::kFloat32) {
@@ -165,10 +165,11 @@ class BinaryState final : public KernelState {
 
 // Integer operands: the ops the CPU runs on them, and a divisor without zeros (now when it is a constant).
 Status prepare_integer_binary(const PrepareArgs& a, BinaryState* s) {
-  if (s->op != BinaryOp::kAdd && s->op != BinaryOp::kSub && s->op != BinaryOp::kMul && s->op != BinaryOp::kDiv)
+  const bool divides = s->op == BinaryOp::kDiv || s->op == BinaryOp::kMod || s->op == BinaryOp::kFmod;
+  if (s->op != BinaryOp::kAdd && s->op != BinaryOp::kSub && s->op != BinaryOp::kMul && !divides)
     return a.unsupported_error("only float32 operands");
   if (!ir::fused_activation(a.node).empty()) return a.unsupported_error("a fused activation on integers");
-  if (s->op != BinaryOp::kDiv) return Status::ok();
+  if (!divides) return Status::ok();
   const Tensor* divisor = a.constant(1);
   if (divisor == nullptr) {
     s->check_divisor = true;
@@ -331,6 +332,13 @@ UCUDNN_BINARY_KERNEL(Div)
 UCUDNN_BINARY_KERNEL(Pow)
 UCUDNN_BINARY_KERNEL(PRelu)
 #undef UCUDNN_BINARY_KERNEL
+
+const CudaKernel& cuda_kernel_Mod() {
+  static const CudaKernel k{.prepare = [](const PrepareArgs& a) {
+    return prepare_binary(a, a.node.attrs.get_int("fmod") != 0 ? BinaryOp::kFmod : BinaryOp::kMod);
+  }};
+  return k;
+}
 
 #define UCUDNN_REDUCTION_KERNEL(name, kind)                                               \
   const CudaKernel& cuda_kernel_##name() {                                                \

@@ -66,6 +66,8 @@ __device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
     case BinaryOp::kPow: return powf(a, b);
     case BinaryOp::kPRelu: return a >= 0.0f ? a : a * b;
     case BinaryOp::kAddRelu: return fmaxf(a + b, 0.0f);
+    case BinaryOp::kMod:
+    case BinaryOp::kFmod: return fmodf(a, b);
   }
   return a;
 }
@@ -93,10 +95,13 @@ __device__ __forceinline__ T apply_integer_binary(T a, T b) {
     return static_cast<T>(ua - ub);
   } else if constexpr (Op == BinaryOp::kMul) {
     return static_cast<T>(ua * ub);
-  } else {
-    static_assert(Op == BinaryOp::kDiv, "integer binary ops: Add, Sub, Mul, Div");
+  } else if constexpr (Op == BinaryOp::kDiv) {
     if (b == T(-1)) return static_cast<T>(U(0) - ua);
     return b == T(0) ? T(0) : static_cast<T>(a / b);
+  } else {
+    static_assert(Op == BinaryOp::kMod || Op == BinaryOp::kFmod, "integer binary ops: Add, Sub, Mul, Div, Mod");
+    const T r = b == T(0) || b == T(-1) ? T(0) : static_cast<T>(a % b);
+    return Op == BinaryOp::kMod && r != 0 && ((r < 0) != (b < 0)) ? static_cast<T>(r + b) : r;
   }
 }
 
@@ -127,6 +132,8 @@ cudaError_t queue_integer_binary(BinaryOp op, const void* a, const void* b, void
     UCUDNN_INTEGER_BINARY_CASE(kSub)
     UCUDNN_INTEGER_BINARY_CASE(kMul)
     UCUDNN_INTEGER_BINARY_CASE(kDiv)
+    UCUDNN_INTEGER_BINARY_CASE(kMod)
+    UCUDNN_INTEGER_BINARY_CASE(kFmod)
 #undef UCUDNN_INTEGER_BINARY_CASE
     default: return cudaErrorInvalidValue;  // PRelu and the fused Add + Relu are float32 only
   }
@@ -321,6 +328,8 @@ cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* ds
     UCUDNN_BINARY_CASE(kPow)
     UCUDNN_BINARY_CASE(kPRelu)
     UCUDNN_BINARY_CASE(kAddRelu)
+    UCUDNN_BINARY_CASE(kMod)
+    UCUDNN_BINARY_CASE(kFmod)
 #undef UCUDNN_BINARY_CASE
   }
   return cudaGetLastError();

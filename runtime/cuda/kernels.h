@@ -39,15 +39,18 @@ cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, fl
 cudaError_t launch_clip(const float* src, float* dst, int64_t n, const float* low, const float* high,
                         cudaStream_t stream);
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kPRelu, kAddRelu /* Add with a fused Relu */ };
+enum class BinaryOp {
+  kAdd, kSub, kMul, kDiv, kPow, kPRelu, kAddRelu /* Add with a fused Relu */,
+  kMod /* the divisor's sign (Python's %) */, kFmod /* the dividend's sign (C's %, fmodf) */
+};
 // dst[i] = a[...] op b[...]; `layout` maps output index i to both operands'
 // elements (strides[0] for a, strides[1] for b). `contiguous`: both are dense
 // with the output's shape (no index arithmetic).
 cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* dst, int64_t n,
                           const StridedLayout& layout, bool contiguous, cudaStream_t stream);
 
-// launch_binary on int32 or int64 operands (`dtype`: a ucudnn::DType as an int) for kAdd, kSub, kMul and
-// kDiv, with the CPU's results (runtime/cpu/binary.cc): overflow wraps (two's complement), Div truncates
+// launch_binary on int32 or int64 operands (`dtype`: a ucudnn::DType as an int) for kAdd, kSub, kMul, kDiv,
+// kMod and kFmod, with the CPU's results (runtime/cpu/binary.cc): overflow wraps (two's complement), Div truncates
 // toward zero and x / -1 is the wrapped negation (INT_MIN / -1 = INT_MIN). A zero divisor gives 0:
 // callers refuse one before launching. cudaErrorInvalidValue for another op or dtype.
 cudaError_t launch_integer_binary(BinaryOp op, int dtype, const void* a, const void* b, void* dst, int64_t n,

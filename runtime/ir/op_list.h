@@ -19,7 +19,7 @@
   /* matrix products */                                                             \
   X(Gemm) X(MatMul)                                                                 \
   /* broadcasting binary */                                                         \
-  X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Sum) X(Mean)                                \
+  X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Mod) X(Sum) X(Mean)                         \
   /* comparisons and logic (bool results), and Where */                             \
   X(Equal) X(Less) X(Greater) X(LessOrEqual) X(GreaterOrEqual)                      \
   X(Not) X(And) X(Or) X(Xor) X(Where)                                               \
@@ -51,7 +51,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 100, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 101, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -1,4 +1,4 @@
-// Descriptors of the broadcasting binary ops Add, Sub, Mul, Div, Pow (opset >= 7
+// Descriptors of the broadcasting binary ops Add, Sub, Mul, Div, Pow, Mod (opset >= 7
 // form: numpy multidirectional broadcasting, no `broadcast` attribute).
 // Both inputs must have the same dtype: float32 for math, int64/int32 because
 // exporters compute shapes with them (Shape → Gather → Mul → Reshape); Pow is float32 only.
@@ -25,6 +25,14 @@ Status binary_infer(InferContext& ctx) {
                      shape_to_string(ctx.input(1).shape) + " are not broadcastable");
   ctx.set_output(0, dtype, std::move(out));
   return Status::ok();
+}
+
+// Mod(A, B): integers with either sign rule (fmod 0: the divisor's sign, as Python's %; fmod 1: the
+// dividend's, as C's %), float32 only as C's fmod (the spec requires fmod = 1 there).
+Status mod_infer(InferContext& ctx) {
+  if (ctx.input(0).dtype == DType::kFloat32 && ctx.attrs().get_int("fmod") == 0)
+    return ctx.error("float operands need fmod = 1 (the spec defines no other float Mod)");
+  return binary_infer(ctx);
 }
 
 // Pow(X, Y): float32 base and exponent (ONNX allows integer ones too; exporters write float).
@@ -127,6 +135,16 @@ const OpDescriptor& describe_Mul() {
 }
 const OpDescriptor& describe_Div() {
   static const OpDescriptor d = binary_descriptor(OpKind::kDiv, div_gradient);
+  return d;
+}
+
+const OpDescriptor& describe_Mod() {
+  static const OpDescriptor d = [] {
+    OpDescriptor mod = binary_descriptor(OpKind::kMod, nullptr, mod_infer);
+    mod.min_opset = 10;
+    mod.attrs = {attr_int("fmod", 0)};
+    return mod;
+  }();
   return d;
 }
 

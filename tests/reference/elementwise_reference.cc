@@ -726,6 +726,21 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
       out.push_back(std::move(y));
       break;
     }
+    case OpKind::kMod: {  // from the definitions: r = a - b·trunc(a/b) (fmod), or a - b·floor(a/b)
+      const bool c_style = attrs.get_int("fmod") != 0;
+      Tensor y = binary(OpKind::kSub, *x, *in[1]);  // the broadcast shape and dtype
+      const Shape shape = y.shape();
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const Index index = unravel(i, shape);
+        const double a = get(*x, broadcast_source(index, x->shape()));
+        const double b = get(*in[1], broadcast_source(index, in[1]->shape()));
+        const double q = c_style ? std::trunc(a / b) : std::floor(a / b);
+        if (is_integer(y.dtype())) put_int(y, i, static_cast<int64_t>(a - b * q));
+        else put(y, i, std::fmod(a, b));
+      }
+      out.push_back(std::move(y));
+      break;
+    }
     case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow: {
       Tensor y = binary(node.op, *x, *in[1]);
       if (ir::fused_activation(node) == "Relu")  // Add → Relu fused by optimizer/passes (Note [fused nodes])
