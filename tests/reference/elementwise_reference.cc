@@ -7,6 +7,8 @@
 #include <string>
 
 #include "runtime/ir/fusion.h"
+#include "tests/reference/element_access.h"
+#include "tests/reference/reduction_reference.h"
 
 namespace ucudnn::reference {
 
@@ -20,85 +22,6 @@ std::vector<int64_t> unravel(int64_t flat, const Shape& shape) {
 }
 
 namespace {
-
-using Index = std::vector<int64_t>;
-
-int64_t ravel(const Index& index, const Shape& shape) {
-  int64_t flat = 0;
-  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
-  return flat;
-}
-
-Tensor make(DType dtype, const Shape& shape) { return std::move(Tensor::allocate(dtype, shape)).value(); }
-
-double get(const Tensor& t, int64_t i) { return element_as_double(t, i); }
-
-int64_t get_int(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kInt32: return t.data<int32_t>()[i];
-    case DType::kInt64: return t.data<int64_t>()[i];
-    case DType::kInt8: return t.data<int8_t>()[i];
-    case DType::kUInt8: return t.data<uint8_t>()[i];
-    case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
-    default: return static_cast<int64_t>(get(t, i));
-  }
-}
-
-bool is_integer(DType d) { return d == DType::kInt32 || d == DType::kInt64 || d == DType::kInt8 || d == DType::kUInt8; }
-
-// Stores v in element i; integers wrap modulo 2^bits (C++20 conversion rules).
-void put_int(Tensor& t, int64_t i, int64_t v) {
-  switch (t.dtype()) {
-    case DType::kInt32: t.data<int32_t>()[i] = static_cast<int32_t>(v); break;
-    case DType::kInt64: t.data<int64_t>()[i] = v; break;
-    case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
-    case DType::kUInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-    case DType::kBool: t.data<bool>()[i] = v != 0; break;
-    case DType::kFloat32: t.data<float>()[i] = static_cast<float>(v); break;
-    case DType::kFloat64: t.data<double>()[i] = static_cast<double>(v); break;
-    default: break;
-  }
-}
-
-void put(Tensor& t, int64_t i, double v) {
-  switch (t.dtype()) {
-    case DType::kFloat32: t.data<float>()[i] = static_cast<float>(v); break;
-    case DType::kFloat64: t.data<double>()[i] = v; break;
-    case DType::kBool: t.data<bool>()[i] = v != 0; break;
-    default: put_int(t, i, static_cast<int64_t>(std::trunc(v))); break;
-  }
-}
-
-void copy_element(const Tensor& src, int64_t si, Tensor& dst, int64_t di) {
-  const size_t size = dtype_size(src.dtype());
-  std::memcpy(static_cast<char*>(dst.raw()) + di * size, static_cast<const char*>(src.raw()) + si * size, size);
-}
-
-// Same data, new shape.
-Tensor copy_as(const Tensor& src, const Shape& shape) {
-  Tensor out = make(src.dtype(), shape);
-  for (int64_t i = 0; i < src.numel(); ++i) copy_element(src, i, out, i);
-  return out;
-}
-
-std::vector<int64_t> ints(const Tensor* t) {
-  std::vector<int64_t> v;
-  if (t == nullptr) return v;
-  for (int64_t i = 0; i < t->numel(); ++i) v.push_back(get_int(*t, i));
-  return v;
-}
-
-const Tensor* input(const std::vector<const Tensor*>& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
-
-int64_t positive_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
-
-// Index of a broadcast operand of shape `shape` for an output index of higher or equal rank.
-int64_t broadcast_source(const Index& out_index, const Shape& shape) {
-  const size_t offset = out_index.size() - shape.size();
-  Index index(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) index[d] = shape[d] == 1 ? 0 : out_index[d + offset];
-  return ravel(index, shape);
-}
 
 double unary(OpKind op, const ir::Attributes& attrs, double x) {
   switch (op) {
@@ -148,54 +71,6 @@ Tensor binary(OpKind op, const Tensor& a, const Tensor& b) {
     }
   }
   return c;
-}
-
-// The shape every operand broadcasts to (numpy's rule, written out again).
-Shape broadcast_all(const std::vector<const Tensor*>& in) {
-  size_t rank = 0;
-  for (const Tensor* t : in) rank = std::max(rank, t->shape().size());
-  Shape out(rank, 1);
-  for (const Tensor* t : in)
-    for (size_t d = 0; d < t->shape().size(); ++d) {
-      const int64_t dim = t->shape()[d];
-      int64_t& o = out[rank - t->shape().size() + d];
-      if (dim != 1) o = dim;
-    }
-  return out;
-}
-
-// Comparisons and logical ops (bool results, values compared as doubles: int64 operands stay below 2^53
-// in the tests) and Where.
-Tensor logic(OpKind op, const std::vector<const Tensor*>& in) {
-  const Shape out = broadcast_all(in);
-  Tensor y = make(op == OpKind::kWhere ? in[1]->dtype() : DType::kBool, out);
-  for (int64_t i = 0; i < y.numel(); ++i) {
-    const Index index = unravel(i, out);
-    const double a = get(*in[0], broadcast_source(index, in[0]->shape()));
-    if (op == OpKind::kNot) {
-      put_int(y, i, a == 0);
-      continue;
-    }
-    if (op == OpKind::kWhere) {
-      const Tensor& from = a != 0 ? *in[1] : *in[2];
-      copy_element(from, broadcast_source(index, from.shape()), y, i);
-      continue;
-    }
-    const double b = get(*in[1], broadcast_source(index, in[1]->shape()));
-    bool r = false;
-    switch (op) {
-      case OpKind::kEqual: r = a == b; break;
-      case OpKind::kLess: r = a < b; break;
-      case OpKind::kGreater: r = a > b; break;
-      case OpKind::kLessOrEqual: r = a <= b; break;
-      case OpKind::kGreaterOrEqual: r = a >= b; break;
-      case OpKind::kAnd: r = a != 0 && b != 0; break;
-      case OpKind::kOr: r = a != 0 || b != 0; break;
-      default: r = (a != 0) != (b != 0); break;  // Xor
-    }
-    put_int(y, i, r);
-  }
-  return y;
 }
 
 // Python's slice(start, end, step).indices(dim), enumerated.
@@ -441,107 +316,6 @@ Tensor gather(const Tensor& x, const Tensor& indices, int64_t axis_attr) {
     src.push_back(k);
     src.insert(src.end(), index.begin() + axis + indices.rank(), index.end());
     copy_element(x, ravel(src, x.shape()), y, i);
-  }
-  return y;
-}
-
-// The Reduce* family from the definitions, in double: every output gathers the elements it reduces, then
-// sum, mean, max (NaN wins), min, product, Σ|x|, √Σx², Σx², log Σx and log Σ eˣ of them.
-Tensor reduce(OpKind op, const Tensor& x, const Tensor* axes_tensor, const ir::Attributes& attrs) {
-  const std::vector<int64_t> axes = ints(axes_tensor);
-  if (axes.empty() && attrs.get_int("noop_with_empty_axes") != 0) return copy_as(x, x.shape());
-  std::vector<bool> reduced(x.shape().size(), axes.empty());
-  for (int64_t a : axes) reduced[positive_axis(a, x.rank())] = true;
-  Shape kept;  // keepdims form
-  for (size_t d = 0; d < reduced.size(); ++d) kept.push_back(reduced[d] ? 1 : x.shape()[d]);
-  std::vector<std::vector<double>> groups(static_cast<size_t>(shape_numel(kept)));
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    Index index = unravel(i, x.shape());
-    for (size_t d = 0; d < index.size(); ++d)
-      if (reduced[d]) index[d] = 0;
-    groups[ravel(index, kept)].push_back(get(x, i));
-  }
-  auto value = [op](const std::vector<double>& v) {
-    double sum = 0, abs_sum = 0, squares = 0, exps = 0, product = 1;
-    double max = -INFINITY, min = INFINITY;
-    for (double e : v) {
-      sum += e;
-      abs_sum += std::fabs(e);
-      squares += e * e;
-      exps += std::exp(e);
-      product *= e;
-      max = std::isnan(e) || std::isnan(max) ? NAN : std::max(max, e);
-      min = std::isnan(e) || std::isnan(min) ? NAN : std::min(min, e);
-    }
-    switch (op) {
-      case OpKind::kReduceMean: return sum / static_cast<double>(v.size());
-      case OpKind::kReduceMax: return max;
-      case OpKind::kReduceMin: return min;
-      case OpKind::kReduceProd: return product;
-      case OpKind::kReduceL1: return abs_sum;
-      case OpKind::kReduceL2: return std::sqrt(squares);
-      case OpKind::kReduceSumSquare: return squares;
-      case OpKind::kReduceLogSum: return std::log(sum);
-      case OpKind::kReduceLogSumExp: return std::log(exps);
-      default: return sum;
-    }
-  };
-  Shape out;
-  for (size_t d = 0; d < reduced.size(); ++d)
-    if (!reduced[d] || attrs.get_int("keepdims") != 0) out.push_back(kept[d]);
-  Tensor y = make(DType::kFloat32, out);
-  for (int64_t i = 0; i < y.numel(); ++i) put(y, i, value(groups[static_cast<size_t>(i)]));
-  return y;
-}
-
-// ArgMax/ArgMin: each output index's line along the axis, scanned for the first (or last) extreme.
-Tensor arg_extreme(OpKind op, const Tensor& x, const ir::Attributes& attrs) {
-  const int64_t axis = positive_axis(attrs.get_int("axis"), x.rank());
-  const bool last = attrs.get_int("select_last_index") != 0;
-  Shape kept = x.shape();
-  kept[static_cast<size_t>(axis)] = 1;
-  Shape out = kept;
-  if (attrs.get_int("keepdims") == 0) out.erase(out.begin() + axis);
-  Tensor y = make(DType::kInt64, out);
-  for (int64_t o = 0; o < y.numel(); ++o) {
-    Index index = unravel(o, kept);
-    int64_t best = 0;
-    index[static_cast<size_t>(axis)] = 0;
-    double best_value = get(x, ravel(index, x.shape()));
-    for (int64_t i = 1; i < x.dim(axis) && !std::isnan(best_value); ++i) {  // the first NaN is the extreme
-      index[static_cast<size_t>(axis)] = i;
-      const double v = get(x, ravel(index, x.shape()));
-      if (std::isnan(v) || (op == OpKind::kArgMax ? v > best_value : v < best_value) || (last && v == best_value)) {
-        best = i;
-        best_value = v;
-      }
-    }
-    y.data<int64_t>()[o] = best;
-  }
-  return y;
-}
-
-// Softmax/LogSoftmax: elements i and j share a normalising group when they agree
-// on every index outside the normalised dims.
-Tensor softmax(const ir::Node& node, const Tensor& x, bool log) {
-  const bool old = node.opset < 13;
-  const int64_t axis =
-      positive_axis(node.attrs.has("axis") ? node.attrs.get_int("axis") : (old ? 1 : -1), x.rank());
-  auto normalised = [&](int64_t d) { return old ? d >= axis : d == axis; };
-  auto same_group = [&](const Index& a, const Index& b) {
-    for (size_t d = 0; d < a.size(); ++d)
-      if (!normalised(static_cast<int64_t>(d)) && a[d] != b[d]) return false;
-    return true;
-  };
-  Tensor y = make(DType::kFloat32, x.shape());
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const Index a = unravel(i, x.shape());
-    double max = -INFINITY, sum = 0;
-    for (int64_t j = 0; j < x.numel(); ++j)
-      if (same_group(a, unravel(j, x.shape()))) max = std::max(max, get(x, j));
-    for (int64_t j = 0; j < x.numel(); ++j)
-      if (same_group(a, unravel(j, x.shape()))) sum += std::exp(get(x, j) - max);
-    put(y, i, log ? get(x, i) - max - std::log(sum) : std::exp(get(x, i) - max) / sum);
   }
   return y;
 }

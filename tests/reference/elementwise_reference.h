@@ -22,7 +22,7 @@ namespace ucudnn::reference {
 // absent. Covers Relu..Elu, Add..Div (with a fused "Relu", Note [fused nodes]),
 // Concat..Constant, DepthToSpace, SpaceToDepth, Tile, Sum, Mean, Upsample, the comparisons, the logical
 // ops, Where, the Reduce* family but ReduceSum (softmax_loss_reference.cc), ArgMax, ArgMin, Softmax,
-// LogSoftmax; other ops return Unsupported.
+// LogSoftmax (those from the comparisons on in reduction_reference.cc); other ops return Unsupported.
 Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const std::vector<const Tensor*>& inputs);
 
 // The multi-dimensional index of row-major element `flat` of `shape`.

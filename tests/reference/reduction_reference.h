@@ -1,0 +1,17 @@
+// Naive references of the Reduce* family (but ReduceSum: softmax_loss_reference.cc), ArgMax/ArgMin,
+// Softmax/LogSoftmax, the comparisons, the logical ops and Where; elementwise_reference dispatches to them.
+#pragma once
+
+#include <vector>
+
+#include "runtime/core/tensor.h"
+#include "runtime/ir/graph.h"
+
+namespace ucudnn::reference {
+
+Tensor reduce(OpKind op, const Tensor& x, const Tensor* axes_tensor, const ir::Attributes& attrs);
+Tensor arg_extreme(OpKind op, const Tensor& x, const ir::Attributes& attrs);
+Tensor softmax(const ir::Node& node, const Tensor& x, bool log);
+Tensor logic(OpKind op, const std::vector<const Tensor*>& in);
+
+}  // namespace ucudnn::reference
