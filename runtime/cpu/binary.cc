@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ops/logic.h"
 
 namespace ucudnn::cpu {
 
@@ -285,14 +286,7 @@ Status run_where(const KernelArgs& args) {
     static const CpuKernel k{.run = run_compare};    \
     return k;                                        \
   }
-UCUDNN_COMPARE_KERNEL(Equal)
-UCUDNN_COMPARE_KERNEL(Less)
-UCUDNN_COMPARE_KERNEL(Greater)
-UCUDNN_COMPARE_KERNEL(LessOrEqual)
-UCUDNN_COMPARE_KERNEL(GreaterOrEqual)
-UCUDNN_COMPARE_KERNEL(And)
-UCUDNN_COMPARE_KERNEL(Or)
-UCUDNN_COMPARE_KERNEL(Xor)
+UCUDNN_FOR_EACH_COMPARISON(UCUDNN_COMPARE_KERNEL)
 #undef UCUDNN_COMPARE_KERNEL
 
 const CpuKernel& cpu_kernel_Not() {

@@ -8,6 +8,7 @@
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/logic_kernels.h"
+#include "runtime/ops/logic.h"
 
 namespace ucudnn::cuda {
 
@@ -85,14 +86,7 @@ Expected<std::unique_ptr<KernelState>> prepare_where(const PrepareArgs& a) {
     }};                                                                      \
     return k;                                                                \
   }
-UCUDNN_COMPARE_KERNEL(Equal)
-UCUDNN_COMPARE_KERNEL(Less)
-UCUDNN_COMPARE_KERNEL(Greater)
-UCUDNN_COMPARE_KERNEL(LessOrEqual)
-UCUDNN_COMPARE_KERNEL(GreaterOrEqual)
-UCUDNN_COMPARE_KERNEL(And)
-UCUDNN_COMPARE_KERNEL(Or)
-UCUDNN_COMPARE_KERNEL(Xor)
+UCUDNN_FOR_EACH_COMPARISON(UCUDNN_COMPARE_KERNEL)
 #undef UCUDNN_COMPARE_KERNEL
 
 const CudaKernel& cuda_kernel_Not() {
