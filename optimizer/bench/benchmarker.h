@@ -38,4 +38,16 @@ struct CpuBenchmarkOptions {
 // workspace their scratch buffers.
 std::unique_ptr<Benchmarker> make_cpu_benchmarker(CpuBenchmarkOptions options = {});
 
+// Steps of a graph timed as one run: each node's CPU kernel, prepared as a session prepares it with the
+// algorithm given (-1: the kernel's default), run in order at the graph's shapes.
+struct TimedSteps {
+  const ir::Graph* graph = nullptr;
+  std::vector<std::pair<ir::NodeId, int>> steps;  // node, algorithm
+};
+// The fastest timed run (ms) of each of `runs`, taken in turns (Note [interleaved timing]): random
+// float32 inputs, constants as the graph holds them, a value a step writes read by the steps after it.
+// Unsupported naming the node when the CPU has no kernel for one or prepare refuses it. The planner times
+// what is no convolution kernel with it (Note [timed depthwise fusion], plan_model.cc).
+Expected<std::vector<double>> time_cpu_steps(const std::vector<TimedSteps>& runs, CpuBenchmarkOptions options = {});
+
 }  // namespace ucudnn::optimizer
