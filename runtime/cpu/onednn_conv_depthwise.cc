@@ -175,20 +175,11 @@ size_t fused_workspace(const ir::Node& node, const std::vector<Shape>& src_shape
   return f ? f->pd.scratchpad_desc().get_size() : std::numeric_limits<size_t>::max();
 }
 
-// Every input float32: the primitive is.
-Status check_float(const ir::Node& node, const std::vector<DType>& dtypes) {
-  for (size_t i = 0; i < dtypes.size(); ++i)
-    if (dtypes[i] != DType::kUndefined && dtypes[i] != DType::kFloat32)
-      return unsupported(node.describe() + ": input " + std::to_string(i) + " is " + dtype_name(dtypes[i]) +
-                         "; the fused convolution computes float32");
-  return Status::ok();
-}
-
 Expected<std::unique_ptr<runtime::Kernel>> prepare_fused(const runtime::KernelRequest& r) {
   if (r.dst_shapes.empty()) return internal_error(r.node.describe() + ": prepared without Y");
   std::vector<DType> dtypes;
   for (ir::ValueId id : r.node.inputs) dtypes.push_back(id == ir::kNoValue ? DType::kUndefined : r.graph.value(id).dtype);
-  UCUDNN_RETURN_IF_ERROR(check_float(r.node, dtypes));
+  UCUDNN_RETURN_IF_ERROR(check_float_convolution_inputs(r.node, dtypes));
   auto constant = [&](size_t i) -> const Tensor* {
     if (i >= r.node.inputs.size() || r.node.inputs[i] == ir::kNoValue) return nullptr;
     const ir::Value& v = r.graph.value(r.node.inputs[i]);
@@ -218,7 +209,7 @@ Status run_fused(const KernelArgs& args) {
     shapes.push_back(t ? t->shape() : Shape{});
     dtypes.push_back(t ? t->dtype() : DType::kUndefined);
   }
-  UCUDNN_RETURN_IF_ERROR(check_float(args.node, dtypes));
+  UCUDNN_RETURN_IF_ERROR(check_float_convolution_inputs(args.node, dtypes));
   UCUDNN_ASSIGN_OR_RETURN(FusedPrimitive f, make_primitive(args.node, shapes, args.dst[0]->shape()));
   const Tensor* b_dw = args.src.size() > ir::kDepthwiseBiasInput ? args.src[ir::kDepthwiseBiasInput] : nullptr;
   FusedConvDepthwiseCall call(args.node, std::move(f), args.src[1]->data<float>(),
