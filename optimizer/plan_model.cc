@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -411,9 +412,12 @@ Expected<std::optional<Candidate>> plan_regions(const ir::Graph& graph, const st
 
 // Note [timed depthwise fusion]: on the CPU each 1×1 → depthwise pair of a planned graph that could be one
 // FusedConvDepthwise (Note [pointwise-depthwise fusion], runtime/ir/fusion.h) is timed both ways at the
-// plan's batch, in turns (time_cpu_steps): the fused kernel, and the two Convs one after the other with the
-// algorithms the plan gave them (a divided step's first micro-batch's algorithm, on the whole batch). The
-// pair is fused where the fused run took under kDepthwiseFusionMargin of the other. The times in the plan
+// plan's batch, in turns on the same X (time_cpu_steps): the fused kernel, and the two Convs one after the
+// other with the algorithms the plan gave them (a divided step's first micro-batch's algorithm, on the whole
+// batch). The pair is fused where the fused run took under kDepthwiseFusionMargin of the other and its
+// output matches theirs (within kFusedOutputTolerance of their largest magnitude): a library kernel that
+// computes something else is never fused (oneDNN 2.6.3's did, on NHWC rows wider than 64: Note [fused
+// depthwise in blocked layouts], runtime/cpu/onednn_conv_depthwise.cc). The times in the plan
 // are no baseline: measured alone, on other data, perhaps in another process's load, they made the fused
 // kernel look 20% slower than the pair even where oneDNN runs the same two primitives inside it. oneDNN's
 // fused kernel wins where the 1×1's output is large and oneDNN has a JIT kernel for the pair (MobileNetV3-L's
@@ -423,6 +427,20 @@ Expected<std::optional<Candidate>> plan_regions(const ir::Graph& graph, const st
 // again from the same timings (its other convolutions are the candidate's).
 // UCUDNN_DEPTHWISE_FUSION=0 turns it off: the baseline of a benchmark of the fusion, run in the same command.
 constexpr double kDepthwiseFusionMargin = 0.8;
+constexpr double kFusedOutputTolerance = 1e-4;
+
+// Whether `got` is `want` within kFusedOutputTolerance of want's largest magnitude (float32 tensors).
+bool same_output(const Tensor& got, const Tensor& want) {
+  if (got.shape() != want.shape() || got.dtype() != DType::kFloat32 || want.dtype() != DType::kFloat32) return false;
+  double largest = 0, worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double w = want.data<float>()[i], g = got.data<float>()[i];
+    if (std::isnan(g) != std::isnan(w)) return false;
+    largest = std::max(largest, std::fabs(w));
+    worst = std::max(worst, std::fabs(g - w));
+  }
+  return worst <= kFusedOutputTolerance * largest;
+}
 
 bool depthwise_fusion_enabled() {
   const char* value = std::getenv("UCUDNN_DEPTHWISE_FUSION");
@@ -452,11 +470,14 @@ Status fuse_faster_depthwise(Candidate& candidate, const std::string& device, co
     if (fused == fused_node.end()) continue;
     const auto dw = static_cast<ir::NodeId>(n);
     const ir::NodeId pw = graph.value(graph.nodes[n].inputs[0]).producer;
-    const Expected<std::vector<double>> ms =
+    const Expected<std::vector<TimedRun>> runs =
         time_cpu_steps({TimedSteps{&trial, {{fused->second, -1}}},
                         TimedSteps{&graph, {{pw, planned_algorithm(plan, pw)}, {dw, planned_algorithm(plan, dw)}}}});
-    if (!ms) continue;  // oneDNN has no fused kernel for it: the pair stays two convolutions
-    if ((*ms)[0] < kDepthwiseFusionMargin * (*ms)[1]) faster.push_back(graph.nodes[n].name);
+    if (!runs) continue;  // oneDNN has no fused kernel for it: the pair stays two convolutions
+    const TimedRun& one = (*runs)[0];
+    const TimedRun& two = (*runs)[1];
+    if (one.ms < kDepthwiseFusionMargin * two.ms && same_output(one.output, two.output))
+      faster.push_back(graph.nodes[n].name);
   }
   if (faster.empty()) return Status::ok();
   ir::Graph fused = graph;

@@ -46,6 +46,11 @@ std::vector<OpCase> conv_and_matrix_cases() {
        {{ir::kChannelsLastAttr, int64_t{1}}, {ir::kDepthwiseStridesAttr, IntList{2, 2}},
         {ir::kDepthwisePadsAttr, IntList{1, 1, 1, 1}}, {ir::kFusedActivationAttr, std::string("HardSwish")}},
        1, {{2, 4, 4, 32}}},
+      {"fused_conv_depthwise_wide_rows", OpKind::kFusedConvDepthwise, 13,  // rows wider than 64 (onednn_conv_depthwise.cc)
+       {input({1, 4, 96, 16}), weight({64, 1, 1, 16}), weight({64}), weight({64, 3, 3, 1}), weight({64})},
+       {{ir::kChannelsLastAttr, int64_t{1}}, {ir::kDepthwiseStridesAttr, IntList{2, 2}},
+        {ir::kDepthwisePadsAttr, IntList{1, 1, 1, 1}}, {ir::kFusedActivationAttr, kRelu}},
+       1, {{1, 2, 48, 64}}},
       {"conv_1x1_stride2", conv, 17, {input({2, 8, 5, 5}), weight({6, 8, 1, 1})}, {{"strides", IntList{2, 2}}}, 1,
        {{2, 6, 3, 3}}},
       {"conv_1x1_groups", conv, 17, {input({2, 8, 3, 4}), weight({6, 4, 1, 1}), weight({6})},

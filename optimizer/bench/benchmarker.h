@@ -44,10 +44,15 @@ struct TimedSteps {
   const ir::Graph* graph = nullptr;
   std::vector<std::pair<ir::NodeId, int>> steps;  // node, algorithm
 };
-// The fastest timed run (ms) of each of `runs`, taken in turns (Note [interleaved timing]): random
-// float32 inputs, constants as the graph holds them, a value a step writes read by the steps after it.
-// Unsupported naming the node when the CPU has no kernel for one or prepare refuses it. The planner times
-// what is no convolution kernel with it (Note [timed depthwise fusion], plan_model.cc).
-Expected<std::vector<double>> time_cpu_steps(const std::vector<TimedSteps>& runs, CpuBenchmarkOptions options = {});
+struct TimedRun {
+  double ms = 0;  // the fastest timed run
+  Tensor output;  // the last step's output 0, as the runs left it
+};
+// Each of `runs` timed, in turns (Note [interleaved timing]). The inputs are random float32 values drawn
+// from the value's name (runs over two forms of one graph read the same X), constants as the graph holds
+// them; a value a step writes is read by the steps after it. Unsupported naming the node when the CPU has
+// no kernel for one or prepare refuses it. The planner times what is no convolution kernel with it, and
+// compares the outputs (Note [timed depthwise fusion], plan_model.cc).
+Expected<std::vector<TimedRun>> time_cpu_steps(const std::vector<TimedSteps>& runs, CpuBenchmarkOptions options = {});
 
 }  // namespace ucudnn::optimizer

@@ -2,6 +2,7 @@
 // every direction: a Conv's algorithms through runtime/cpu/conv_algorithms.h, the
 // backward ops' (ConvGradData, ConvGradFilter) through their CPU kernels.
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <functional>
@@ -238,7 +239,7 @@ struct PreparedSteps {
   std::deque<Tensor> owned;  // the values that are not constants (a deque: src and dst point into it)
 };
 
-Expected<PreparedSteps> prepare_steps(const TimedSteps& run, std::mt19937& rng) {
+Expected<PreparedSteps> prepare_steps(const TimedSteps& run) {
   const ir::Graph& graph = *run.graph;
   PreparedSteps p;
   std::map<ir::ValueId, runtime::TensorRef> values;
@@ -250,6 +251,7 @@ Expected<PreparedSteps> prepare_steps(const TimedSteps& run, std::mt19937& rng) 
     if (v.constant) return values[id] = ref(*v.constant);
     if (random && v.dtype != DType::kFloat32)
       return unsupported("value '" + v.name + "': timing makes float32 inputs only");
+    std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>{}(v.name)));  // the same X in every run
     Expected<Tensor> t = random ? random_tensor(v.shape, rng) : Tensor::allocate(v.dtype, v.shape);
     if (!t) return t.status();
     p.owned.push_back(std::move(*t));
@@ -280,13 +282,13 @@ Expected<PreparedSteps> prepare_steps(const TimedSteps& run, std::mt19937& rng) 
 
 }  // namespace
 
-Expected<std::vector<double>> time_cpu_steps(const std::vector<TimedSteps>& runs, CpuBenchmarkOptions options) {
+Expected<std::vector<TimedRun>> time_cpu_steps(const std::vector<TimedSteps>& runs, CpuBenchmarkOptions options) {
   cpu::use_session_threads();
-  std::mt19937 rng(1);
   std::deque<PreparedSteps> prepared;  // a deque: the runs below hold references into it
   size_t workspace_bytes = 0;
   for (const TimedSteps& run : runs) {
-    UCUDNN_ASSIGN_OR_RETURN(PreparedSteps p, prepare_steps(run, rng));
+    if (run.steps.empty()) return invalid_argument("time_cpu_steps: a run without steps");
+    UCUDNN_ASSIGN_OR_RETURN(PreparedSteps p, prepare_steps(run));
     for (const auto& kernel : p.kernels) workspace_bytes = std::max(workspace_bytes, kernel->workspace_bytes());
     prepared.push_back(std::move(p));
   }
@@ -305,12 +307,15 @@ Expected<std::vector<double>> time_cpu_steps(const std::vector<TimedSteps>& runs
       return true;
     });
   const std::vector<std::optional<double>> fastest = fastest_in_turns(timed, options);
-  std::vector<double> ms;
-  for (const std::optional<double>& t : fastest) {
-    if (!t) return first_error.is_ok() ? internal_error("time_cpu_steps: a run was not timed") : first_error;
-    ms.push_back(*t);
+  std::vector<TimedRun> results;
+  for (size_t r = 0; r < fastest.size(); ++r) {
+    if (!fastest[r]) return first_error.is_ok() ? internal_error("time_cpu_steps: a run was not timed") : first_error;
+    const runtime::TensorRef& out = prepared[r].dst.back().front();
+    UCUDNN_ASSIGN_OR_RETURN(Tensor copy, Tensor::allocate(out.dtype, out.shape));
+    std::memcpy(copy.raw(), out.data, out.nbytes());
+    results.push_back({*fastest[r], std::move(copy)});
   }
-  return ms;
+  return results;
 }
 
 }  // namespace ucudnn::optimizer

@@ -1,10 +1,17 @@
 // CPU kernel of FusedConvDepthwise (Note [pointwise-depthwise fusion], runtime/ir/fusion.h): one oneDNN
 // convolution primitive, the 1×1 with its bias and activation, then the depthwise as a post-op
-// (post_ops::append_dw) with its bias and activation; X and Y NHWC as they lie. oneDNN computes the 1×1's
-// output a few rows at a time into per-thread buffers (its scratchpad, our workspace) and runs the
-// depthwise over them, so that output is never written whole. Prepared once: the weights, constants of the
-// graph, are reordered into the primitive's layouts then (the kernel keeps them). A build without oneDNN has
-// no kernel (the planner never fuses there).
+// (post_ops::append_dw) with its bias and activation. oneDNN computes the 1×1's output a few rows at a time
+// into per-thread buffers and runs the depthwise over them, so that output is never written whole. Prepared
+// once: the weights, constants of the graph, are reordered into the primitive's layouts then (the kernel
+// keeps them). A build without oneDNN has no kernel (the planner never fuses there).
+//
+// Note [fused depthwise in blocked layouts]: the primitive takes X and writes Y in oneDNN's preferred
+// (blocked, nChw16c) layouts, reordered from and to NHWC in the workspace where they differ. Given NHWC
+// itself, oneDNN 2.6.3's JIT kernel for the pair (jit_1x1) computes wrong values once a row is wider than
+// 64 (most of MobileNetV3-L's 16 → 64 channels at 112×112 came out wrong, at 2 threads and at 8, while
+// the unit tests' small images passed); in blocked layouts it matches the two convolutions. The planner
+// also checks every fused pair's output against the two Convs before it fuses (Note [timed depthwise
+// fusion]). Workspace: [scratchpad | X blocked | Y blocked], each copy only where the layouts differ.
 #include <limits>
 #include <string>
 
@@ -13,6 +20,7 @@
 
 #ifdef UCUDNN_HAVE_ONEDNN
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -40,8 +48,12 @@ using dt = dnnl::memory::data_type;
 // The primitive for `node` with these input shapes (X, W, B, W_dw, B_dw; {} where absent) and Y's.
 struct FusedPrimitive {
   dnnl::convolution_forward::primitive_desc pd;
-  dnnl::memory::desc user_wei, user_dw_wei, bias, dw_bias;
+  dnnl::memory::desc user_src, user_dst, user_wei, user_dw_wei, bias, dw_bias;
+  size_t src_offset = 0, dst_offset = 0, workspace = 0;  // Note [fused depthwise in blocked layouts]
 };
+
+constexpr size_t kAlign = 64;  // oneDNN's own alignment for its buffers
+size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 Expected<FusedPrimitive> make_primitive(const ir::Node& node, const std::vector<Shape>& src, const Shape& y) {
   if (src.size() <= ir::kDepthwiseWeightInput || src[0].size() != 4 || src[1].size() != 4 ||
@@ -70,11 +82,13 @@ Expected<FusedPrimitive> make_primitive(const ir::Node& node, const std::vector<
   f.user_dw_wei = dnnl::memory::desc({m, 1, 1, w_dw[1], w_dw[2]}, dt::f32, tag::goihw);  // = [M, R, S, 1]
   f.bias = has_bias ? dnnl::memory::desc({m}, dt::f32, tag::x) : dnnl::memory::desc();
   f.dw_bias = dnnl::memory::desc({m}, dt::f32, tag::x);
+  f.user_src = dnnl::memory::desc({n, c, h, w}, dt::f32, tag::nhwc);
+  f.user_dst = dnnl::memory::desc({n, m, y[1], y[2]}, dt::f32, tag::nhwc);
   try {
     dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        dnnl::memory::desc({n, c, h, w}, dt::f32, tag::nhwc), dnnl::memory::desc({m, c, 1, 1}, dt::f32, tag::any),
-        f.bias, dnnl::memory::desc({n, m, h, w}, dt::f32, tag::nhwc), {1, 1}, {0, 0}, {0, 0});
+        dnnl::memory::desc({n, c, h, w}, dt::f32, tag::any), dnnl::memory::desc({m, c, 1, 1}, dt::f32, tag::any),
+        f.bias, dnnl::memory::desc({n, m, h, w}, dt::f32, tag::any), {1, 1}, {0, 0}, {0, 0});
     dnnl::post_ops ops;
     onednn::append_activation(first, ops);
     ops.append_dw(dt::f32, dt::f32, dt::f32, w_dw[1], strides[0], pads[0], 0, {});
@@ -88,10 +102,12 @@ Expected<FusedPrimitive> make_primitive(const ir::Node& node, const std::vector<
                        shape_to_string(x) + ", W_dw " + shape_to_string(w_dw) + " (" + e.what() + ")");
   }
   // The depthwise's output as oneDNN computes it (its trailing pad its own) must be Y as the graph has it.
-  const dnnl::memory::desc expected({n, m, y[1], y[2]}, dt::f32, tag::nhwc);
-  if (y != Shape{n, y[1], y[2], m} || f.pd.dst_desc() != expected)
+  if (y != Shape{n, y[1], y[2], m} || f.pd.dst_desc().dims() != f.user_dst.dims())
     return unsupported(node.describe() + ": oneDNN's fused depthwise output is not Y " + shape_to_string(y) +
                        " (its window differs from the graph's)");
+  f.src_offset = aligned(f.pd.scratchpad_desc().get_size());
+  f.dst_offset = f.src_offset + (f.pd.src_desc() != f.user_src ? aligned(f.pd.src_desc().get_size()) : 0);
+  f.workspace = f.dst_offset + (f.pd.dst_desc() != f.user_dst ? aligned(f.pd.dst_desc().get_size()) : 0);
   return f;
 }
 
@@ -111,6 +127,10 @@ class FusedConvDepthwiseCall final : public runtime::Kernel {
   FusedConvDepthwiseCall(const ir::Node& node, FusedPrimitive f, const float* w, const float* w_dw,
                          const float* b_dw)
       : node_(node), f_(std::move(f)), conv_(f_.pd), stream_(onednn::engine()) {
+    if (f_.pd.src_desc() != f_.user_src) src_in_ = dnnl::reorder(dnnl::reorder::primitive_desc(
+                                              onednn::engine(), f_.user_src, onednn::engine(), f_.pd.src_desc()));
+    if (f_.pd.dst_desc() != f_.user_dst) dst_out_ = dnnl::reorder(dnnl::reorder::primitive_desc(
+                                              onednn::engine(), f_.pd.dst_desc(), onednn::engine(), f_.user_dst));
     const auto dw_wei_desc = f_.pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS);
     wei_ = reordered(f_.user_wei, w, f_.pd.weights_desc());
     dw_wei_ = reordered(f_.user_dw_wei, w_dw, dw_wei_desc);
@@ -123,7 +143,7 @@ class FusedConvDepthwiseCall final : public runtime::Kernel {
     kept_bytes_ = wei_.get_desc().get_size() + dw_wei_desc.get_size() + m;
   }
 
-  size_t workspace_bytes() const override { return f_.pd.scratchpad_desc().get_size(); }
+  size_t workspace_bytes() const override { return f_.workspace; }
   runtime::KeptBuffer kept() const override { return {wei_.get_data_handle(), kept_bytes_}; }
 
   Status run(const runtime::KernelIo& io) override {
@@ -133,10 +153,16 @@ class FusedConvDepthwiseCall final : public runtime::Kernel {
       return invalid_argument(node_.describe() + ": needs " + std::to_string(workspace_bytes()) +
                               " workspace bytes, got " + std::to_string(io.workspace_bytes));
     use_session_threads();
+    char* ws = static_cast<char*>(io.workspace);
+    dnnl::memory user_src(f_.user_src, onednn::engine(), const_cast<void*>(io.src[0].data));
+    dnnl::memory user_dst(f_.user_dst, onednn::engine(), io.dst[0].data);
+    dnnl::memory src = src_in_ ? dnnl::memory(f_.pd.src_desc(), onednn::engine(), ws + f_.src_offset) : user_src;
+    dnnl::memory dst = dst_out_ ? dnnl::memory(f_.pd.dst_desc(), onednn::engine(), ws + f_.dst_offset) : user_dst;
+    if (src_in_) src_in_->execute(stream_, user_src, src);
     std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, dnnl::memory(f_.pd.src_desc(), onednn::engine(), const_cast<void*>(io.src[0].data))},
+        {DNNL_ARG_SRC, src},
         {DNNL_ARG_WEIGHTS, wei_},
-        {DNNL_ARG_DST, dnnl::memory(f_.pd.dst_desc(), onednn::engine(), io.dst[0].data)},
+        {DNNL_ARG_DST, dst},
         {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, dw_wei_},
         {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_bias_},
         {DNNL_ARG_SCRATCHPAD, dnnl::memory(f_.pd.scratchpad_desc(), onednn::engine(), io.workspace)}};
@@ -146,6 +172,7 @@ class FusedConvDepthwiseCall final : public runtime::Kernel {
       args.emplace(DNNL_ARG_BIAS, dnnl::memory(f_.bias, onednn::engine(), const_cast<void*>(io.src[2].data)));
     }
     conv_.execute(stream_, args);
+    if (dst_out_) dst_out_->execute(stream_, dst, user_dst);
     stream_.wait();
     return Status::ok();
   }
@@ -154,6 +181,7 @@ class FusedConvDepthwiseCall final : public runtime::Kernel {
   const ir::Node& node_;
   FusedPrimitive f_;
   dnnl::convolution_forward conv_;
+  std::optional<dnnl::reorder> src_in_, dst_out_;  // X into, Y out of the primitive's layouts
   dnnl::stream stream_;
   dnnl::memory wei_, dw_wei_, dw_bias_;
   size_t kept_bytes_ = 0;
@@ -172,7 +200,7 @@ size_t fused_workspace(const ir::Node& node, const std::vector<Shape>& src_shape
   const Shape y = {x[0], (x[1] + p[0] + p[2] - w_dw[1]) / s[0] + 1, (x[2] + p[1] + p[3] - w_dw[2]) / s[1] + 1,
                    w_dw[0]};
   auto f = make_primitive(node, src_shapes, y);
-  return f ? f->pd.scratchpad_desc().get_size() : std::numeric_limits<size_t>::max();
+  return f ? f->workspace : std::numeric_limits<size_t>::max();
 }
 
 Expected<std::unique_ptr<runtime::Kernel>> prepare_fused(const runtime::KernelRequest& r) {
