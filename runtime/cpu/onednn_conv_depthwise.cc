@@ -11,7 +11,8 @@
 // 64 (most of MobileNetV3-L's 16 → 64 channels at 112×112 came out wrong, at 2 threads and at 8, while
 // the unit tests' small images passed); in blocked layouts it matches the two convolutions. The planner
 // also checks every fused pair's output against the two Convs before it fuses (Note [timed depthwise
-// fusion]). Workspace: [scratchpad | X blocked | Y blocked], each copy only where the layouts differ.
+// fusion]). Workspace: [scratchpad | X blocked | Y blocked], each copy only where the layouts put the bytes
+// elsewhere (16 channels in nChw16c lie as in NHWC: MobileNetV3's X binds as it lies).
 #include <limits>
 #include <string>
 
@@ -50,10 +51,23 @@ struct FusedPrimitive {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::memory::desc user_src, user_dst, user_wei, user_dw_wei, bias, dw_bias;
   size_t src_offset = 0, dst_offset = 0, workspace = 0;  // Note [fused depthwise in blocked layouts]
+  bool src_as_is = false, dst_as_is = false;             // X, Y bound as they lie (same_bytes_as_nhwc)
 };
 
 constexpr size_t kAlign = 64;  // oneDNN's own alignment for its buffers
 size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+// Whether the primitive's layout `blocked` of a 4-D tensor puts its bytes where NHWC (`nhwc`) does: the same
+// desc, or one channel block holding every channel (nChw16c of 16 channels is NHWC), so X or Y binds as it lies.
+bool same_bytes_as_nhwc(const dnnl::memory::desc& blocked, const dnnl::memory::desc& nhwc) {
+  if (blocked == nhwc) return true;
+  const dnnl_memory_desc_t& d = blocked.data;
+  if (d.format_kind != dnnl_blocked || d.ndims != 4) return false;
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  return b.inner_nblks == 1 && b.inner_idxs[0] == 1 && b.inner_blks[0] == d.dims[1] && d.padded_dims[1] == d.dims[1] &&
+         b.strides[3] == b.inner_blks[0] && b.strides[2] == d.dims[3] * b.strides[3] &&
+         b.strides[0] == d.dims[2] * b.strides[2] && blocked.get_size() == nhwc.get_size();
+}
 
 Expected<FusedPrimitive> make_primitive(const ir::Node& node, const std::vector<Shape>& src, const Shape& y) {
   if (src.size() <= ir::kDepthwiseWeightInput || src[0].size() != 4 || src[1].size() != 4 ||
@@ -106,8 +120,10 @@ Expected<FusedPrimitive> make_primitive(const ir::Node& node, const std::vector<
     return unsupported(node.describe() + ": oneDNN's fused depthwise output is not Y " + shape_to_string(y) +
                        " (its window differs from the graph's)");
   f.src_offset = aligned(f.pd.scratchpad_desc().get_size());
-  f.dst_offset = f.src_offset + (f.pd.src_desc() != f.user_src ? aligned(f.pd.src_desc().get_size()) : 0);
-  f.workspace = f.dst_offset + (f.pd.dst_desc() != f.user_dst ? aligned(f.pd.dst_desc().get_size()) : 0);
+  f.src_as_is = same_bytes_as_nhwc(f.pd.src_desc(), f.user_src);
+  f.dst_as_is = same_bytes_as_nhwc(f.pd.dst_desc(), f.user_dst);
+  f.dst_offset = f.src_offset + (f.src_as_is ? 0 : aligned(f.pd.src_desc().get_size()));
+  f.workspace = f.dst_offset + (f.dst_as_is ? 0 : aligned(f.pd.dst_desc().get_size()));
   return f;
 }
 
@@ -127,10 +143,10 @@ class FusedConvDepthwiseCall final : public runtime::Kernel {
   FusedConvDepthwiseCall(const ir::Node& node, FusedPrimitive f, const float* w, const float* w_dw,
                          const float* b_dw)
       : node_(node), f_(std::move(f)), conv_(f_.pd), stream_(onednn::engine()) {
-    if (f_.pd.src_desc() != f_.user_src) src_in_ = dnnl::reorder(dnnl::reorder::primitive_desc(
-                                              onednn::engine(), f_.user_src, onednn::engine(), f_.pd.src_desc()));
-    if (f_.pd.dst_desc() != f_.user_dst) dst_out_ = dnnl::reorder(dnnl::reorder::primitive_desc(
-                                              onednn::engine(), f_.pd.dst_desc(), onednn::engine(), f_.user_dst));
+    if (!f_.src_as_is) src_in_ = dnnl::reorder(dnnl::reorder::primitive_desc(
+                           onednn::engine(), f_.user_src, onednn::engine(), f_.pd.src_desc()));
+    if (!f_.dst_as_is) dst_out_ = dnnl::reorder(dnnl::reorder::primitive_desc(
+                           onednn::engine(), f_.pd.dst_desc(), onednn::engine(), f_.user_dst));
     const auto dw_wei_desc = f_.pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS);
     wei_ = reordered(f_.user_wei, w, f_.pd.weights_desc());
     dw_wei_ = reordered(f_.user_dw_wei, w_dw, dw_wei_desc);
@@ -154,10 +170,11 @@ class FusedConvDepthwiseCall final : public runtime::Kernel {
                               " workspace bytes, got " + std::to_string(io.workspace_bytes));
     use_session_threads();
     char* ws = static_cast<char*>(io.workspace);
-    dnnl::memory user_src(f_.user_src, onednn::engine(), const_cast<void*>(io.src[0].data));
-    dnnl::memory user_dst(f_.user_dst, onednn::engine(), io.dst[0].data);
-    dnnl::memory src = src_in_ ? dnnl::memory(f_.pd.src_desc(), onednn::engine(), ws + f_.src_offset) : user_src;
-    dnnl::memory dst = dst_out_ ? dnnl::memory(f_.pd.dst_desc(), onednn::engine(), ws + f_.dst_offset) : user_dst;
+    void* x = const_cast<void*>(io.src[0].data);
+    void* y = io.dst[0].data;
+    dnnl::memory user_src(f_.user_src, onednn::engine(), x), user_dst(f_.user_dst, onednn::engine(), y);
+    dnnl::memory src(f_.pd.src_desc(), onednn::engine(), src_in_ ? ws + f_.src_offset : x);
+    dnnl::memory dst(f_.pd.dst_desc(), onednn::engine(), dst_out_ ? ws + f_.dst_offset : y);
     if (src_in_) src_in_->execute(stream_, user_src, src);
     std::unordered_map<int, dnnl::memory> args = {
         {DNNL_ARG_SRC, src},
