@@ -40,7 +40,6 @@ PlanSummary summarize(const optimizer::PlannedModel& planned) {
   s.kernels_reused = result.kernels_reused;
   for (const runtime::PlanStep& step : plan.steps) s.divided_steps += step.micro_batches.size() > 1;
   s.side_stream_convolutions = static_cast<int>(result.side_steps.size());
-  s.fused_depthwise = plan.fused_depthwise;
   s.predicted_conv_ms = result.policy.total_time_ms;
   s.optimize_seconds = result.optimize_seconds;
   s.workspace_pool_bytes = plan.workspace_pool_bytes;

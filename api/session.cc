@@ -55,7 +55,6 @@ Expected<runtime::Plan> load_saved_plan(const SessionOptions& options, const run
     optimizer::PassStats stats;
     UCUDNN_RETURN_IF_ERROR(
         optimizer::convert_to_channels_last_except(*graph, &stats, plan.nchw_convs).with_context(path));
-    UCUDNN_RETURN_IF_ERROR(optimizer::fuse_conv_depthwise(*graph, &stats, plan.fused_depthwise).with_context(path));
   }
   UCUDNN_RETURN_IF_ERROR(runtime::check_plan_matches(plan, *graph, backend.name(), backend.device_name())
                              .with_context(path));

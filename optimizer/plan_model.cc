@@ -5,15 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <random>
-#include <string_view>
 
 #include "optimizer/bench/device_benchmarker.h"
 #include "optimizer/bench/stored_benchmarker.h"
@@ -372,17 +368,17 @@ ConvTimes conv_times(const PlannedModel& model) {
 
 // The timings of `graph`'s convolution kernels taken from the candidates that planned them
 // (every kernel of a mixed graph is one of theirs, key for key): nothing is measured again.
-Expected<GraphTimings> timings_from(const ir::Graph& graph, const std::vector<const PlanResult*>& planned) {
-  const PlanResult& first = *planned.front();
+Expected<GraphTimings> timings_from(const ir::Graph& graph, const std::vector<Candidate>& planned) {
+  const PlanResult& first = planned.front().model.result;
   GraphTimings timings;
   timings.device_name = first.plan.device_name;
   UCUDNN_ASSIGN_OR_RETURN(timings.kernels, collect_conv_kernels(graph, first.kernels.front().key));
   for (const ConvKernel& kernel : timings.kernels) {
     const std::string key = kernel.key.to_string();
     const NamedKernel* found = nullptr;
-    for (const PlanResult* r : planned)
-      for (size_t k = 0; k < r->kernels.size() && !found; ++k)
-        if (r->kernels[k].key.to_string() == key) found = &r->timings[k];
+    for (const Candidate& c : planned)
+      for (size_t k = 0; k < c.model.result.kernels.size() && !found; ++k)
+        if (c.model.result.kernels[k].key.to_string() == key) found = &c.model.result.timings[k];
     if (!found) return not_found("no layout planned has the kernel " + kernel_name(graph, kernel));
     timings.timings.push_back({kernel_name(graph, kernel), found->timings, static_cast<int>(kernel.nodes.size())});
     ++timings.kernels_reused;
@@ -402,92 +398,11 @@ Expected<std::optional<Candidate>> plan_regions(const ir::Graph& graph, const st
   ir::Graph mixed = graph;
   PassStats stats;
   UCUDNN_RETURN_IF_ERROR(convert_to_channels_last_except(mixed, &stats, regions.nchw_convs));
-  UCUDNN_ASSIGN_OR_RETURN(GraphTimings timings,
-                          timings_from(mixed, {&planned[0].model.result, &planned[1].model.result}));
+  UCUDNN_ASSIGN_OR_RETURN(GraphTimings timings, timings_from(mixed, planned));
   UCUDNN_ASSIGN_OR_RETURN(PlanResult result, plan_from_timings(mixed, device, options, std::move(timings)));
   const std::string label = "regions (" + std::to_string(regions.nchw_convs.size()) + " of " +
                             std::to_string(regions.convs) + " Convs nchw)";
   return std::optional<Candidate>(Candidate{label, PlannedModel{std::move(mixed), std::move(result), ""}, true});
-}
-
-// Note [timed depthwise fusion]: on the CPU each 1×1 → depthwise pair of a planned graph that could be one
-// FusedConvDepthwise (Note [pointwise-depthwise fusion], runtime/ir/fusion.h) is timed both ways at the
-// plan's batch, in turns on the same X (time_cpu_steps): the fused kernel, and the two Convs one after the
-// other with the algorithms the plan gave them (a divided step's first micro-batch's algorithm, on the whole
-// batch). The pair is fused where the fused run took under kDepthwiseFusionMargin of the other and its
-// output matches theirs (within kFusedOutputTolerance of their largest magnitude): a library kernel that
-// computes something else is never fused (oneDNN 2.6.3's did, on NHWC rows wider than 64: Note [fused
-// depthwise in blocked layouts], runtime/cpu/onednn_conv_depthwise.cc). The times in the plan
-// are no baseline: measured alone, on other data, perhaps in another process's load, they made the fused
-// kernel look 20% slower than the pair even where oneDNN runs the same two primitives inside it. oneDNN's
-// fused kernel wins where the 1×1's output is large and oneDNN has a JIT kernel for the pair (MobileNetV3-L's
-// 16 → 64 channels at 112×112 then stride 2, batch 16, 8 Xeon threads of the device host: 0.75 ms against
-// 2.31 ms for the two primitives); elsewhere it runs the two primitives one after the other inside
-// (ref_fused_convolution), and the margin keeps timing noise from fusing those. The graph is then planned
-// again from the same timings (its other convolutions are the candidate's).
-// UCUDNN_DEPTHWISE_FUSION=0 turns it off: the baseline of a benchmark of the fusion, run in the same command.
-constexpr double kDepthwiseFusionMargin = 0.8;
-constexpr double kFusedOutputTolerance = 1e-4;
-
-// Whether `got` is `want` within kFusedOutputTolerance of want's largest magnitude (float32 tensors).
-bool same_output(const Tensor& got, const Tensor& want) {
-  if (got.shape() != want.shape() || got.dtype() != DType::kFloat32 || want.dtype() != DType::kFloat32) return false;
-  double largest = 0, worst = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    const double w = want.data<float>()[i], g = got.data<float>()[i];
-    if (std::isnan(g) != std::isnan(w)) return false;
-    largest = std::max(largest, std::fabs(w));
-    worst = std::max(worst, std::fabs(g - w));
-  }
-  return worst <= kFusedOutputTolerance * largest;
-}
-
-bool depthwise_fusion_enabled() {
-  const char* value = std::getenv("UCUDNN_DEPTHWISE_FUSION");
-  return value == nullptr || std::string_view(value) != "0";
-}
-
-// The algorithm the plan runs `node` with (its first micro-batch's; -1 when it runs whole with the default).
-int planned_algorithm(const runtime::Plan& plan, ir::NodeId node) {
-  const std::vector<runtime::MicroBatch>& micro_batches = plan.steps[node].micro_batches;
-  return micro_batches.empty() ? -1 : micro_batches.front().algorithm;
-}
-
-Status fuse_faster_depthwise(Candidate& candidate, const std::string& device, const PlannerOptions& options) {
-  const ir::Graph& graph = candidate.model.graph;
-  const std::vector<std::string> fusable = fusable_depthwise_convs(graph);
-  if (fusable.empty()) return Status::ok();
-  ir::Graph trial = graph;  // every pair fused, to time each fused node
-  PassStats stats;
-  UCUDNN_RETURN_IF_ERROR(fuse_conv_depthwise(trial, &stats, fusable));
-  std::map<std::string, ir::NodeId> fused_node;
-  for (size_t n = 0; n < trial.nodes.size(); ++n)
-    if (trial.nodes[n].op == OpKind::kFusedConvDepthwise) fused_node[trial.nodes[n].name] = static_cast<ir::NodeId>(n);
-  const runtime::Plan& plan = candidate.model.result.plan;
-  std::vector<std::string> faster;
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    const auto fused = fused_node.find(graph.nodes[n].name);
-    if (fused == fused_node.end()) continue;
-    const auto dw = static_cast<ir::NodeId>(n);
-    const ir::NodeId pw = graph.value(graph.nodes[n].inputs[0]).producer;
-    const Expected<std::vector<TimedRun>> runs =
-        time_cpu_steps({TimedSteps{&trial, {{fused->second, -1}}},
-                        TimedSteps{&graph, {{pw, planned_algorithm(plan, pw)}, {dw, planned_algorithm(plan, dw)}}}});
-    if (!runs) continue;  // oneDNN has no fused kernel for it: the pair stays two convolutions
-    const TimedRun& one = (*runs)[0];
-    const TimedRun& two = (*runs)[1];
-    if (one.ms < kDepthwiseFusionMargin * two.ms && same_output(one.output, two.output))
-      faster.push_back(graph.nodes[n].name);
-  }
-  if (faster.empty()) return Status::ok();
-  ir::Graph fused = graph;
-  UCUDNN_RETURN_IF_ERROR(fuse_conv_depthwise(fused, &stats, faster));
-  UCUDNN_ASSIGN_OR_RETURN(GraphTimings timings, timings_from(fused, {&candidate.model.result}));
-  UCUDNN_ASSIGN_OR_RETURN(PlanResult result, plan_from_timings(fused, device, options, std::move(timings)));
-  candidate.label += " + " + std::to_string(faster.size()) + " of " + std::to_string(fusable.size()) +
-                     " 1x1+depthwise fused";
-  candidate.model = PlannedModel{std::move(fused), std::move(result), ""};
-  return Status::ok();
 }
 
 }  // namespace
@@ -560,11 +475,6 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
     } else if (*regions) {
       planned.push_back(std::move(**regions));
     }
-  }
-  if (request.device == "cpu" && depthwise_fusion_enabled()) {  // Note [timed depthwise fusion]
-    const auto start = Clock::now();
-    for (Candidate& c : planned) UCUDNN_RETURN_IF_ERROR(fuse_faster_depthwise(c, request.device, options));
-    seconds += seconds_since(start);
   }
   for (Candidate& c : planned) {
     c.transposes_ms = layout_transposes_ms(c.model.graph, transpose);

@@ -130,8 +130,6 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
     for (const ir::Node& node : graph.nodes)  // Note [layout regions]: Convs left in NCHW
       if (node.op == OpKind::kConv && !ir::is_channels_last(node) && can_run_channels_last(graph, node))
         plan.nchw_convs.push_back(node.name);
-    for (const ir::Node& node : graph.nodes)  // Note [pointwise-depthwise fusion]: named after the depthwise
-      if (node.op == OpKind::kFusedConvDepthwise) plan.fused_depthwise.push_back(node.name);
   }
   plan.predicted_conv_ms = result.policy.total_time_ms;
   plan.workspace_pool_bytes = result.policy.pool_bytes;

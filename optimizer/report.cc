@@ -77,7 +77,6 @@ ReportData build_report(const PlanResult& result, const ir::Graph& graph, const 
   data.device_name = result.plan.device_name;
   if (!result.plan.layout.empty()) data.layout = result.plan.layout;
   data.nchw_convs = result.plan.nchw_convs;
-  data.fused_depthwise = result.plan.fused_depthwise;
   data.layout_choice = layout_choice;
   data.policy = policy_name(result.options.policy);
   data.batch_sizes = batch_size_policy_name(result.options.batch_sizes);
@@ -178,9 +177,6 @@ std::string format_layout(const ReportData& data) {
   if (!data.nchw_convs.empty())
     text += " except " + std::to_string(data.nchw_convs.size()) + " Conv nodes in nchw (" +
             join(data.nchw_convs, ", ") + ")";
-  if (!data.fused_depthwise.empty())  // Note [pointwise-depthwise fusion]
-    text += "; " + std::to_string(data.fused_depthwise.size()) +
-            " depthwise Convs fused with the 1x1 Conv before them (" + join(data.fused_depthwise, ", ") + ")";
   if (data.layout_choice.empty()) return text;
   return text + ", the faster of the layouts planned (--layout auto) by measured timings: " + data.layout_choice;
 }
@@ -253,7 +249,6 @@ nlohmann::json report_json(const ReportData& d) {
   j["batch_sizes"] = d.batch_sizes;
   j["layout"] = d.layout;
   j["nchw_convs"] = d.nchw_convs;  // "nhwc": Conv nodes that stay NCHW (regions of the other layout)
-  j["fused_depthwise"] = d.fused_depthwise;  // CPU: depthwise Convs fused with the 1x1 Conv before them
   // null when only one layout was planned; else how the chosen one compared (measured timings).
   j["layout_choice"] = d.layout_choice.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.layout_choice);
   j["workspace_limit_bytes"] = optional_bytes(d.workspace_limit);

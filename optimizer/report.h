@@ -54,7 +54,6 @@ struct ReportData {
   std::string policy, batch_sizes;
   std::string layout = "nchw";     // the plan's activation layout: "nchw" or "nhwc"
   std::vector<std::string> nchw_convs;  // "nhwc": the Conv nodes that stay NCHW (Note [layout regions])
-  std::vector<std::string> fused_depthwise;  // CPU: depthwise Convs fused with the 1×1 before them
   // How the layout was chosen: "" when only one was planned (the one asked for, or
   // the CPU's); under --layout auto on the GPU, each layout's predicted convolution
   // time from measured timings (plan_model.h: PlannedModel::layout_note).

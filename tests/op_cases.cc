@@ -7,15 +7,11 @@
 
 #include <limits>
 
-#include "runtime/ir/fusion.h"
-#include "runtime/ir/layout.h"
-
 namespace ucudnn_test {
 
 using ucudnn::DType;
 using ucudnn::OpKind;
 using ucudnn::StatusCode;
-namespace ir = ucudnn::ir;
 using IntList = std::vector<int64_t>;
 
 namespace {
@@ -32,25 +28,6 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"conv_no_bias_stride2", conv, 17, {input({3, 4, 9, 8}), weight({5, 4, 3, 3})}, {{"strides", IntList{2, 2}}}, 1,
        {{3, 5, 4, 3}}},
       {"conv_1x1", conv, 17, {input({2, 8, 5, 5}), weight({6, 8, 1, 1}), weight({6})}, {}, 1, {{2, 6, 5, 5}}},
-      // --- FusedConvDepthwise (Note [pointwise-depthwise fusion]): channels-last, constant weights; only a CPU
-      // with oneDNN runs it (the GPU's plans never make it, so that backend skips) ---
-      {"fused_conv_depthwise_relu_clip", OpKind::kFusedConvDepthwise, 13,
-       {input({2, 6, 6, 4}), weight({8, 1, 1, 4}), weight({8}), weight({8, 3, 3, 1}), weight({8})},
-       {{ir::kChannelsLastAttr, int64_t{1}}, {ir::kDepthwiseStridesAttr, IntList{1, 1}},
-        {ir::kDepthwisePadsAttr, IntList{1, 1, 1, 1}}, {ir::kFusedActivationAttr, kRelu},
-        {ir::kDepthwiseActivationAttr, std::string("Clip")}, {ir::kDepthwiseActivationMinAttr, 0.0f},
-        {ir::kDepthwiseActivationMaxAttr, 6.0f}},
-       1, {{2, 6, 6, 8}}},
-      {"fused_conv_depthwise_stride2_no_biases", OpKind::kFusedConvDepthwise, 13,
-       {input({2, 8, 8, 16}), weight({32, 1, 1, 16}), absent(), weight({32, 3, 3, 1})},
-       {{ir::kChannelsLastAttr, int64_t{1}}, {ir::kDepthwiseStridesAttr, IntList{2, 2}},
-        {ir::kDepthwisePadsAttr, IntList{1, 1, 1, 1}}, {ir::kFusedActivationAttr, std::string("HardSwish")}},
-       1, {{2, 4, 4, 32}}},
-      {"fused_conv_depthwise_wide_rows", OpKind::kFusedConvDepthwise, 13,  // rows wider than 64 (onednn_conv_depthwise.cc)
-       {input({1, 4, 96, 16}), weight({64, 1, 1, 16}), weight({64}), weight({64, 3, 3, 1}), weight({64})},
-       {{ir::kChannelsLastAttr, int64_t{1}}, {ir::kDepthwiseStridesAttr, IntList{2, 2}},
-        {ir::kDepthwisePadsAttr, IntList{1, 1, 1, 1}}, {ir::kFusedActivationAttr, kRelu}},
-       1, {{1, 2, 48, 64}}},
       {"conv_1x1_stride2", conv, 17, {input({2, 8, 5, 5}), weight({6, 8, 1, 1})}, {{"strides", IntList{2, 2}}}, 1,
        {{2, 6, 3, 3}}},
       {"conv_1x1_groups", conv, 17, {input({2, 8, 3, 4}), weight({6, 4, 1, 1}), weight({6})},

@@ -152,10 +152,6 @@ const std::vector<OpRun>& op_runs() {
       const BackendConfig& config = backend_configs()[b];
       for (size_t i = 0; i < op_cases().size(); ++i) {
         const OpCase& c = op_cases()[i];
-        // Only a CPU with oneDNN has FusedConvDepthwise's kernel (Note [pointwise-depthwise fusion]).
-        if (c.op == OpKind::kFusedConvDepthwise && config.kind == BackendConfig::Kind::kCpu &&
-            !cpu::cpu_runs_channels_last())
-          continue;
         const std::string name = config.name + "_" + c.name;
         all.push_back({b, i, -1, name});
         if (config.kind == BackendConfig::Kind::kCpu && cpu_runs_channels_last(c)) {
@@ -205,10 +201,6 @@ int64_t reduction_length(const ir::Graph& graph, const ir::Node& node) {
     }
     case OpKind::kGemm: return node.attrs.get_int("transA") != 0 ? x[0] : x[1];
     case OpKind::kMatMul: return x.back();
-    case OpKind::kFusedConvDepthwise: {  // C channels summed, then R·S of those sums
-      const Shape& w_dw = graph.value(node.inputs[ir::kDepthwiseWeightInput]).shape;
-      return x[3] * w_dw[1] * w_dw[2];
-    }
     case OpKind::kAveragePool: return ucudnn::shape_numel(node.attrs.get_ints("kernel_shape"));
     case OpKind::kGlobalAveragePool: return ucudnn::shape_numel(Shape(x.begin() + 2, x.end()));
     case OpKind::kLRN: return node.attrs.get_int("size");
@@ -224,8 +216,7 @@ int64_t reduction_length(const ir::Graph& graph, const ir::Node& node) {
 }
 
 Tolerance tolerance_for(const BackendConfig& config, const ir::Graph& graph, const ir::Node& node) {
-  const bool product = ir::is_convolution(node) || node.op == OpKind::kGemm || node.op == OpKind::kMatMul ||
-                       node.op == OpKind::kFusedConvDepthwise;
+  const bool product = ir::is_convolution(node) || node.op == OpKind::kGemm || node.op == OpKind::kMatMul;
   const Tolerance base = product ? config.product_tolerance : config.tolerance;
   const double length = static_cast<double>(std::max<int64_t>(1, reduction_length(graph, node)));
   return {base.atol * std::sqrt(length), base.rtol};

@@ -231,9 +231,6 @@ struct PlanSummary {
   int kernels_reused = 0;         // timings taken from the database
   int divided_steps = 0;          // convolution nodes cut into micro-batches
   int side_stream_convolutions = 0;  // streams = 2: convolutions run on the second stream
-  // CPU: the depthwise Convs run fused with the 1×1 Conv before them (oneDNN's depthwise post-op), by
-  // name; the planner fuses a pair where that was timed faster (docs/OPTIMIZER.md)
-  std::vector<std::string> fused_depthwise;
   double predicted_conv_ms = 0;   // Σ predicted convolution time
   double optimize_seconds = 0;    // wall time of the planning, benchmarks included
   size_t workspace_pool_bytes = 0;  // 0 when the workspaces are in the arena

@@ -38,21 +38,4 @@ struct CpuBenchmarkOptions {
 // workspace their scratch buffers.
 std::unique_ptr<Benchmarker> make_cpu_benchmarker(CpuBenchmarkOptions options = {});
 
-// Steps of a graph timed as one run: each node's CPU kernel, prepared as a session prepares it with the
-// algorithm given (-1: the kernel's default), run in order at the graph's shapes.
-struct TimedSteps {
-  const ir::Graph* graph = nullptr;
-  std::vector<std::pair<ir::NodeId, int>> steps;  // node, algorithm
-};
-struct TimedRun {
-  double ms = 0;  // the fastest timed run
-  Tensor output;  // the last step's output 0, as the runs left it
-};
-// Each of `runs` timed, in turns (Note [interleaved timing]). The inputs are random float32 values drawn
-// from the value's name (runs over two forms of one graph read the same X), constants as the graph holds
-// them; a value a step writes is read by the steps after it. Unsupported naming the node when the CPU has
-// no kernel for one or prepare refuses it. The planner times what is no convolution kernel with it, and
-// compares the outputs (Note [timed depthwise fusion], plan_model.cc).
-Expected<std::vector<TimedRun>> time_cpu_steps(const std::vector<TimedSteps>& runs, CpuBenchmarkOptions options = {});
-
 }  // namespace ucudnn::optimizer

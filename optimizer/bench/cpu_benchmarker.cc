@@ -2,11 +2,8 @@
 // every direction: a Conv's algorithms through runtime/cpu/conv_algorithms.h, the
 // backward ops' (ConvGradData, ConvGradFilter) through their CPU kernels.
 #include <algorithm>
-#include <cstring>
-#include <deque>
 #include <fstream>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -228,94 +225,6 @@ class CpuBenchmarker final : public Benchmarker {
 
 std::unique_ptr<Benchmarker> make_cpu_benchmarker(CpuBenchmarkOptions options) {
   return std::make_unique<CpuBenchmarker>(options);
-}
-
-namespace {
-
-// One of time_cpu_steps' runs, ready: its kernels prepared, its values allocated.
-struct PreparedSteps {
-  std::vector<std::unique_ptr<runtime::Kernel>> kernels;
-  std::vector<std::vector<runtime::TensorRef>> src, dst;  // per kernel
-  std::deque<Tensor> owned;  // the values that are not constants (a deque: src and dst point into it)
-};
-
-Expected<PreparedSteps> prepare_steps(const TimedSteps& run) {
-  const ir::Graph& graph = *run.graph;
-  PreparedSteps p;
-  std::map<ir::ValueId, runtime::TensorRef> values;
-  auto ref = [](const Tensor& t) { return runtime::TensorRef{t.dtype(), t.shape(), const_cast<void*>(t.raw())}; };
-  auto value = [&](ir::ValueId id, bool random) -> Expected<runtime::TensorRef> {
-    if (id == ir::kNoValue) return runtime::TensorRef{};
-    if (auto it = values.find(id); it != values.end()) return it->second;
-    const ir::Value& v = graph.value(id);
-    if (v.constant) return values[id] = ref(*v.constant);
-    if (random && v.dtype != DType::kFloat32)
-      return unsupported("value '" + v.name + "': timing makes float32 inputs only");
-    std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>{}(v.name)));  // the same X in every run
-    Expected<Tensor> t = random ? random_tensor(v.shape, rng) : Tensor::allocate(v.dtype, v.shape);
-    if (!t) return t.status();
-    p.owned.push_back(std::move(*t));
-    return values[id] = ref(p.owned.back());
-  };
-  for (const auto& [id, algorithm] : run.steps) {
-    const ir::Node& node = graph.nodes[id];
-    const cpu::CpuKernel& table = cpu::cpu_kernel(node.op);
-    if (table.prepare == nullptr) return unsupported(node.describe() + ": no prepared CPU kernel to time");
-    UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Kernel> kernel,
-                            table.prepare(runtime::kernel_request(graph, node, 0, algorithm)));
-    if (kernel == nullptr) return unsupported(node.describe() + ": the CPU prepared no kernel to time");
-    std::vector<runtime::TensorRef> src, dst;
-    for (ir::ValueId in : node.inputs) {
-      UCUDNN_ASSIGN_OR_RETURN(runtime::TensorRef r, value(in, /*random=*/true));
-      src.push_back(r);
-    }
-    for (ir::ValueId out : node.outputs) {
-      UCUDNN_ASSIGN_OR_RETURN(runtime::TensorRef r, value(out, /*random=*/false));
-      dst.push_back(r);
-    }
-    p.kernels.push_back(std::move(kernel));
-    p.src.push_back(std::move(src));
-    p.dst.push_back(std::move(dst));
-  }
-  return p;
-}
-
-}  // namespace
-
-Expected<std::vector<TimedRun>> time_cpu_steps(const std::vector<TimedSteps>& runs, CpuBenchmarkOptions options) {
-  cpu::use_session_threads();
-  std::deque<PreparedSteps> prepared;  // a deque: the runs below hold references into it
-  size_t workspace_bytes = 0;
-  for (const TimedSteps& run : runs) {
-    if (run.steps.empty()) return invalid_argument("time_cpu_steps: a run without steps");
-    UCUDNN_ASSIGN_OR_RETURN(PreparedSteps p, prepare_steps(run));
-    for (const auto& kernel : p.kernels) workspace_bytes = std::max(workspace_bytes, kernel->workspace_bytes());
-    prepared.push_back(std::move(p));
-  }
-  UCUDNN_ASSIGN_OR_RETURN(Tensor workspace, Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(workspace_bytes)}));
-  Status first_error;
-  std::vector<std::function<bool()>> timed;
-  for (PreparedSteps& p : prepared)
-    timed.push_back([&] {
-      for (size_t k = 0; k < p.kernels.size(); ++k) {
-        Status status = p.kernels[k]->run(runtime::KernelIo{p.src[k], p.dst[k], workspace.raw(), workspace_bytes});
-        if (!status.is_ok()) {
-          if (first_error.is_ok()) first_error = status;
-          return false;
-        }
-      }
-      return true;
-    });
-  const std::vector<std::optional<double>> fastest = fastest_in_turns(timed, options);
-  std::vector<TimedRun> results;
-  for (size_t r = 0; r < fastest.size(); ++r) {
-    if (!fastest[r]) return first_error.is_ok() ? internal_error("time_cpu_steps: a run was not timed") : first_error;
-    const runtime::TensorRef& out = prepared[r].dst.back().front();
-    UCUDNN_ASSIGN_OR_RETURN(Tensor copy, Tensor::allocate(out.dtype, out.shape));
-    std::memcpy(copy.raw(), out.data, out.nbytes());
-    results.push_back({*fastest[r], std::move(copy)});
-  }
-  return results;
 }
 
 }  // namespace ucudnn::optimizer

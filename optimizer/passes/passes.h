@@ -64,7 +64,6 @@ struct PassStats {
   int channel_shuffles_made_gathers = 0;   // channel_shuffle_to_gather
   int pads_folded = 0;                     // fold_pad_into_conv
   int matmuls_made_gemms = 0;              // matmul_to_gemm
-  int depthwise_fused = 0;                 // fuse_conv_depthwise: 1×1 + depthwise pairs made one node
   int biases_folded_into_gemms = 0;        // matmul_to_gemm: Adds that became the Gemm's C
   int constant_reshapes_folded = 0;        // fold_constant_reshapes
 };
@@ -87,11 +86,6 @@ Status fuse_depthwise_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_any_conv_activation(ir::Graph& graph, PassStats* stats);
 Status fuse_conv_bias(ir::Graph& graph, PassStats* stats);
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
-// Note [pointwise-depthwise fusion] (runtime/ir/fusion.h): the depthwise Convs of a channels-last graph
-// that could be fused with the 1×1 Conv before them, by name in graph order; fuse_conv_depthwise fuses
-// the pairs of those named (InvalidArgument naming one that is no such pair).
-std::vector<std::string> fusable_depthwise_convs(const ir::Graph& graph);
-Status fuse_conv_depthwise(ir::Graph& graph, PassStats* stats, const std::vector<std::string>& depthwise);
 // The same with the Conv nodes named in `nchw_convs` kept NCHW (Note [layout regions],
 // optimizer/layout_regions.h); InvalidArgument naming one that is no Conv of the graph.
 Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const std::vector<std::string>& nchw_convs);

@@ -77,6 +77,15 @@ Status check_residual_in_place(const ir::Node& node, const PreparedConv& conv, c
                      "(a plan made by another build or machine? plan again here)");
 }
 
+// Every input float32, as the CPU convolutions compute.
+Status check_float(const ir::Node& node, const std::vector<DType>& dtypes) {
+  for (size_t i = 0; i < dtypes.size(); ++i)
+    if (dtypes[i] != DType::kUndefined && dtypes[i] != DType::kFloat32)
+      return unsupported(node.describe() + ": input " + std::to_string(i) + " is " + dtype_name(dtypes[i]) +
+                         "; the CPU convolution computes float32");
+  return Status::ok();
+}
+
 Status run_conv(const KernelArgs& args) {
   if (args.dst.empty() || args.dst[0] == nullptr) return internal_error(args.node.describe() + ": Conv without Y");
   std::vector<Shape> shapes;
@@ -87,7 +96,7 @@ Status run_conv(const KernelArgs& args) {
     present.push_back(t != nullptr);
     dtypes.push_back(t ? t->dtype() : DType::kUndefined);
   }
-  UCUDNN_RETURN_IF_ERROR(check_float_convolution_inputs(args.node, dtypes));
+  UCUDNN_RETURN_IF_ERROR(check_float(args.node, dtypes));
   Tensor& y = *args.dst[0];
   UCUDNN_ASSIGN_OR_RETURN(ConvSetup s, conv_setup(args.node, shapes, present, y.shape(), args.algorithm));
   std::unique_ptr<PreparedConv> conv = prepare_conv(s.problem, s.algorithm, s.epilogue, /*weights_constant=*/false);
@@ -153,21 +162,13 @@ Expected<std::unique_ptr<runtime::Kernel>> prepare_conv_call(const runtime::Kern
     present.push_back(there);
     dtypes.push_back(there ? r.graph.value(r.node.inputs[i]).dtype : DType::kUndefined);
   }
-  UCUDNN_RETURN_IF_ERROR(check_float_convolution_inputs(r.node, dtypes));
+  UCUDNN_RETURN_IF_ERROR(check_float(r.node, dtypes));
   UCUDNN_ASSIGN_OR_RETURN(ConvSetup s, conv_setup(r.node, r.src_shapes, present, r.dst_shapes[0], r.algorithm));
   std::unique_ptr<PreparedConv> conv = prepare_conv(s.problem, s.algorithm, s.epilogue, weights_constant(r));
   return std::unique_ptr<runtime::Kernel>(new ConvCall(r.node, r.src_shapes, r.dst_shapes[0], s, std::move(conv)));
 }
 
 }  // namespace
-
-Status check_float_convolution_inputs(const ir::Node& node, const std::vector<DType>& dtypes) {
-  for (size_t i = 0; i < dtypes.size(); ++i)
-    if (dtypes[i] != DType::kUndefined && dtypes[i] != DType::kFloat32)
-      return unsupported(node.describe() + ": input " + std::to_string(i) + " is " + dtype_name(dtypes[i]) +
-                         "; the CPU convolution computes float32");
-  return Status::ok();
-}
 
 const CpuKernel& cpu_kernel_Conv() {
   static const CpuKernel k{.workspace_bytes = conv_workspace, .run = run_conv, .prepare = prepare_conv_call};

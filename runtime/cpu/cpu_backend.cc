@@ -124,8 +124,8 @@ class TimePoint final : public runtime::Event {
 // The ops whose CPU kernels read a channels-last node's NHWC tensors (Note [channels-last]); a Conv
 // does through oneDNN (its kernel says so when the build lacks it).
 bool runs_channels_last(OpKind op) {
-  return op == OpKind::kConv || op == OpKind::kFusedConvDepthwise || op == OpKind::kMaxPool ||
-         op == OpKind::kAveragePool || op == OpKind::kGlobalAveragePool || op == OpKind::kGlobalMaxPool;
+  return op == OpKind::kConv || op == OpKind::kMaxPool || op == OpKind::kAveragePool ||
+         op == OpKind::kGlobalAveragePool || op == OpKind::kGlobalMaxPool;
 }
 
 class CpuBackend final : public runtime::Backend {

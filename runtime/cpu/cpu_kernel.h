@@ -54,10 +54,6 @@ int cpu_algorithm_count(OpKind op);
 // when the node has none. Unsupported for an activation or dtype it lacks.
 Status apply_fused_activation(const ir::Node& node, Tensor& dst);
 
-// Every input of a convolution (dtypes; kUndefined for an absent one) float32, as the CPU's convolutions
-// compute (Conv, FusedConvDepthwise); Unsupported naming the node and the input otherwise.
-Status check_float_convolution_inputs(const ir::Node& node, const std::vector<DType>& dtypes);
-
 // The error for a node the channels-last pass marked (Note [channels-last],
 // runtime/ir/layout.h): that layout is the CUDA backend's; the CPU runs NCHW.
 Status channels_last_unsupported(const ir::Node& node);

@@ -1,4 +1,4 @@
-// onednn_common.h: the engine, the activations as post-ops and the shared reordered weights.
+// onednn_common.h: the engine and the shared reordered weights.
 #include "runtime/cpu/onednn_common.h"
 
 #ifdef UCUDNN_HAVE_ONEDNN
@@ -22,18 +22,6 @@ dnnl::engine& engine() {
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
   return e;
-}
-
-void append_activation(const ir::ConvActivation& a, dnnl::post_ops& ops) {
-  using dnnl::algorithm;
-  switch (a.kind) {
-    case ir::ConvActivationKind::kNone: return;
-    case ir::ConvActivationKind::kRelu: ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f); return;
-    case ir::ConvActivationKind::kSiLU: ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f); return;
-    case ir::ConvActivationKind::kHardSwish: ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f); return;
-    case ir::ConvActivationKind::kSigmoid: ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f); return;
-    case ir::ConvActivationKind::kClip: ops.append_eltwise(1.0f, algorithm::eltwise_clip, a.min, a.max); return;
-  }
 }
 
 std::shared_ptr<dnnl::memory> shared_reordered_weights(const dnnl::reorder& reorder, dnnl::memory user,

@@ -1,5 +1,4 @@
-// What oneDNN's convolutions (onednn_conv.cc, onednn_conv_depthwise.cc) and Gemm (onednn_gemm.cc) share: the
-// CPU engine, the activations as post-ops, and
+// What oneDNN's convolutions (onednn_conv.cc) and Gemm (onednn_gemm.cc) share: the CPU engine, and
 // constant weights reordered into a primitive's layout once per pair of layouts and W values (Note
 // [shared converted weights], shared_weights.h). Only in a build with oneDNN.
 #pragma once
@@ -10,13 +9,7 @@
 
 #include <dnnl.hpp>
 
-#include "runtime/ir/conv_activation.h"
-
 namespace ucudnn::cpu::onednn {
-
-// `a` as an eltwise post-op appended to `ops` (nothing for none): oneDNN's swish(x) = x · sigmoid(αx),
-// hardswish(x) = x · relu6(x + 3) / 6 and clip(x) = min(max(x, α), β) are ONNX's SiLU, HardSwish and Clip.
-void append_activation(const ir::ConvActivation& a, dnnl::post_ops& ops);
 
 // The CPU engine, made once, with oneDNN's own primitive cache off (Note [oneDNN primitive cache]).
 dnnl::engine& engine();

@@ -85,10 +85,24 @@ int epilogue_bits(const ConvEpilogue& e) {
   return (e.bias ? 1 : 0) | (e.residual ? 2 : 0) | static_cast<int>(e.activation.kind) << 2;
 }
 
-// Whether the activation becomes a post-op (onednn_common.h's append_activation): not SiLU nor sigmoid
-// (Note [oneDNN epilogue]).
+// Whether the activation becomes a post-op: not SiLU nor sigmoid (Note [oneDNN epilogue]).
 bool fuses_activation(const ir::ConvActivation& a) {
   return a.kind != ir::ConvActivationKind::kSiLU && a.kind != ir::ConvActivationKind::kSigmoid;
+}
+
+// The activation as an eltwise post-op (Note [oneDNN epilogue]; SiLU and sigmoid are not asked for
+// since fuses_activation, and stay here for the switch to cover every kind): oneDNN's swish(x) = x · sigmoid(αx),
+// hardswish(x) = x · relu6(x + 3) / 6 and clip(x) = min(max(x, α), β) are ONNX's SiLU, HardSwish and Clip.
+void append_activation(const ir::ConvActivation& a, dnnl::post_ops& ops) {
+  using dnnl::algorithm;
+  switch (a.kind) {
+    case ir::ConvActivationKind::kNone: return;
+    case ir::ConvActivationKind::kRelu: ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f); return;
+    case ir::ConvActivationKind::kSiLU: ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f); return;
+    case ir::ConvActivationKind::kHardSwish: ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f); return;
+    case ir::ConvActivationKind::kSigmoid: ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f); return;
+    case ir::ConvActivationKind::kClip: ops.append_eltwise(1.0f, algorithm::eltwise_clip, a.min, a.max); return;
+  }
 }
 
 // Right/bottom padding that makes oneDNN's output size equal ONNX's (floor) one.

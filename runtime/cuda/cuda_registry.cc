@@ -17,12 +17,6 @@ UCUDNN_FOR_EACH_OP(UCUDNN_DECLARE_CUDA_KERNEL)
 UCUDNN_FOR_EACH_LOWERED_OP(UCUDNN_NO_CUDA_KERNEL)
 #undef UCUDNN_NO_CUDA_KERNEL
 
-// None for FusedConvDepthwise: only CPU plans fuse (Note [pointwise-depthwise fusion], runtime/ir/fusion.h).
-const CudaKernel& cuda_kernel_FusedConvDepthwise() {
-  static const CudaKernel k{};
-  return k;
-}
-
 const CudaKernel& cuda_kernel(OpKind kind) {
   using Get = const CudaKernel& (*)();
   static const Get table[] = {

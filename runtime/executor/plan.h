@@ -40,9 +40,6 @@ struct Plan {
   // "nhwc": the Conv nodes (by name) that run NCHW in it — regions of the other layout (Note
   // [layout regions], optimizer/layout_regions.h); convert_to_channels_last_except rebuilds the graph from them.
   std::vector<std::string> nchw_convs;
-  // "nhwc" on the CPU: the depthwise Conv nodes (by name) fused with the 1×1 Conv before them (Note
-  // [pointwise-depthwise fusion], runtime/ir/fusion.h); optimizer::fuse_conv_depthwise rebuilds the graph.
-  std::vector<std::string> fused_depthwise;
   double predicted_conv_ms = 0;         // Σ convolution time the planner predicted (0: not predicted)
   std::vector<PlanStep> steps;
   std::vector<int64_t> value_offsets;   // arena offset per graph value; -1 = not in the arena

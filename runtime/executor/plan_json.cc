@@ -25,7 +25,6 @@ std::string plan_to_json(const Plan& plan, const ir::Graph& graph) {
   j["policy"] = plan.policy;
   j["layout"] = plan.layout;
   if (!plan.nchw_convs.empty()) j["nchw_convs"] = plan.nchw_convs;
-  if (!plan.fused_depthwise.empty()) j["fused_depthwise"] = plan.fused_depthwise;
   j["predicted_conv_ms"] = plan.predicted_conv_ms;
   j["arena_bytes"] = plan.arena_bytes;
   j["unplanned_bytes"] = plan.unplanned_bytes;
@@ -166,20 +165,17 @@ Expected<Plan> read_plan(const json& j) {
   }
   if (plan.layout != "nchw" && plan.layout != "nhwc")
     return invalid_argument("plan layout '" + plan.layout + "' is neither nchw nor nhwc");
-  // /nchw_convs and /fused_depthwise: Conv node names, in a plan of layout nhwc only.
-  for (const char* key : {"nchw_convs", "fused_depthwise"}) {
-    if (!f.has(key)) continue;
-    std::vector<std::string>& out = key == std::string("nchw_convs") ? plan.nchw_convs : plan.fused_depthwise;
-    UCUDNN_ASSIGN_OR_RETURN(const json* names, f.array(key));
+  if (f.has("nchw_convs")) {
+    UCUDNN_ASSIGN_OR_RETURN(const json* names, f.array("nchw_convs"));
     for (size_t i = 0; i < names->size(); ++i) {
       const json& name = (*names)[i];
       if (!name.is_string() || name.get<std::string>().empty())
-        return invalid_argument("malformed plan: /" + std::string(key) + "/" + std::to_string(i) + " is " +
-                                name.dump() + "; expected a Conv node's name");
-      out.push_back(name.get<std::string>());
+        return invalid_argument("malformed plan: /nchw_convs/" + std::to_string(i) + " is " + name.dump() +
+                                "; expected a Conv node's name");
+      plan.nchw_convs.push_back(name.get<std::string>());
     }
-    if (!out.empty() && plan.layout != "nhwc")
-      return invalid_argument("malformed plan: /" + std::string(key) + " names Conv nodes, but the layout is " +
+    if (!plan.nchw_convs.empty() && plan.layout != "nhwc")
+      return invalid_argument("malformed plan: /nchw_convs lists Convs to keep in NCHW, but the layout is " +
                               plan.layout + ", not nhwc");
   }
   if (f.has("predicted_conv_ms")) {

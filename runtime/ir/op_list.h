@@ -37,9 +37,8 @@
   X(MaxPoolGrad) X(AveragePoolGrad) X(BatchNormTrain) X(BatchNormGrad)              \
   X(SoftmaxGrad) X(LogSoftmaxGrad) X(SoftmaxCrossEntropyLoss)                       \
   X(SoftmaxCrossEntropyLossGrad) X(SgdUpdate) X(AdamWUpdate)                       \
-  /* fusion (internal): Note [pointwise programs], runtime/ir/pointwise_program.h; */ \
-  /* Note [pointwise-depthwise fusion], runtime/ir/fusion.h */                      \
-  X(FusedPointwise) X(FusedConvDepthwise)
+  /* fusion (internal): Note [pointwise programs], runtime/ir/pointwise_program.h */ \
+  X(FusedPointwise)
 // clang-format on
 
 namespace ucudnn {
@@ -52,7 +51,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 102, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 101, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -2,7 +2,6 @@
 #include "tests/reference/conv_reference.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -388,53 +387,8 @@ Tensor reference_matmul(const ir::Node&, const std::vector<const Tensor*>& src) 
   return y;
 }
 
-namespace {
-
-// A 4-D tensor with its dims permuted: output dim d is input dim perm[d].
-Tensor permuted(const Tensor& t, const std::array<int, 4>& perm) {
-  const Shape& in = t.shape();
-  const Shape out = {in[perm[0]], in[perm[1]], in[perm[2]], in[perm[3]]};
-  const std::array<int64_t, 4> in_strides = {in[1] * in[2] * in[3], in[2] * in[3], in[3], 1};
-  Tensor y = new_tensor(out);
-  int64_t at = 0;
-  for (int64_t a = 0; a < out[0]; ++a)
-    for (int64_t b = 0; b < out[1]; ++b)
-      for (int64_t c = 0; c < out[2]; ++c)
-        for (int64_t d = 0; d < out[3]; ++d)
-          y.data<float>()[at++] = t.data<float>()[a * in_strides[perm[0]] + b * in_strides[perm[1]] +
-                                                  c * in_strides[perm[2]] + d * in_strides[perm[3]]];
-  return y;
-}
-
-}  // namespace
-
-Tensor reference_fused_conv_depthwise(const ir::Node& node, const std::vector<const Tensor*>& src) {
-  constexpr std::array<int, 4> kToNchw = {0, 3, 1, 2}, kToNhwc = {0, 2, 3, 1};
-  const Tensor x = permuted(*src[0], kToNchw);
-  const Tensor w = permuted(*src[1], kToNchw);                           // [M, 1, 1, C] → [M, C, 1, 1]
-  const Tensor w_dw = permuted(*src[ir::kDepthwiseWeightInput], kToNchw);  // [M, R, S, 1] → [M, 1, R, S]
-  auto copy = [](const ir::Node& from, const char* name, ir::Node& to, const char* as) {
-    if (from.attrs.has(name)) to.attrs.set(as, from.attrs.all().at(name));
-  };
-  ir::Node pointwise, depthwise;
-  pointwise.op = depthwise.op = OpKind::kConv;
-  for (const char* a : {ir::kFusedActivationAttr, ir::kFusedActivationMinAttr, ir::kFusedActivationMaxAttr})
-    copy(node, a, pointwise, a);
-  copy(node, ir::kDepthwiseActivationAttr, depthwise, ir::kFusedActivationAttr);
-  copy(node, ir::kDepthwiseActivationMinAttr, depthwise, ir::kFusedActivationMinAttr);
-  copy(node, ir::kDepthwiseActivationMaxAttr, depthwise, ir::kFusedActivationMaxAttr);
-  copy(node, ir::kDepthwiseStridesAttr, depthwise, "strides");
-  copy(node, ir::kDepthwisePadsAttr, depthwise, "pads");
-  depthwise.attrs.set("group", w.dim(0));
-  const Tensor* b = src.size() > 2 ? src[2] : nullptr;
-  const Tensor* b_dw = src.size() > ir::kDepthwiseBiasInput ? src[ir::kDepthwiseBiasInput] : nullptr;
-  const Tensor mid = reference_conv(pointwise, {&x, &w, b});
-  return permuted(reference_conv(depthwise, {&mid, &w_dw, b_dw}), kToNhwc);
-}
-
 Tensor reference_for(const ir::Node& node, const std::vector<const Tensor*>& src) {
   switch (node.op) {
-    case OpKind::kFusedConvDepthwise: return reference_fused_conv_depthwise(node, src);
     case OpKind::kConv: return reference_conv(node, src);
     case OpKind::kConvTranspose: return reference_conv_transpose(node, src);
     case OpKind::kBatchNormalization: return reference_batch_norm(node, src);

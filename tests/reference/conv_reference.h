@@ -1,6 +1,6 @@
 // Naive CPU references (the test oracle) for the compute-heavy ops: Conv, ConvTranspose,
 // BatchNormalization, LRN, MaxPool, AveragePool, GlobalAveragePool,
-// GlobalMaxPool, Gemm, MatMul, FusedConvDepthwise.
+// GlobalMaxPool, Gemm, MatMul.
 //
 // Written as straightforward loops with double accumulation, independently of
 // the kernels in runtime/cpu/ (including the output-size arithmetic). Each takes
@@ -28,9 +28,6 @@ Tensor reference_global_average_pool(const ir::Node& node, const std::vector<con
 Tensor reference_global_max_pool(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_gemm(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_matmul(const ir::Node& node, const std::vector<const Tensor*>& src);
-// FusedConvDepthwise (Note [pointwise-depthwise fusion], runtime/ir/fusion.h): its 1×1 and depthwise Convs
-// one after the other, in NCHW (X, W, W_dw and Y permuted from and to channels-last here).
-Tensor reference_fused_conv_depthwise(const ir::Node& node, const std::vector<const Tensor*>& src);
 
 // The reference for node.op (one of the ops above).
 Tensor reference_for(const ir::Node& node, const std::vector<const Tensor*>& src);

@@ -12,7 +12,7 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
   switch (node.op) {
     case OpKind::kConv: case OpKind::kConvTranspose: case OpKind::kBatchNormalization: case OpKind::kLRN: case OpKind::kMaxPool:
     case OpKind::kAveragePool: case OpKind::kGlobalAveragePool: case OpKind::kGlobalMaxPool: case OpKind::kGemm:
-    case OpKind::kMatMul: case OpKind::kFusedConvDepthwise: {
+    case OpKind::kMatMul: {
       std::vector<Tensor> outputs;
       outputs.push_back(reference_for(node, inputs));
       return outputs;

@@ -46,11 +46,8 @@ int cmd_plan(int argc, char** argv) {
   if (!s.layout_note.empty()) std::printf("layout:   %s\n", s.layout_note.c_str());
   std::printf("kernels:  %d distinct convolutions (%d benchmarked, %d from the database), %d steps divided\n",
               s.convolution_kernels, s.kernels_benchmarked, s.kernels_reused, s.divided_steps);
-  if (!s.fused_depthwise.empty())
-    std::printf("fused:    %zu depthwise Convs with the 1x1 Conv before them (timed faster as one; see `ucudnn "
-                "report`)\n", s.fused_depthwise.size());
-  std::printf("time:     %.3f ms predicted for the convolution kernels; optimized in %.2f s\n",
-              s.predicted_conv_ms, s.optimize_seconds);
+  std::printf("time:     %.3f ms predicted for all convolutions; optimized in %.2f s\n", s.predicted_conv_ms,
+              s.optimize_seconds);
   const MemoryStats memory{s.arena_bytes, 0, 0, s.workspace_pool_bytes, s.largest_workspace_bytes};
   std::printf("memory:   workspace %s, activations %s\n", memory.workspace_text().c_str(),
               format_bytes(s.arena_bytes).c_str());
