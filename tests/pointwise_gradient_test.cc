@@ -53,6 +53,12 @@ TEST(PointwiseGradient, Elu) { check_gradients(activation_check("elu", OpKind::k
 TEST(PointwiseGradient, Softplus) { check_gradients(activation_check("softplus", OpKind::kSoftplus)); }
 TEST(PointwiseGradient, Exp) { check_gradients(activation_check("exp", OpKind::kExp)); }
 TEST(PointwiseGradient, Neg) { check_gradients(activation_check("neg", OpKind::kNeg)); }
+TEST(PointwiseGradient, Abs) { check_gradients(activation_check("abs", OpKind::kAbs)); }
+TEST(PointwiseGradient, Softsign) { check_gradients(activation_check("softsign", OpKind::kSoftsign)); }
+TEST(PointwiseGradient, Sin) { check_gradients(activation_check("sin", OpKind::kSin)); }
+TEST(PointwiseGradient, Cos) { check_gradients(activation_check("cos", OpKind::kCos)); }
+// Floor's steps are at the integers, at least 0.05 from every value: its derivative is 0 there.
+TEST(PointwiseGradient, Floor) { check_gradients(activation_check("floor", OpKind::kFloor)); }
 
 // Sqrt, Log, Reciprocal: on positive inputs away from 0.
 GradientCheck positive_check(const std::string& name, OpKind op) {

@@ -179,6 +179,35 @@ const CpuKernel& cpu_kernel_Softplus() {
   return k;
 }
 
+const CpuKernel& cpu_kernel_Celu() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) {
+    const float alpha = a.node.attrs.get_float("alpha");
+    return map_elements(a, [alpha](float x) { return x > 0 ? x : alpha * std::expm1(x / alpha); });
+  }};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_ThresholdedRelu() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) {
+    const float alpha = a.node.attrs.get_float("alpha");
+    return map_elements(a, [alpha](float x) { return x > alpha ? x : 0.0f; });
+  }};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_Shrink() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) {
+    const float bias = a.node.attrs.get_float("bias"), lambd = a.node.attrs.get_float("lambd");
+    return map_elements(a, [bias, lambd](float x) { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0f; });
+  }};
+  return k;
+}
+
+namespace {
+// -1, 0 or 1; NaN stays NaN.
+float sign(float x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x; }
+}  // namespace
+
 #define UCUDNN_MATH_KERNEL(name, expression)                                                      \
   const CpuKernel& cpu_kernel_##name() {                                                          \
     static const CpuKernel k{.run = [](const KernelArgs& a) {                                     \
@@ -192,6 +221,22 @@ UCUDNN_MATH_KERNEL(Log, std::log(x))
 UCUDNN_MATH_KERNEL(Abs, std::fabs(x))
 UCUDNN_MATH_KERNEL(Neg, -x)
 UCUDNN_MATH_KERNEL(Reciprocal, 1.0f / x)
+UCUDNN_MATH_KERNEL(Softsign, x / (1.0f + std::fabs(x)))
+UCUDNN_MATH_KERNEL(Floor, std::floor(x))
+UCUDNN_MATH_KERNEL(Ceil, std::ceil(x))
+UCUDNN_MATH_KERNEL(Round, std::nearbyint(x))  // halves to even (the default rounding mode)
+UCUDNN_MATH_KERNEL(Sign, sign(x))
+UCUDNN_MATH_KERNEL(Sin, std::sin(x))
+UCUDNN_MATH_KERNEL(Cos, std::cos(x))
+UCUDNN_MATH_KERNEL(Tan, std::tan(x))
+UCUDNN_MATH_KERNEL(Asin, std::asin(x))
+UCUDNN_MATH_KERNEL(Acos, std::acos(x))
+UCUDNN_MATH_KERNEL(Atan, std::atan(x))
+UCUDNN_MATH_KERNEL(Sinh, std::sinh(x))
+UCUDNN_MATH_KERNEL(Cosh, std::cosh(x))
+UCUDNN_MATH_KERNEL(Asinh, std::asinh(x))
+UCUDNN_MATH_KERNEL(Acosh, std::acosh(x))
+UCUDNN_MATH_KERNEL(Atanh, std::atanh(x))
 #undef UCUDNN_MATH_KERNEL
 
 }  // namespace ucudnn::cpu

@@ -1,4 +1,4 @@
-// CPU kernels of Add, Sub, Mul, Div, Pow, Mod with numpy broadcasting (Pow: float32 only), and of the
+// CPU kernels of Add, Sub, Mul, Div, Pow, Mod, Max, Min with numpy broadcasting (Pow: float32 only), and of the
 // comparisons and logical ops (bool results, the same broadcasting) and Where (runtime/ops/logic.cc).
 //
 // Fast paths: equal shapes (one flat loop) and a scalar operand. Otherwise each
@@ -152,9 +152,24 @@ void run_mod(const Tensor& a, const Tensor& b, Tensor& c, bool fmod) {
 }
 
 template <typename T>
+bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isnan(x);
+  } else {
+    return false;
+  }
+}
+
+template <typename T>
 Status run_typed(OpKind op, const Tensor& a, const Tensor& b, Tensor& c, bool fmod = false) {
   switch (op) {
     case OpKind::kMod: run_mod<T>(a, b, c, fmod); break;
+    case OpKind::kMax:  // a NaN operand gives NaN (as numpy's maximum and the GPU's)
+      apply<T>(a, b, c, [](T x, T y) { return x > y || is_nan(x) ? x : y; });
+      break;
+    case OpKind::kMin:
+      apply<T>(a, b, c, [](T x, T y) { return x < y || is_nan(x) ? x : y; });
+      break;
     case OpKind::kAdd:
       apply<T>(a, b, c, [](T x, T y) { return wrapping(x, y, [](auto p, auto q) { return p + q; }); });
       break;
@@ -301,6 +316,23 @@ const CpuKernel& cpu_kernel_Where() {
 
 const CpuKernel& cpu_kernel_Mod() {
   static const CpuKernel k{.run = run_binary};
+  return k;
+}
+// Max and Min of two operands: the importer lowers other counts into pairs (runtime/ops/max_min.h); before
+// that, constant folding finds them Unsupported and leaves them.
+Status run_pair(const KernelArgs& args) {
+  if (args.node.inputs.size() != 2)
+    return unsupported(args.node.describe() + ": " + std::to_string(args.node.inputs.size()) +
+                       " operands; the importer lowers Max and Min into pairs");
+  return run_binary(args);
+}
+
+const CpuKernel& cpu_kernel_Max() {
+  static const CpuKernel k{.run = run_pair};
+  return k;
+}
+const CpuKernel& cpu_kernel_Min() {
+  static const CpuKernel k{.run = run_pair};
   return k;
 }
 const CpuKernel& cpu_kernel_Add() {

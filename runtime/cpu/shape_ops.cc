@@ -1,5 +1,6 @@
 // CPU kernels of Flatten, Reshape, Squeeze, Unsqueeze, Identity, Dropout
-// (inference: a copy, mask all true), Constant, Shape, Size and Cast.
+// (inference: a copy, mask all true), Constant, Shape, Size, Cast, and Range and EyeLike (their values
+// from runtime/ops/generators.h).
 //
 // The shape-only ops copy bytes (any dtype); when the executor gives dst the
 // same buffer as src the copy is skipped. Cast converts between float32,
@@ -13,6 +14,7 @@
 #include <type_traits>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ops/generators.h"
 
 namespace ucudnn::cpu {
 
@@ -162,6 +164,33 @@ const CpuKernel& cpu_kernel_Size() {
 }
 const CpuKernel& cpu_kernel_Cast() {
   static const CpuKernel k{.run = run_cast};
+  return k;
+}
+
+namespace {
+// Copies values computed whole (generators.h) into dst[0], which the shape rule sized alike.
+Status write_values(const KernelArgs& args, const Tensor& values) {
+  Tensor& dst = *args.dst[0];
+  if (values.dtype() != dst.dtype() || values.shape() != dst.shape())
+    return internal_error(args.node.describe() + ": computed " + values.describe() + " for " + dst.describe());
+  if (values.nbytes() > 0) std::memcpy(dst.raw(), values.raw(), values.nbytes());
+  return Status::ok();
+}
+}  // namespace
+
+const CpuKernel& cpu_kernel_Range() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) -> Status {
+    UCUDNN_ASSIGN_OR_RETURN(Tensor values, range_values(*a.src[0], *a.src[1], *a.src[2], a.node.describe()));
+    return write_values(a, values);
+  }};
+  return k;
+}
+const CpuKernel& cpu_kernel_EyeLike() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) -> Status {
+    UCUDNN_ASSIGN_OR_RETURN(Tensor values,
+                            eye_like_values(a.src[0]->shape(), a.dst[0]->dtype(), a.node.attrs.get_int("k")));
+    return write_values(a, values);
+  }};
   return k;
 }
 

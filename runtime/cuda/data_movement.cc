@@ -4,7 +4,7 @@
 // input/output, no kernel), Slice, Transpose and Expand (the strided-copy kernel;
 // Expand reads broadcast dims with stride 0),
 // Pad (constant mode, any dtype, the value constant or read on the device, as the
-// CPU kernel), Gather, Cast, Shape, Size and Constant
+// CPU kernel), Gather, Cast, Shape, Size, Constant, Range and EyeLike
 // (values known at load, copied from the host).
 //
 // Shape-like inputs (Slice's starts, Pad's pads, Gather's constant indices) are
@@ -16,6 +16,7 @@
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
 #include "runtime/ops/data_movement.h"
+#include "runtime/ops/generators.h"
 
 namespace ucudnn::cuda {
 
@@ -65,6 +66,25 @@ class HostValueState final : public KernelState {
 StateOr prepare_constant(const PrepareArgs& a) {
   auto s = std::make_unique<HostValueState>();
   UCUDNN_ASSIGN_OR_RETURN(s->value, a.node.attrs.get_tensor("value").clone());
+  return std::unique_ptr<KernelState>(std::move(s));
+}
+
+// Range and EyeLike: their values computed at prepare (runtime/ops/generators.h), as the CPU's.
+StateOr prepare_range(const PrepareArgs& a) {
+  const Tensor* start = a.constant(0);
+  const Tensor* limit = a.constant(1);
+  const Tensor* delta = a.constant(2);
+  if (start == nullptr || limit == nullptr || delta == nullptr)
+    return a.unsupported_error("start, limit and delta computed at run time (only constants)");
+  auto s = std::make_unique<HostValueState>();
+  UCUDNN_ASSIGN_OR_RETURN(s->value, range_values(*start, *limit, *delta, a.describe()));
+  return std::unique_ptr<KernelState>(std::move(s));
+}
+
+StateOr prepare_eye_like(const PrepareArgs& a) {
+  auto s = std::make_unique<HostValueState>();
+  UCUDNN_ASSIGN_OR_RETURN(s->value, eye_like_values(a.src_shapes[0], a.graph.value(a.node.outputs[0]).dtype,
+                                                    a.node.attrs.get_int("k")));
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
@@ -373,6 +393,8 @@ UCUDNN_SIMPLE_KERNEL(Dropout, prepare_copy)
 UCUDNN_SIMPLE_KERNEL(Constant, prepare_constant)
 UCUDNN_SIMPLE_KERNEL(Shape, prepare_shape)
 UCUDNN_SIMPLE_KERNEL(Size, prepare_size)
+UCUDNN_SIMPLE_KERNEL(Range, prepare_range)
+UCUDNN_SIMPLE_KERNEL(EyeLike, prepare_eye_like)
 UCUDNN_SIMPLE_KERNEL(Slice, prepare_slice)
 UCUDNN_SIMPLE_KERNEL(Transpose, prepare_transpose)
 UCUDNN_SIMPLE_KERNEL(Pad, prepare_pad)

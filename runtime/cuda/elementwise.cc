@@ -1,8 +1,9 @@
 // CUDA kernels of the elementwise ops: the activations (Relu, LeakyRelu,
-// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus), the math functions
-// (Sqrt, Exp, Log, Abs, Neg, Reciprocal), PRelu and the broadcasting
-// Add/Sub/Mul/Div/Pow/Mod, the Reduce* family, ArgMax and ArgMin — float32, and int32/int64 for
-// Add/Sub/Mul/Div/Mod as on the CPU; all our own kernels (kernels.cu, reduce_kernels.cu). prepare
+// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus, Softsign, Celu, ThresholdedRelu,
+// Shrink), the math functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Floor, Ceil, Round, Sign and the
+// trigonometric and hyperbolic ones), PRelu and the broadcasting Add/Sub/Mul/Div/Pow/Mod/Max/Min,
+// the Reduce* family, ArgMax and ArgMin — float32, and int32/int64 for Add/Sub/Mul/Div/Mod/Max/Min as on
+// the CPU; all our own kernels (kernels.cu, reduce_kernels.cu). prepare
 // fixes the op parameters and the broadcast layout; run is one launch (integer
 // Div with a divisor computed at run time first checks it on the host: Note
 // [values checked on the host]). Clip's bounds are parameters when they are
@@ -108,7 +109,13 @@ Expected<std::unique_ptr<KernelState>> prepare_unary(const PrepareArgs& a, Unary
   const ir::Attributes& attrs = a.node.attrs;
   switch (op) {
     case UnaryOp::kLeakyRelu:
-    case UnaryOp::kElu: s->alpha = attrs.get_float("alpha"); break;
+    case UnaryOp::kElu:
+    case UnaryOp::kCelu:
+    case UnaryOp::kThresholdedRelu: s->alpha = attrs.get_float("alpha"); break;
+    case UnaryOp::kShrink:
+      s->alpha = attrs.get_float("lambd");
+      s->beta = attrs.get_float("bias");
+      break;
     case UnaryOp::kHardSigmoid:
       s->alpha = attrs.get_float("alpha");
       s->beta = attrs.get_float("beta");
@@ -166,7 +173,9 @@ class BinaryState final : public KernelState {
 // Integer operands: the ops the CPU runs on them, and a divisor without zeros (now when it is a constant).
 Status prepare_integer_binary(const PrepareArgs& a, BinaryState* s) {
   const bool divides = s->op == BinaryOp::kDiv || s->op == BinaryOp::kMod || s->op == BinaryOp::kFmod;
-  if (s->op != BinaryOp::kAdd && s->op != BinaryOp::kSub && s->op != BinaryOp::kMul && !divides)
+  const bool plain = s->op == BinaryOp::kAdd || s->op == BinaryOp::kSub || s->op == BinaryOp::kMul ||
+                     s->op == BinaryOp::kMax || s->op == BinaryOp::kMin;
+  if (!plain && !divides)
     return a.unsupported_error("only float32 operands");
   if (!ir::fused_activation(a.node).empty()) return a.unsupported_error("a fused activation on integers");
   if (!divides) return Status::ok();
@@ -318,6 +327,25 @@ UCUDNN_UNARY_KERNEL(Log)
 UCUDNN_UNARY_KERNEL(Abs)
 UCUDNN_UNARY_KERNEL(Neg)
 UCUDNN_UNARY_KERNEL(Reciprocal)
+UCUDNN_UNARY_KERNEL(Softsign)
+UCUDNN_UNARY_KERNEL(Celu)
+UCUDNN_UNARY_KERNEL(ThresholdedRelu)
+UCUDNN_UNARY_KERNEL(Shrink)
+UCUDNN_UNARY_KERNEL(Floor)
+UCUDNN_UNARY_KERNEL(Ceil)
+UCUDNN_UNARY_KERNEL(Round)
+UCUDNN_UNARY_KERNEL(Sign)
+UCUDNN_UNARY_KERNEL(Sin)
+UCUDNN_UNARY_KERNEL(Cos)
+UCUDNN_UNARY_KERNEL(Tan)
+UCUDNN_UNARY_KERNEL(Asin)
+UCUDNN_UNARY_KERNEL(Acos)
+UCUDNN_UNARY_KERNEL(Atan)
+UCUDNN_UNARY_KERNEL(Sinh)
+UCUDNN_UNARY_KERNEL(Cosh)
+UCUDNN_UNARY_KERNEL(Asinh)
+UCUDNN_UNARY_KERNEL(Acosh)
+UCUDNN_UNARY_KERNEL(Atanh)
 #undef UCUDNN_UNARY_KERNEL
 
 #define UCUDNN_BINARY_KERNEL(name)                                                                      \
@@ -332,6 +360,24 @@ UCUDNN_BINARY_KERNEL(Div)
 UCUDNN_BINARY_KERNEL(Pow)
 UCUDNN_BINARY_KERNEL(PRelu)
 #undef UCUDNN_BINARY_KERNEL
+
+// Max and Min of two operands: the importer lowers other counts into pairs (runtime/ops/max_min.h).
+Expected<std::unique_ptr<KernelState>> prepare_pair(const PrepareArgs& a, BinaryOp op) {
+  if (a.node.inputs.size() != 2)
+    return internal_error(a.describe() + ": " + std::to_string(a.node.inputs.size()) +
+                          " operands; the importer lowers Max and Min into pairs");
+  return prepare_binary(a, op);
+}
+
+const CudaKernel& cuda_kernel_Max() {
+  static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_pair(a, BinaryOp::kMax); }};
+  return k;
+}
+
+const CudaKernel& cuda_kernel_Min() {
+  static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_pair(a, BinaryOp::kMin); }};
+  return k;
+}
 
 const CudaKernel& cuda_kernel_Mod() {
   static const CudaKernel k{.prepare = [](const PrepareArgs& a) {

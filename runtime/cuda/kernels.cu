@@ -42,6 +42,25 @@ __device__ __forceinline__ float apply_unary(UnaryOp op, float x, float alpha, f
     case UnaryOp::kAbs: return fabsf(x);
     case UnaryOp::kNeg: return -x;
     case UnaryOp::kReciprocal: return 1.0f / x;
+    case UnaryOp::kSoftsign: return x / (1.0f + fabsf(x));
+    case UnaryOp::kCelu: return x > 0.0f ? x : alpha * expm1f(x / alpha);
+    case UnaryOp::kThresholdedRelu: return x > alpha ? x : 0.0f;
+    case UnaryOp::kShrink: return x < -alpha ? x + beta : x > alpha ? x - beta : 0.0f;
+    case UnaryOp::kFloor: return floorf(x);
+    case UnaryOp::kCeil: return ceilf(x);
+    case UnaryOp::kRound: return rintf(x);  // halves to even, as the CPU's nearbyint
+    case UnaryOp::kSign: return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x;
+    case UnaryOp::kSin: return sinf(x);
+    case UnaryOp::kCos: return cosf(x);
+    case UnaryOp::kTan: return tanf(x);
+    case UnaryOp::kAsin: return asinf(x);
+    case UnaryOp::kAcos: return acosf(x);
+    case UnaryOp::kAtan: return atanf(x);
+    case UnaryOp::kSinh: return sinhf(x);
+    case UnaryOp::kCosh: return coshf(x);
+    case UnaryOp::kAsinh: return asinhf(x);
+    case UnaryOp::kAcosh: return acoshf(x);
+    case UnaryOp::kAtanh: return atanhf(x);
   }
   return x;
 }
@@ -68,6 +87,8 @@ __device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
     case BinaryOp::kAddRelu: return fmaxf(a + b, 0.0f);
     case BinaryOp::kMod:
     case BinaryOp::kFmod: return fmodf(a, b);
+    case BinaryOp::kMax: return a > b || isnan(a) ? a : b;  // a NaN operand gives NaN (as the CPU's)
+    case BinaryOp::kMin: return a < b || isnan(a) ? a : b;
   }
   return a;
 }
@@ -98,8 +119,12 @@ __device__ __forceinline__ T apply_integer_binary(T a, T b) {
   } else if constexpr (Op == BinaryOp::kDiv) {
     if (b == T(-1)) return static_cast<T>(U(0) - ua);
     return b == T(0) ? T(0) : static_cast<T>(a / b);
+  } else if constexpr (Op == BinaryOp::kMax) {
+    return a > b ? a : b;
+  } else if constexpr (Op == BinaryOp::kMin) {
+    return a < b ? a : b;
   } else {
-    static_assert(Op == BinaryOp::kMod || Op == BinaryOp::kFmod, "integer binary ops: Add, Sub, Mul, Div, Mod");
+    static_assert(Op == BinaryOp::kMod || Op == BinaryOp::kFmod, "integer binary ops: Add, Sub, Mul, Div, Mod, Max, Min");
     const T r = b == T(0) || b == T(-1) ? T(0) : static_cast<T>(a % b);
     return Op == BinaryOp::kMod && r != 0 && ((r < 0) != (b < 0)) ? static_cast<T>(r + b) : r;
   }
@@ -134,6 +159,8 @@ cudaError_t queue_integer_binary(BinaryOp op, const void* a, const void* b, void
     UCUDNN_INTEGER_BINARY_CASE(kDiv)
     UCUDNN_INTEGER_BINARY_CASE(kMod)
     UCUDNN_INTEGER_BINARY_CASE(kFmod)
+    UCUDNN_INTEGER_BINARY_CASE(kMax)
+    UCUDNN_INTEGER_BINARY_CASE(kMin)
 #undef UCUDNN_INTEGER_BINARY_CASE
     default: return cudaErrorInvalidValue;  // PRelu and the fused Add + Relu are float32 only
   }
@@ -299,6 +326,25 @@ cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, fl
     UCUDNN_UNARY_CASE(kAbs)
     UCUDNN_UNARY_CASE(kNeg)
     UCUDNN_UNARY_CASE(kReciprocal)
+    UCUDNN_UNARY_CASE(kSoftsign)
+    UCUDNN_UNARY_CASE(kCelu)
+    UCUDNN_UNARY_CASE(kThresholdedRelu)
+    UCUDNN_UNARY_CASE(kShrink)
+    UCUDNN_UNARY_CASE(kFloor)
+    UCUDNN_UNARY_CASE(kCeil)
+    UCUDNN_UNARY_CASE(kRound)
+    UCUDNN_UNARY_CASE(kSign)
+    UCUDNN_UNARY_CASE(kSin)
+    UCUDNN_UNARY_CASE(kCos)
+    UCUDNN_UNARY_CASE(kTan)
+    UCUDNN_UNARY_CASE(kAsin)
+    UCUDNN_UNARY_CASE(kAcos)
+    UCUDNN_UNARY_CASE(kAtan)
+    UCUDNN_UNARY_CASE(kSinh)
+    UCUDNN_UNARY_CASE(kCosh)
+    UCUDNN_UNARY_CASE(kAsinh)
+    UCUDNN_UNARY_CASE(kAcosh)
+    UCUDNN_UNARY_CASE(kAtanh)
 #undef UCUDNN_UNARY_CASE
   }
   return cudaGetLastError();
@@ -330,6 +376,8 @@ cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* ds
     UCUDNN_BINARY_CASE(kAddRelu)
     UCUDNN_BINARY_CASE(kMod)
     UCUDNN_BINARY_CASE(kFmod)
+    UCUDNN_BINARY_CASE(kMax)
+    UCUDNN_BINARY_CASE(kMin)
 #undef UCUDNN_BINARY_CASE
   }
   return cudaGetLastError();

@@ -28,9 +28,11 @@ struct StridedLayout {
 
 enum class UnaryOp {
   kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu, kErf, kSoftplus,
-  kSqrt, kExp, kLog, kAbs, kNeg, kReciprocal
+  kSqrt, kExp, kLog, kAbs, kNeg, kReciprocal, kSoftsign, kCelu, kThresholdedRelu, kShrink,
+  kFloor, kCeil, kRound, kSign, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh
 };
-// dst[i] = op(src[i]) with parameters alpha, beta (LeakyRelu/Elu alpha; HardSigmoid alpha, beta; Clip lo, hi).
+// dst[i] = op(src[i]) with parameters alpha, beta (LeakyRelu/Elu/Celu/ThresholdedRelu alpha; HardSigmoid
+// alpha, beta; Clip lo, hi; Shrink lambd, bias).
 cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
                          cudaStream_t stream);
 
@@ -41,7 +43,8 @@ cudaError_t launch_clip(const float* src, float* dst, int64_t n, const float* lo
 
 enum class BinaryOp {
   kAdd, kSub, kMul, kDiv, kPow, kPRelu, kAddRelu /* Add with a fused Relu */,
-  kMod /* the divisor's sign (Python's %) */, kFmod /* the dividend's sign (C's %, fmodf) */
+  kMod /* the divisor's sign (Python's %) */, kFmod /* the dividend's sign (C's %, fmodf) */,
+  kMax, kMin /* a NaN operand gives NaN */
 };
 // dst[i] = a[...] op b[...]; `layout` maps output index i to both operands'
 // elements (strides[0] for a, strides[1] for b). `contiguous`: both are dense
@@ -50,7 +53,7 @@ cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* ds
                           const StridedLayout& layout, bool contiguous, cudaStream_t stream);
 
 // launch_binary on int32 or int64 operands (`dtype`: a ucudnn::DType as an int) for kAdd, kSub, kMul, kDiv,
-// kMod and kFmod, with the CPU's results (runtime/cpu/binary.cc): overflow wraps (two's complement), Div truncates
+// kMod, kFmod, kMax and kMin, with the CPU's results (runtime/cpu/binary.cc): overflow wraps (two's complement), Div truncates
 // toward zero and x / -1 is the wrapped negation (INT_MIN / -1 = INT_MIN). A zero divisor gives 0:
 // callers refuse one before launching. cudaErrorInvalidValue for another op or dtype.
 cudaError_t launch_integer_binary(BinaryOp op, int dtype, const void* a, const void* b, void* dst, int64_t n,

@@ -10,16 +10,19 @@
   X(InstanceNormalization) X(GroupNormalization)                                   \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
-  X(Clip) X(Elu) X(Erf) X(Softplus)                                                 \
+  X(Clip) X(Elu) X(Erf) X(Softplus) X(Softsign) X(Celu) X(ThresholdedRelu) X(Shrink) \
   /* elementwise math */                                                            \
   X(Sqrt) X(Exp) X(Log) X(Abs) X(Neg) X(Reciprocal)                                 \
+  X(Floor) X(Ceil) X(Round) X(Sign)                                                 \
+  X(Sin) X(Cos) X(Tan) X(Asin) X(Acos) X(Atan)                                      \
+  X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh)                                        \
   /* pooling */                                                                     \
   X(MaxPool) X(AveragePool) X(GlobalAveragePool) X(GlobalMaxPool) X(Resize)         \
   X(Upsample)                                                                       \
   /* matrix products */                                                             \
   X(Gemm) X(MatMul)                                                                 \
   /* broadcasting binary */                                                         \
-  X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Mod) X(Sum) X(Mean)                         \
+  X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Mod) X(Sum) X(Mean) X(Max) X(Min)           \
   /* comparisons and logic (bool results), and Where */                             \
   X(Equal) X(Less) X(Greater) X(LessOrEqual) X(GreaterOrEqual)                      \
   X(Not) X(And) X(Or) X(Xor) X(Where)                                               \
@@ -27,6 +30,7 @@
   X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
   X(ConstantOfShape) X(Size) X(DepthToSpace) X(SpaceToDepth) X(Tile)               \
+  X(CastLike) X(Range) X(EyeLike)                                                   \
   /* reductions and normalizing exponentials */                                     \
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
   X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2)                  \
@@ -51,7 +55,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 101, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 125, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -1,13 +1,16 @@
 // Descriptors of the elementwise unary ops: the activations Relu, LeakyRelu, PRelu,
-// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus, and the math
-// functions Sqrt, Exp, Log, Abs, Neg, Reciprocal. Output = input's dtype and shape
+// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus, Softsign, Celu,
+// ThresholdedRelu, Shrink, and the math functions Sqrt, Exp, Log, Abs, Neg, Reciprocal,
+// Floor, Ceil, Round, Sign and the trigonometric and hyperbolic functions and their
+// inverses. Output = input's dtype and shape
 // (PRelu: the input's shape; its slope broadcasts to it unidirectionally).
 // All are float32 only. Clip takes min/max as optional scalar inputs (the
 // importer turns Clip<11's attributes into inputs); they may be runtime values.
 // Gradient rules: ActivationGrad (runtime/ops/activation_grad.cc) for the
-// activations with one, PReluGrad for PRelu, and for Softplus and the math functions
-// ordinary ops on X, Y and dY (below). Erf and Abs have none yet (no op computes
-// exp(-x²) or sign(x)).
+// activations with one, PReluGrad for PRelu, and for Softplus, Softsign and some math
+// functions ordinary ops on X, Y and dY (below). Floor, Ceil, Round and Sign have a zero
+// derivative wherever they have one. Erf, Celu, ThresholdedRelu, Shrink and the functions
+// besides Sin and Cos have none yet.
 #include <string>
 
 #include "runtime/core/bytes.h"
@@ -127,6 +130,45 @@ Status neg_gradient(GradientContext& ctx) {  // dX = -dY
   return unary_gradient(ctx, [&](ir::ValueId dy) { return ctx.emit1(OpKind::kNeg, {dy}); });
 }
 
+Status abs_gradient(GradientContext& ctx) {  // dX = dY · sign(x)
+  return unary_gradient(ctx, [&](ir::ValueId dy) -> Expected<ir::ValueId> {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId sign, ctx.emit1(OpKind::kSign, {ctx.input(0)}));
+    return ctx.emit1(OpKind::kMul, {dy, sign});
+  });
+}
+
+Status sin_gradient(GradientContext& ctx) {  // dX = dY · cos(x)
+  return unary_gradient(ctx, [&](ir::ValueId dy) -> Expected<ir::ValueId> {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId slope, ctx.emit1(OpKind::kCos, {ctx.input(0)}));
+    return ctx.emit1(OpKind::kMul, {dy, slope});
+  });
+}
+
+Status cos_gradient(GradientContext& ctx) {  // dX = -dY · sin(x)
+  return unary_gradient(ctx, [&](ir::ValueId dy) -> Expected<ir::ValueId> {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId slope, ctx.emit1(OpKind::kSin, {ctx.input(0)}));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId scaled, ctx.emit1(OpKind::kMul, {dy, slope}));
+    return ctx.emit1(OpKind::kNeg, {scaled});
+  });
+}
+
+Status softsign_gradient(GradientContext& ctx) {  // dX = dY / (1 + |x|)²
+  return unary_gradient(ctx, [&](ir::ValueId dy) -> Expected<ir::ValueId> {
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId magnitude, ctx.emit1(OpKind::kAbs, {ctx.input(0)}));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId denominator,
+                            ctx.emit1(OpKind::kAdd, {magnitude, ctx.float_constant(1.0f, "one")}));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId square, ctx.emit1(OpKind::kMul, {denominator, denominator}));
+    return ctx.emit1(OpKind::kDiv, {dy, square});
+  });
+}
+
+// Floor, Ceil, Round, Sign: steps, whose derivative is 0 wherever there is one (as PyTorch's).
+Status step_gradient(GradientContext& ctx) {
+  return unary_gradient(ctx, [&](ir::ValueId dy) {
+    return ctx.emit1(OpKind::kMul, {dy, ctx.float_constant(0.0f, "zero")});
+  });
+}
+
 Status reciprocal_gradient(GradientContext& ctx) {  // dX = -dY · y²
   return unary_gradient(ctx, [&](ir::ValueId dy) -> Expected<ir::ValueId> {
     UCUDNN_ASSIGN_OR_RETURN(ir::ValueId square, ctx.emit1(OpKind::kMul, {ctx.output(0), ctx.output(0)}));
@@ -135,9 +177,9 @@ Status reciprocal_gradient(GradientContext& ctx) {  // dX = -dY · y²
   });
 }
 
-OpDescriptor math_descriptor(OpKind kind, Status (*gradient)(GradientContext&)) {
+OpDescriptor math_descriptor(OpKind kind, Status (*gradient)(GradientContext&), int min_opset = 6) {
   return OpDescriptor{.kind = kind,
-                      .min_opset = 6,
+                      .min_opset = min_opset,
                       .infer = same_as_float_input,
                       .flops = one_flop_per_element,
                       .gradient = gradient};
@@ -266,7 +308,7 @@ const OpDescriptor& describe_Log() {
   return d;
 }
 const OpDescriptor& describe_Abs() {
-  static const OpDescriptor d = math_descriptor(OpKind::kAbs, nullptr);
+  static const OpDescriptor d = math_descriptor(OpKind::kAbs, abs_gradient);
   return d;
 }
 const OpDescriptor& describe_Neg() {
@@ -277,5 +319,88 @@ const OpDescriptor& describe_Reciprocal() {
   static const OpDescriptor d = math_descriptor(OpKind::kReciprocal, reciprocal_gradient);
   return d;
 }
+
+// x / (1 + |x|) (opset 1).
+const OpDescriptor& describe_Softsign() {
+  static const OpDescriptor d{.kind = OpKind::kSoftsign,
+                              .min_opset = 1,
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element,
+                              .gradient = softsign_gradient};
+  return d;
+}
+
+// max(0, x) + min(0, alpha · (exp(x / alpha) - 1)) (opset 12).
+const OpDescriptor& describe_Celu() {
+  static const OpDescriptor d{.kind = OpKind::kCelu,
+                              .min_opset = 12,
+                              .attrs = {attr_float("alpha", 1.0f)},
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element};
+  return d;
+}
+
+// x where x > alpha, else 0 (opset 10).
+const OpDescriptor& describe_ThresholdedRelu() {
+  static const OpDescriptor d{.kind = OpKind::kThresholdedRelu,
+                              .min_opset = 10,
+                              .attrs = {attr_float("alpha", 1.0f)},
+                              .infer = same_as_float_input,
+                              .flops = one_flop_per_element};
+  return d;
+}
+
+// x + bias where x < -lambd, x - bias where x > lambd, else 0 (opset 9).
+const OpDescriptor& describe_Shrink() {
+  static const OpDescriptor d{.kind = OpKind::kShrink,
+                              .min_opset = 9,
+                              .attrs = {attr_float("bias", 0.0f), attr_float("lambd", 0.5f)},
+                              .infer = same_as_float_input,
+                              .flops = one_flop_per_element};
+  return d;
+}
+
+// Floor, Ceil (opset 6), Round (opset 11: halves to even), Sign (opset 9: -1, 0 or 1).
+const OpDescriptor& describe_Floor() {
+  static const OpDescriptor d = math_descriptor(OpKind::kFloor, step_gradient);
+  return d;
+}
+const OpDescriptor& describe_Ceil() {
+  static const OpDescriptor d = math_descriptor(OpKind::kCeil, step_gradient);
+  return d;
+}
+const OpDescriptor& describe_Round() {
+  static const OpDescriptor d = math_descriptor(OpKind::kRound, step_gradient, 11);
+  return d;
+}
+const OpDescriptor& describe_Sign() {
+  static const OpDescriptor d = math_descriptor(OpKind::kSign, step_gradient, 9);
+  return d;
+}
+
+// The trigonometric functions and their inverses (opset 7), the hyperbolic ones and theirs (opset 9).
+const OpDescriptor& describe_Sin() {
+  static const OpDescriptor d = math_descriptor(OpKind::kSin, sin_gradient, 7);
+  return d;
+}
+const OpDescriptor& describe_Cos() {
+  static const OpDescriptor d = math_descriptor(OpKind::kCos, cos_gradient, 7);
+  return d;
+}
+#define UCUDNN_MATH_WITHOUT_GRADIENT(name, opset)                                  \
+  const OpDescriptor& describe_##name() {                                         \
+    static const OpDescriptor d = math_descriptor(OpKind::k##name, nullptr, opset); \
+    return d;                                                                     \
+  }
+UCUDNN_MATH_WITHOUT_GRADIENT(Tan, 7)
+UCUDNN_MATH_WITHOUT_GRADIENT(Asin, 7)
+UCUDNN_MATH_WITHOUT_GRADIENT(Acos, 7)
+UCUDNN_MATH_WITHOUT_GRADIENT(Atan, 7)
+UCUDNN_MATH_WITHOUT_GRADIENT(Sinh, 9)
+UCUDNN_MATH_WITHOUT_GRADIENT(Cosh, 9)
+UCUDNN_MATH_WITHOUT_GRADIENT(Asinh, 9)
+UCUDNN_MATH_WITHOUT_GRADIENT(Acosh, 9)
+UCUDNN_MATH_WITHOUT_GRADIENT(Atanh, 9)
+#undef UCUDNN_MATH_WITHOUT_GRADIENT
 
 }  // namespace ucudnn

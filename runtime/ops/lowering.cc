@@ -4,12 +4,14 @@
 #include <string>
 #include <utility>
 
+#include "runtime/ops/cast_like.h"
 #include "runtime/ops/constant_of_shape.h"
 #include "runtime/ops/conv_transpose.h"
 #include "runtime/ops/depth_to_space.h"
 #include "runtime/ops/group_norm.h"
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
+#include "runtime/ops/max_min.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/sum_mean.h"
 #include "runtime/ops/tile.h"
@@ -84,7 +86,9 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_depth_to_space(graph));
   UCUDNN_RETURN_IF_ERROR(lower_tiles(graph));
   UCUDNN_RETURN_IF_ERROR(lower_sums_and_means(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_maxes_and_mins(graph));
   UCUDNN_RETURN_IF_ERROR(lower_upsamples(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_cast_likes(graph));
   return lower_constants_of_shape(graph);
 }
 

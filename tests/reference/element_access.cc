@@ -1,6 +1,7 @@
 // Element access of the naive references (element_access.h).
 #include "tests/reference/element_access.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -77,6 +78,19 @@ std::vector<int64_t> ints(const Tensor* t) {
 const Tensor* input(const std::vector<const Tensor*>& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
 
 int64_t positive_axis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+Shape broadcast_shape(const std::vector<const Tensor*>& operands) {
+  size_t rank = 0;
+  for (const Tensor* t : operands) rank = std::max(rank, t->shape().size());
+  Shape out(rank, 1);
+  for (const Tensor* t : operands)
+    for (size_t d = 0; d < t->shape().size(); ++d) {
+      const int64_t dim = t->shape()[d];
+      int64_t& o = out[rank - t->shape().size() + d];
+      if (dim != 1) o = dim;
+    }
+  return out;
+}
 
 int64_t broadcast_source(const Index& out_index, const Shape& shape) {
   const size_t offset = out_index.size() - shape.size();

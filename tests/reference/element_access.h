@@ -27,6 +27,9 @@ std::vector<int64_t> ints(const Tensor* t);
 // in[i], or nullptr past the end.
 const Tensor* input(const std::vector<const Tensor*>& in, size_t i);
 int64_t positive_axis(int64_t axis, int64_t rank);
+// The shape every operand broadcasts to (numpy's rule, written out again: a dim of 1 takes the other's,
+// 0 included).
+Shape broadcast_shape(const std::vector<const Tensor*>& operands);
 // Index of a broadcast operand of shape `shape` for an output index of higher or equal rank.
 int64_t broadcast_source(const Index& out_index, const Shape& shape);
 

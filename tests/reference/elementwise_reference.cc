@@ -41,18 +41,40 @@ double unary(OpKind op, const ir::Attributes& attrs, double x) {
     case OpKind::kAbs: return std::fabs(x);
     case OpKind::kNeg: return -x;
     case OpKind::kReciprocal: return 1 / x;
+    case OpKind::kSoftsign: return x / (1 + std::fabs(x));
+    case OpKind::kCelu: {
+      const double alpha = attrs.get_float("alpha");
+      return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1));
+    }
+    case OpKind::kThresholdedRelu: return x > attrs.get_float("alpha") ? x : 0;
+    case OpKind::kShrink: {
+      const double lambd = attrs.get_float("lambd"), bias = attrs.get_float("bias");
+      return x < -lambd ? x + bias : x > lambd ? x - bias : 0;
+    }
+    case OpKind::kFloor: return std::floor(x);
+    case OpKind::kCeil: return std::ceil(x);
+    case OpKind::kRound: {  // halves to even
+      const double r = std::round(x);
+      return std::fabs(x - std::trunc(x)) == 0.5 ? 2 * std::round(x / 2) : r;
+    }
+    case OpKind::kSign: return x > 0 ? 1 : x < 0 ? -1 : 0;
+    case OpKind::kSin: return std::sin(x);
+    case OpKind::kCos: return std::cos(x);
+    case OpKind::kTan: return std::tan(x);
+    case OpKind::kAsin: return std::asin(x);
+    case OpKind::kAcos: return std::acos(x);
+    case OpKind::kAtan: return std::atan(x);
+    case OpKind::kSinh: return std::sinh(x);
+    case OpKind::kCosh: return std::cosh(x);
+    case OpKind::kAsinh: return std::asinh(x);
+    case OpKind::kAcosh: return std::acosh(x);
+    case OpKind::kAtanh: return std::atanh(x);
     default: return NAN;
   }
 }
 
 Tensor binary(OpKind op, const Tensor& a, const Tensor& b) {
-  const size_t rank = std::max(a.shape().size(), b.shape().size());
-  Shape out(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    const int64_t da = d + a.shape().size() >= rank ? a.shape()[d + a.shape().size() - rank] : 1;
-    const int64_t db = d + b.shape().size() >= rank ? b.shape()[d + b.shape().size() - rank] : 1;
-    out[d] = std::max(da, db);
-  }
+  const Shape out = broadcast_shape({&a, &b});
   Tensor c = make(a.dtype(), out);
   for (int64_t i = 0; i < c.numel(); ++i) {
     const Index index = unravel(i, out);
@@ -457,7 +479,11 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
     case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf:
     case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
-    case OpKind::kNeg: case OpKind::kReciprocal: {
+    case OpKind::kNeg: case OpKind::kReciprocal: case OpKind::kSoftsign: case OpKind::kCelu:
+    case OpKind::kThresholdedRelu: case OpKind::kShrink: case OpKind::kFloor: case OpKind::kCeil:
+    case OpKind::kRound: case OpKind::kSign: case OpKind::kSin: case OpKind::kCos: case OpKind::kTan:
+    case OpKind::kAsin: case OpKind::kAcos: case OpKind::kAtan: case OpKind::kSinh: case OpKind::kCosh:
+    case OpKind::kAsinh: case OpKind::kAcosh: case OpKind::kAtanh: {
       Tensor y = make(x->dtype(), x->shape());
       for (int64_t i = 0; i < x->numel(); ++i) put(y, i, unary(node.op, attrs, get(*x, i)));
       out.push_back(std::move(y));
@@ -496,6 +522,22 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
         if (lo != nullptr && v < get(*lo, 0)) v = get(*lo, 0);
         if (hi != nullptr && v > get(*hi, 0)) v = get(*hi, 0);
         put(y, i, v);
+      }
+      out.push_back(std::move(y));
+      break;
+    }
+    case OpKind::kMax: case OpKind::kMin: {  // any number of operands, folded left to right
+      const Shape shape = broadcast_shape(in);
+      Tensor y = make(x->dtype(), shape);
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const Index index = unravel(i, shape);
+        size_t pick = 0;
+        for (size_t k = 1; k < in.size(); ++k) {
+          const double best = get(*in[pick], broadcast_source(index, in[pick]->shape()));
+          const double v = get(*in[k], broadcast_source(index, in[k]->shape()));
+          if (node.op == OpKind::kMax ? v > best : v < best) pick = k;
+        }
+        copy_element(*in[pick], broadcast_source(index, in[pick]->shape()), y, i);
       }
       out.push_back(std::move(y));
       break;
@@ -618,6 +660,26 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
       break;
     }
     case OpKind::kCast: out.push_back(cast(*x, dtype_from_onnx(static_cast<int>(attrs.get_int("to"))))); break;
+    case OpKind::kCastLike: out.push_back(cast(*x, in[1]->dtype())); break;
+    case OpKind::kRange: {  // numpy's arange, counted in double
+      const double start = get(*x, 0), limit = get(*in[1], 0), delta = get(*in[2], 0);
+      const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+      Tensor y = make(x->dtype(), {n});
+      for (int64_t i = 0; i < n; ++i) {
+        if (is_integer(y.dtype())) put_int(y, i, get_int(*x, 0) + i * get_int(*in[2], 0));
+        else put(y, i, static_cast<float>(start) + static_cast<float>(i) * static_cast<float>(delta));
+      }
+      out.push_back(std::move(y));
+      break;
+    }
+    case OpKind::kEyeLike: {
+      const DType dtype = attrs.has("dtype") ? dtype_from_onnx(static_cast<int>(attrs.get_int("dtype"))) : x->dtype();
+      const int64_t k = attrs.get_int("k");
+      Tensor y = make(dtype, x->shape());
+      for (int64_t i = 0; i < y.numel(); ++i) put_int(y, i, i % x->shape()[1] - i / x->shape()[1] == k);
+      out.push_back(std::move(y));
+      break;
+    }
     case OpKind::kConcat: out.push_back(concat(in, attrs.get_int("axis"))); break;
     case OpKind::kSplit: out = split(node, in); break;
     case OpKind::kSlice: out.push_back(slice(*x, in)); break;

@@ -10,28 +10,10 @@
 
 namespace ucudnn::reference {
 
-namespace {
-
-// The shape every operand broadcasts to (numpy's rule, written out again).
-Shape broadcast_all(const std::vector<const Tensor*>& in) {
-  size_t rank = 0;
-  for (const Tensor* t : in) rank = std::max(rank, t->shape().size());
-  Shape out(rank, 1);
-  for (const Tensor* t : in)
-    for (size_t d = 0; d < t->shape().size(); ++d) {
-      const int64_t dim = t->shape()[d];
-      int64_t& o = out[rank - t->shape().size() + d];
-      if (dim != 1) o = dim;
-    }
-  return out;
-}
-
-}  // namespace
-
 // Comparisons and logical ops (bool results, values compared as doubles: int64 operands stay below 2^53
 // in the tests) and Where.
 Tensor logic(OpKind op, const std::vector<const Tensor*>& in) {
-  const Shape out = broadcast_all(in);
+  const Shape out = broadcast_shape(in);
   Tensor y = make(op == OpKind::kWhere ? in[1]->dtype() : DType::kBool, out);
   for (int64_t i = 0; i < y.numel(); ++i) {
     const Index index = unravel(i, out);

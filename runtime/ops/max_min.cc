@@ -1,0 +1,89 @@
+// Descriptors and lowering of Max and Min (max_min.h).
+#include "runtime/ops/max_min.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/ops/lowering.h"
+#include "runtime/ops/op_descriptor.h"
+
+namespace ucudnn {
+
+namespace {
+
+constexpr int kMaxOperands = 1 << 16;
+
+Status max_min_infer(InferContext& ctx) {
+  Shape out;
+  const DType dtype = ctx.input(0).dtype;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kFloat32, DType::kInt32, DType::kInt64}));
+    if (ctx.input(i).dtype != dtype)
+      return ctx.error("input " + std::to_string(i) + " is " + dtype_name(ctx.input(i).dtype) + ", input 0 " +
+                       dtype_name(dtype) + ": every input must have the same dtype");
+    Shape next;
+    if (!broadcast_shapes(out, ctx.input(i).shape, &next))
+      return ctx.error("input " + std::to_string(i) + "'s shape " + shape_to_string(ctx.input(i).shape) +
+                       " does not broadcast with " + shape_to_string(out));
+    out = std::move(next);
+  }
+  ctx.set_output(0, dtype, std::move(out));
+  return Status::ok();
+}
+
+int64_t one_flop_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
+
+Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
+  const size_t n = node.inputs.size();
+  if (n == 2) {  // what the kernels run
+    out.push_back(node);
+    return Status::ok();
+  }
+  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
+  const ir::ValueId y = node.outputs[0];
+  const DType dtype = graph.value(y).dtype;
+  if (n == 1) {
+    build.emit(OpKind::kIdentity, "copy", {node.inputs[0]}, dtype, graph.value(y).shape, y);
+    return Status::ok();
+  }
+  ir::ValueId result = node.inputs[0];
+  Shape shape = graph.value(result).shape;
+  for (size_t i = 1; i < n; ++i) {
+    Shape next;
+    broadcast_shapes(shape, graph.value(node.inputs[i]).shape, &next);  // the shape rule checked they do
+    shape = std::move(next);
+    result = build.emit(node.op, "pair" + std::to_string(i), {result, node.inputs[i]}, dtype, shape,
+                        i + 1 == n ? y : ir::kNoValue);
+  }
+  return Status::ok();
+}
+
+OpDescriptor max_min_descriptor(OpKind kind) {
+  return OpDescriptor{.kind = kind,
+                      .min_inputs = 1,
+                      .max_inputs = kMaxOperands,
+                      .min_opset = 6,
+                      .infer = max_min_infer,
+                      .flops = one_flop_per_element};
+}
+
+}  // namespace
+
+const OpDescriptor& describe_Max() {
+  static const OpDescriptor d = max_min_descriptor(OpKind::kMax);
+  return d;
+}
+
+const OpDescriptor& describe_Min() {
+  static const OpDescriptor d = max_min_descriptor(OpKind::kMin);
+  return d;
+}
+
+Status lower_maxes_and_mins(ir::Graph& graph) {
+  UCUDNN_RETURN_IF_ERROR(lower_each(graph, OpKind::kMax, lower_one, "Max"));
+  return lower_each(graph, OpKind::kMin, lower_one, "Min");
+}
+
+}  // namespace ucudnn
