@@ -4,6 +4,7 @@
 #include "tests/reference/conv_reference.h"
 #include "tests/reference/elementwise_reference.h"
 #include "tests/reference/fused_pointwise_reference.h"
+#include "tests/reference/indexing_reference.h"
 #include "tests/reference/training_reference.h"
 
 namespace ucudnn::reference {
@@ -18,6 +19,8 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
       return outputs;
     }
     case OpKind::kFusedPointwise: return fused_pointwise_reference(node, inputs);
+    case OpKind::kGatherElements: case OpKind::kScatterElements: case OpKind::kScatterND:
+      return indexing_reference(node, inputs);
     default: {
       auto training = training_reference(node, inputs);
       if (training.has_value() || training.status().code() != StatusCode::kUnsupported) return training;

@@ -1,0 +1,84 @@
+// Naive references of the indexing ops (indexing_reference.h).
+#include "tests/reference/indexing_reference.h"
+
+#include <algorithm>
+#include <string>
+
+#include "tests/reference/element_access.h"
+#include "tests/reference/elementwise_reference.h"
+
+namespace ucudnn::reference {
+
+namespace {
+
+int64_t wrapped(int64_t index, int64_t dim) { return index < 0 ? index + dim : index; }
+
+// y[at] combined with update by the reduction named `how` (in double: the tests' values are exact there).
+void combine(Tensor& y, int64_t at, const Tensor& updates, int64_t u, const std::string& how) {
+  if (how == "none") {
+    copy_element(updates, u, y, at);
+    return;
+  }
+  const double a = get(y, at), b = get(updates, u);
+  const double r = how == "add" ? a + b : how == "mul" ? a * b : how == "max" ? std::max(a, b) : std::min(a, b);
+  if (is_integer(y.dtype())) put_int(y, at, static_cast<int64_t>(r));
+  else put(y, at, r);
+}
+
+Tensor gather_elements(const Tensor& data, const Tensor& indices, int64_t axis) {
+  Tensor y = make(data.dtype(), indices.shape());
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Index index = unravel(i, indices.shape());
+    index[axis] = wrapped(get_int(indices, i), data.shape()[axis]);
+    copy_element(data, ravel(index, data.shape()), y, i);
+  }
+  return y;
+}
+
+Tensor scatter_elements(const std::vector<const Tensor*>& in, int64_t axis, const std::string& how) {
+  Tensor y = copy_as(*in[0], in[0]->shape());
+  for (int64_t i = 0; i < in[1]->numel(); ++i) {
+    Index index = unravel(i, in[1]->shape());
+    index[axis] = wrapped(get_int(*in[1], i), in[0]->shape()[axis]);
+    combine(y, ravel(index, y.shape()), *in[2], i, how);
+  }
+  return y;
+}
+
+Tensor scatter_nd(const std::vector<const Tensor*>& in, const std::string& how) {
+  Tensor y = copy_as(*in[0], in[0]->shape());
+  const Shape& data = in[0]->shape();
+  const int64_t k = in[1]->shape().back();
+  const Shape slice_shape(data.begin() + k, data.end());
+  const int64_t slice = shape_numel(slice_shape);
+  for (int64_t t = 0; t < in[1]->numel() / k; ++t)
+    for (int64_t e = 0; e < slice; ++e) {
+      Index index;
+      for (int64_t j = 0; j < k; ++j) index.push_back(wrapped(get_int(*in[1], t * k + j), data[j]));
+      const Index rest = unravel(e, slice_shape);
+      index.insert(index.end(), rest.begin(), rest.end());
+      combine(y, ravel(index, data), *in[2], t * slice + e, how);
+    }
+  return y;
+}
+
+}  // namespace
+
+Expected<std::vector<Tensor>> indexing_reference(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  std::vector<Tensor> out;
+  const int64_t rank = in[0]->rank();
+  switch (node.op) {
+    case OpKind::kGatherElements:
+      out.push_back(gather_elements(*in[0], *in[1], positive_axis(node.attrs.get_int("axis"), rank)));
+      break;
+    case OpKind::kScatterElements:
+      out.push_back(scatter_elements(in, positive_axis(node.attrs.get_int("axis"), rank),
+                                     node.attrs.get_string("reduction")));
+      break;
+    case OpKind::kScatterND: out.push_back(scatter_nd(in, node.attrs.get_string("reduction"))); break;
+    default: return unsupported(std::string("no indexing reference for ") + op_name(node.op));
+  }
+  return out;
+}
+
+}  // namespace ucudnn::reference
