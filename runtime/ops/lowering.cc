@@ -8,6 +8,7 @@
 #include "runtime/ops/constant_of_shape.h"
 #include "runtime/ops/conv_transpose.h"
 #include "runtime/ops/depth_to_space.h"
+#include "runtime/ops/einsum.h"
 #include "runtime/ops/group_norm.h"
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
@@ -89,6 +90,7 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_maxes_and_mins(graph));
   UCUDNN_RETURN_IF_ERROR(lower_upsamples(graph));
   UCUDNN_RETURN_IF_ERROR(lower_cast_likes(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_einsums(graph));
   return lower_constants_of_shape(graph);
 }
 

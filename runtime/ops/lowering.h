@@ -16,7 +16,8 @@ namespace ucudnn {
 // instance_norm.h, group_norm.h, normalization_lowering.h), DepthToSpace and SpaceToDepth a Reshape, a
 // Transpose and a Reshape (depth_to_space.h), Tile a Reshape, an Expand and a Reshape (tile.h), Sum and
 // Mean Adds and a Mul (sum_mean.h), Upsample a Resize (upsample.h), a ConstantOfShape too large to fold an
-// Expand (constant_of_shape.h), CastLike a Cast (cast_like.h). Each has a descriptor (its shape rule checks
+// Expand (constant_of_shape.h), CastLike a Cast (cast_like.h), Einsum a MatMul between Transposes and
+// Reshapes (einsum.h). Each has a descriptor (its shape rule checks
 // the model), no kernel on any backend, and a lowering the importer runs after shape inference and constant
 // folding; the optimizer's passes then fuse the pieces as they fuse any others. Max and Min are lowered only in part: their kernels take two
 // operands, and other counts become an Identity or a chain of pairs (max_min.h).
@@ -31,7 +32,8 @@ using LowerNode = Status (*)(ir::Graph& graph, const ir::Node& node, std::vector
 // graph built around the importer is refused: "no CPU kernel").
 #define UCUDNN_FOR_EACH_LOWERED_OP(X)                                                         \
   X(ConvTranspose) X(LayerNormalization) X(InstanceNormalization) X(GroupNormalization)       \
-  X(DepthToSpace) X(SpaceToDepth) X(Tile) X(Sum) X(Mean) X(Upsample) X(ConstantOfShape) X(CastLike)
+  X(DepthToSpace) X(SpaceToDepth) X(Tile) X(Sum) X(Mean) X(Upsample) X(ConstantOfShape) X(CastLike) \
+  X(Einsum)
 Status lower_each(ir::Graph& graph, OpKind kind, LowerNode lower, const char* what);
 
 // The nodes and values one lowered node becomes, appended to `out` and named after it ("<node>/<what>").

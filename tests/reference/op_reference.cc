@@ -2,6 +2,7 @@
 #include "tests/reference/op_reference.h"
 
 #include "tests/reference/conv_reference.h"
+#include "tests/reference/einsum_reference.h"
 #include "tests/reference/elementwise_reference.h"
 #include "tests/reference/fused_pointwise_reference.h"
 #include "tests/reference/indexing_reference.h"
@@ -19,6 +20,11 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
       return outputs;
     }
     case OpKind::kFusedPointwise: return fused_pointwise_reference(node, inputs);
+    case OpKind::kEinsum: {
+      std::vector<Tensor> outputs;
+      outputs.push_back(einsum(node, inputs));
+      return outputs;
+    }
     case OpKind::kGatherElements: case OpKind::kScatterElements: case OpKind::kScatterND:
       return indexing_reference(node, inputs);
     default: {
