@@ -168,6 +168,8 @@ std::vector<OpCase> shape_and_cast_cases() {
       {"identity", OpKind::kIdentity, 16, {input(image)}},
       {"identity_bool", OpKind::kIdentity, 16, {typed_input(boolean, {7})}},
       {"dropout", OpKind::kDropout, 13, {input({3, 4})}},
+      {"dropout_training_ratio_0", OpKind::kDropout, 13,
+       {input({3, 4}), weight_values({}, {0}), typed_constant(boolean, {}, {1})}, {}, 2},
       {"dropout_mask", OpKind::kDropout, 13,
        {input({3, 4}), input_values({}, {0.5}), typed_constant(boolean, {}, {0})}, {}, 2},
       {"constant", OpKind::kConstant, 13, {},

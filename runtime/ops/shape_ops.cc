@@ -167,6 +167,15 @@ Status identity_infer(InferContext& ctx) {
   return Status::ok();
 }
 
+// Whether Dropout's ratio is a constant 0: then training mode drops nothing and scales by 1 / (1 - 0), an
+// identity as inference is (PyTorch exports attention dropout so, e.g. torchvision's Swin Transformer).
+bool zero_ratio(const InferContext& ctx) {
+  const Tensor* ratio = ctx.has_input(1) ? ctx.input(1).constant : nullptr;
+  if (ratio == nullptr || ratio->numel() != 1) return false;
+  if (ratio->dtype() == DType::kFloat32) return ratio->data<float>()[0] == 0.0f;
+  return ratio->dtype() == DType::kFloat64 && ratio->data<double>()[0] == 0.0;
+}
+
 Status dropout_infer(InferContext& ctx) {
   UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32, DType::kFloat64}));
   if (ctx.has_input(2)) {
@@ -174,7 +183,9 @@ Status dropout_infer(InferContext& ctx) {
       return ctx.unsupported_error("training_mode must be known when the model is loaded (inference only)");
     auto mode = ctx.input(2).constant->to_int64_vector();
     if (!mode || mode->size() != 1) return ctx.error("training_mode must be a bool scalar");
-    if ((*mode)[0] != 0) return ctx.unsupported_error("training_mode=true is not supported (inference only)");
+    if ((*mode)[0] != 0 && !zero_ratio(ctx))
+      return ctx.unsupported_error("training_mode=true with a ratio other than a constant 0 is not supported "
+                                   "(inference only)");
   }
   ctx.set_output(0, ctx.input(0).dtype, ctx.input(0).shape);
   if (ctx.num_outputs() > 1) ctx.set_output(1, DType::kBool, ctx.input(0).shape);
