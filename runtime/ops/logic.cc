@@ -12,20 +12,6 @@ namespace ucudnn {
 
 namespace {
 
-// Y gets `dtype` and the broadcast of every input's shape; an error naming the input that does not broadcast.
-Status broadcast_all(InferContext& ctx, DType dtype) {
-  Shape out;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    Shape next;
-    if (!broadcast_shapes(out, ctx.input(i).shape, &next))
-      return ctx.error("input " + std::to_string(i) + "'s shape " + shape_to_string(ctx.input(i).shape) +
-                       " does not broadcast with " + shape_to_string(out));
-    out = std::move(next);
-  }
-  ctx.set_output(0, dtype, std::move(out));
-  return Status::ok();
-}
-
 Status same_dtype(InferContext& ctx, size_t a, size_t b) {
   if (ctx.input(a).dtype != ctx.input(b).dtype)
     return ctx.error(std::string("inputs ") + std::to_string(a) + " and " + std::to_string(b) +
@@ -41,18 +27,18 @@ Status compare_infer(InferContext& ctx) {
     UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32, DType::kInt32, DType::kInt64}));
   }
   UCUDNN_RETURN_IF_ERROR(same_dtype(ctx, 0, 1));
-  return broadcast_all(ctx, DType::kBool);
+  return ctx.set_broadcast_output(DType::kBool);
 }
 
 Status logic_infer(InferContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kBool}));
-  return broadcast_all(ctx, DType::kBool);
+  return ctx.set_broadcast_output(DType::kBool);
 }
 
 Status where_infer(InferContext& ctx) {
   UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kBool}));
   UCUDNN_RETURN_IF_ERROR(same_dtype(ctx, 1, 2));
-  return broadcast_all(ctx, ctx.input(1).dtype);
+  return ctx.set_broadcast_output(ctx.input(1).dtype);
 }
 
 int64_t one_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }

@@ -65,6 +65,20 @@ ir::ValueId LoweringBuilder::emit(OpKind op, const std::string& what, std::vecto
   return into;
 }
 
+ir::ValueId LoweringBuilder::chain(OpKind op, const std::string& what, const std::vector<ir::ValueId>& inputs,
+                                   DType dtype, ir::ValueId into) {
+  ir::ValueId result = inputs[0];
+  Shape shape = graph_.value(result).shape;
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    Shape next;
+    broadcast_shapes(shape, graph_.value(inputs[i]).shape, &next);  // the lowered op's shape rule checked they do
+    shape = std::move(next);
+    result = emit(op, what + std::to_string(i), {result, inputs[i]}, dtype, shape,
+                  i + 1 == inputs.size() ? into : ir::kNoValue);
+  }
+  return result;
+}
+
 ir::ValueId LoweringBuilder::intermediate(const std::string& what, DType dtype, const Shape& shape) {
   return graph_.add_value({graph_.unused_value_name(node_.name + "/" + what), dtype, shape, std::nullopt, -1});
 }

@@ -48,6 +48,10 @@ class LoweringBuilder {
   // alone (a lowering into one node).
   ir::ValueId emit(OpKind op, const std::string& what, std::vector<ir::ValueId> inputs, DType dtype,
                    const Shape& shape, ir::ValueId into = ir::kNoValue, ir::Attributes attrs = {});
+  // ((inputs[0] op inputs[1]) op inputs[2]) ...: binary nodes "<what><i>" of broadcasting operands (at least
+  // two), the last writing `into` (else a new value); its id.
+  ir::ValueId chain(OpKind op, const std::string& what, const std::vector<ir::ValueId>& inputs, DType dtype,
+                    ir::ValueId into = ir::kNoValue);
   // A constant value holding `data`.
   ir::ValueId constant(const std::string& what, Tensor data);
   // A 1-D int64 constant (a Reshape's shape, axes).

@@ -16,21 +16,14 @@ namespace {
 constexpr int kMaxOperands = 1 << 16;
 
 Status max_min_infer(InferContext& ctx) {
-  Shape out;
   const DType dtype = ctx.input(0).dtype;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kFloat32, DType::kInt32, DType::kInt64}));
     if (ctx.input(i).dtype != dtype)
       return ctx.error("input " + std::to_string(i) + " is " + dtype_name(ctx.input(i).dtype) + ", input 0 " +
                        dtype_name(dtype) + ": every input must have the same dtype");
-    Shape next;
-    if (!broadcast_shapes(out, ctx.input(i).shape, &next))
-      return ctx.error("input " + std::to_string(i) + "'s shape " + shape_to_string(ctx.input(i).shape) +
-                       " does not broadcast with " + shape_to_string(out));
-    out = std::move(next);
   }
-  ctx.set_output(0, dtype, std::move(out));
-  return Status::ok();
+  return ctx.set_broadcast_output(dtype);
 }
 
 int64_t one_flop_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
@@ -48,15 +41,7 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
     build.emit(OpKind::kIdentity, "copy", {node.inputs[0]}, dtype, graph.value(y).shape, y);
     return Status::ok();
   }
-  ir::ValueId result = node.inputs[0];
-  Shape shape = graph.value(result).shape;
-  for (size_t i = 1; i < n; ++i) {
-    Shape next;
-    broadcast_shapes(shape, graph.value(node.inputs[i]).shape, &next);  // the shape rule checked they do
-    shape = std::move(next);
-    result = build.emit(node.op, "pair" + std::to_string(i), {result, node.inputs[i]}, dtype, shape,
-                        i + 1 == n ? y : ir::kNoValue);
-  }
+  build.chain(node.op, "pair", node.inputs, dtype, y);
   return Status::ok();
 }
 

@@ -52,6 +52,9 @@ class InferContext {
   Status expect_dtype(size_t i, std::initializer_list<DType> allowed) const;
   // Fails unless input i is a constant (known at import); e.g. Reshape's shape.
   Status expect_constant(size_t i, const char* what) const;
+  // Output 0 gets `dtype` and the broadcast (numpy's rule) of every input's shape; an error naming the
+  // input that does not broadcast.
+  Status set_broadcast_output(DType dtype);
 
  private:
   const ir::Node& node_;

@@ -1,5 +1,7 @@
 // The descriptor registry and op name table, generated from op_list.h.
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "runtime/ops/op_descriptor.h"
 
@@ -74,6 +76,19 @@ Status InferContext::expect_constant(size_t i, const char* what) const {
   if (inputs_[i].constant == nullptr)
     return unsupported_error(std::string(what) + " (input " + std::to_string(i) +
                              ") must be known when the model is loaded (an initializer or computable from shapes)");
+  return Status::ok();
+}
+
+Status InferContext::set_broadcast_output(DType dtype) {
+  Shape out;
+  for (size_t i = 0; i < num_inputs(); ++i) {
+    Shape next;
+    if (!broadcast_shapes(out, input(i).shape, &next))
+      return error("input " + std::to_string(i) + "'s shape " + shape_to_string(input(i).shape) +
+                   " does not broadcast with " + shape_to_string(out));
+    out = std::move(next);
+  }
+  set_output(0, dtype, std::move(out));
   return Status::ok();
 }
 

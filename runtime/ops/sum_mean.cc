@@ -18,17 +18,8 @@ namespace {
 constexpr int kMaxOperands = 1 << 16;
 
 Status sum_mean_infer(InferContext& ctx) {
-  Shape out;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kFloat32}));
-    Shape next;
-    if (!broadcast_shapes(out, ctx.input(i).shape, &next))
-      return ctx.error("input " + std::to_string(i) + "'s shape " + shape_to_string(ctx.input(i).shape) +
-                       " does not broadcast with " + shape_to_string(out));
-    out = std::move(next);
-  }
-  ctx.set_output(0, DType::kFloat32, std::move(out));
-  return Status::ok();
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(i, {DType::kFloat32}));
+  return ctx.set_broadcast_output(DType::kFloat32);
 }
 
 Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
@@ -40,17 +31,9 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
     build.emit(OpKind::kIdentity, "copy", {node.inputs[0]}, DType::kFloat32, graph.value(y).shape, y);
     return Status::ok();
   }
-  ir::ValueId sum = node.inputs[0];
-  Shape shape = graph.value(sum).shape;
-  for (size_t i = 1; i < n; ++i) {
-    Shape next;
-    broadcast_shapes(shape, graph.value(node.inputs[i]).shape, &next);  // the shape rule checked they do
-    shape = std::move(next);
-    const bool last = i + 1 == n && !mean;
-    sum = build.emit(OpKind::kAdd, "sum" + std::to_string(i), {sum, node.inputs[i]}, DType::kFloat32, shape,
-                     last ? y : ir::kNoValue);
-  }
+  const ir::ValueId sum = build.chain(OpKind::kAdd, "sum", node.inputs, DType::kFloat32, mean ? ir::kNoValue : y);
   if (mean) {
+    const Shape shape = graph.value(sum).shape;
     const float scale = 1.0f / static_cast<float>(n);
     build.emit(OpKind::kMul, "mean", {sum, build.constant("scale", Tensor::from_floats(Shape{}, {&scale, 1}))},
                DType::kFloat32, shape, y);
