@@ -2,6 +2,8 @@
 // data-movement ops and reductions (see op_cases.h): from the former
 // ops_elementwise_test and cuda_ops_test, each case once. Integer cases run
 // on every backend too (the GPU has int32/int64 Add/Sub/Mul/Div kernels).
+#include <cmath>
+
 #include "tests/op_cases.h"
 
 namespace ucudnn_test {
@@ -321,6 +323,20 @@ std::vector<OpCase> data_movement_cases() {
       {"max_three_broadcast", OpKind::kMax, 13, {input({2, 3, 4}), input({3, 1}), input({4})}, {}, 1, {{2, 3, 4}}},
       {"min_four", OpKind::kMin, 8, {input({1, 3}), input({2, 1}), input({2, 3}), input({3})}},
       {"max_one", OpKind::kMax, 13, {input({2, 3})}},
+      // IsNaN, IsInf; Trilu (k constant or absent), CumSum (each direction).
+      {"is_nan", OpKind::kIsNaN, 13, {input_values({5}, {NAN, 0, INFINITY, -1, -NAN})}},
+      {"is_inf", OpKind::kIsInf, 10, {input_values({5}, {NAN, 0, INFINITY, -INFINITY, 3})}},
+      {"is_inf_negative_only", OpKind::kIsInf, 10, {input_values({4}, {INFINITY, -INFINITY, 1, -INFINITY})},
+       {{"detect_positive", int64_t{0}}}},
+      {"trilu_upper", OpKind::kTrilu, 14, {input({2, 4, 5})}},
+      {"trilu_lower_k", OpKind::kTrilu, 14, {input({3, 4}), typed_constant(int64, {}, {-1})}, {{"upper", int64_t{0}}}},
+      {"trilu_upper_k_int64", OpKind::kTrilu, 14, {typed_input(int64, {5, 3}), typed_constant(int64, {}, {2})}},
+      {"cumsum", OpKind::kCumSum, 14, {input({3, 4}), typed_constant(int64, {}, {1})}},
+      {"cumsum_exclusive_reverse", OpKind::kCumSum, 14, {input({2, 3, 4}), typed_constant(int32, {}, {-2})},
+       {{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}},
+      {"cumsum_int64_reverse", OpKind::kCumSum, 14, {typed_input(int64, {6}), typed_constant(int64, {}, {0})},
+       {{"reverse", int64_t{1}}}},
+      {"einsum_sum_all", OpKind::kEinsum, 12, {input({3, 4})}, {{"equation", std::string("ij->")}}},
       // Einsum (lowered at import into Transposes, Reshapes and a MatMul).
       {"einsum_attention_scores", OpKind::kEinsum, 12, {input({2, 3, 4, 5}), input({2, 3, 6, 5})},
        {{"equation", std::string("bhid,bhjd->bhij")}}},

@@ -1,5 +1,6 @@
 // CPU kernels of Add, Sub, Mul, Div, Pow, Mod, Max, Min with numpy broadcasting (Pow: float32 only), and of the
-// comparisons and logical ops (bool results, the same broadcasting) and Where (runtime/ops/logic.cc).
+// comparisons and logical ops (bool results, the same broadcasting), Where, IsNaN and IsInf
+// (runtime/ops/logic.cc).
 //
 // Fast paths: equal shapes (one flat loop) and a scalar operand. Otherwise each
 // operand gets strides aligned to the output's dims (0 where it broadcasts),
@@ -306,6 +307,28 @@ UCUDNN_FOR_EACH_COMPARISON(UCUDNN_COMPARE_KERNEL)
 
 const CpuKernel& cpu_kernel_Not() {
   static const CpuKernel k{.run = run_not};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_IsNaN() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) {
+    const float* x = a.src[0]->data<float>();
+    bool* y = a.dst[0]->data<bool>();
+    for (int64_t i = 0; i < a.dst[0]->numel(); ++i) y[i] = std::isnan(x[i]);
+    return Status::ok();
+  }};
+  return k;
+}
+
+const CpuKernel& cpu_kernel_IsInf() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) {
+    const bool negative = a.node.attrs.get_int("detect_negative") != 0;
+    const bool positive = a.node.attrs.get_int("detect_positive") != 0;
+    const float* x = a.src[0]->data<float>();
+    bool* y = a.dst[0]->data<bool>();
+    for (int64_t i = 0; i < a.dst[0]->numel(); ++i) y[i] = std::isinf(x[i]) && (x[i] > 0 ? positive : negative);
+    return Status::ok();
+  }};
   return k;
 }
 

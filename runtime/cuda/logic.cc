@@ -1,4 +1,4 @@
-// CUDA kernels of the comparisons, the logical ops and Where (runtime/ops/logic.cc): one launch each
+// CUDA kernels of the comparisons, the logical ops, Where, IsNaN and IsInf (runtime/ops/logic.cc): one launch each
 // (logic_kernels.cu), the operands' broadcast strides fixed at prepare.
 #include <memory>
 #include <string>
@@ -60,6 +60,26 @@ class NotState final : public KernelState {
   }
 };
 
+class IsNaNState final : public KernelState {
+ public:
+  Status run(const RunArgs& a) override {
+    UCUDNN_CUDA_CHECK(launch_is_nan(a.src[0].as<const float>(), a.dst[0].as<bool>(), a.dst[0].numel(), a.ctx.stream()),
+                      "");
+    return Status::ok();
+  }
+};
+
+class IsInfState final : public KernelState {
+ public:
+  bool negative = true, positive = true;
+  Status run(const RunArgs& a) override {
+    UCUDNN_CUDA_CHECK(launch_is_inf(a.src[0].as<const float>(), a.dst[0].as<bool>(), a.dst[0].numel(), negative,
+                                    positive, a.ctx.stream()),
+                      "");
+    return Status::ok();
+  }
+};
+
 class WhereState final : public KernelState {
  public:
   Broadcast3 layout;
@@ -92,6 +112,23 @@ UCUDNN_FOR_EACH_COMPARISON(UCUDNN_COMPARE_KERNEL)
 const CudaKernel& cuda_kernel_Not() {
   static const CudaKernel k{.prepare = [](const PrepareArgs&) -> Expected<std::unique_ptr<KernelState>> {
     return std::unique_ptr<KernelState>(std::make_unique<NotState>());
+  }};
+  return k;
+}
+
+const CudaKernel& cuda_kernel_IsNaN() {
+  static const CudaKernel k{.prepare = [](const PrepareArgs&) -> Expected<std::unique_ptr<KernelState>> {
+    return std::unique_ptr<KernelState>(std::make_unique<IsNaNState>());
+  }};
+  return k;
+}
+
+const CudaKernel& cuda_kernel_IsInf() {
+  static const CudaKernel k{.prepare = [](const PrepareArgs& a) -> Expected<std::unique_ptr<KernelState>> {
+    auto s = std::make_unique<IsInfState>();
+    s->negative = a.node.attrs.get_int("detect_negative") != 0;
+    s->positive = a.node.attrs.get_int("detect_positive") != 0;
+    return std::unique_ptr<KernelState>(std::move(s));
   }};
   return k;
 }

@@ -44,6 +44,14 @@ __global__ void not_kernel(const bool* src, bool* dst, int64_t n) {
   UCUDNN_GRID_LOOP(i, n) dst[i] = !src[i];
 }
 
+__global__ void is_nan_kernel(const float* src, bool* dst, int64_t n) {
+  UCUDNN_GRID_LOOP(i, n) dst[i] = isnan(src[i]);
+}
+
+__global__ void is_inf_kernel(const float* src, bool* dst, int64_t n, bool negative, bool positive) {
+  UCUDNN_GRID_LOOP(i, n) dst[i] = isinf(src[i]) && (src[i] > 0.0f ? positive : negative);
+}
+
 template <typename E>
 __global__ void where_kernel(const bool* cond, const E* x, const E* y, E* dst, int64_t n, Broadcast3 layout) {
   UCUDNN_GRID_LOOP(i, n) {
@@ -81,6 +89,18 @@ cudaError_t launch_compare(CompareOp op, int dtype, const void* a, const void* b
     case DType::kBool: return queue_compare<bool>(op, a, b, dst, n, layout, stream);
     default: return cudaErrorInvalidValue;
   }
+}
+
+cudaError_t launch_is_nan(const float* src, bool* dst, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  is_nan_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_is_inf(const float* src, bool* dst, int64_t n, bool negative, bool positive, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  is_inf_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, dst, n, negative, positive);
+  return cudaGetLastError();
 }
 
 cudaError_t launch_not(const bool* src, bool* dst, int64_t n, cudaStream_t stream) {

@@ -29,6 +29,11 @@ cudaError_t launch_compare(CompareOp op, int dtype, const void* a, const void* b
 // dst[i] = !src[i].
 cudaError_t launch_not(const bool* src, bool* dst, int64_t n, cudaStream_t stream);
 
+// dst[i] = isnan(src[i]).
+cudaError_t launch_is_nan(const float* src, bool* dst, int64_t n, cudaStream_t stream);
+// dst[i] = src[i] is -inf (counted when `negative`) or +inf (when `positive`).
+cudaError_t launch_is_inf(const float* src, bool* dst, int64_t n, bool negative, bool positive, cudaStream_t stream);
+
 // dst[i] = cond[...] ? x[...] : y[...] for elements of `element_bytes` (1, 2, 4 or 8).
 cudaError_t launch_where(const bool* cond, const void* x, const void* y, void* dst, size_t element_bytes, int64_t n,
                          const Broadcast3& layout, cudaStream_t stream);

@@ -25,13 +25,13 @@
   X(Add) X(Sub) X(Mul) X(Div) X(Pow) X(Mod) X(Sum) X(Mean) X(Max) X(Min)           \
   /* comparisons and logic (bool results), and Where */                             \
   X(Equal) X(Less) X(Greater) X(LessOrEqual) X(GreaterOrEqual)                      \
-  X(Not) X(And) X(Or) X(Xor) X(Where)                                               \
+  X(Not) X(And) X(Or) X(Xor) X(Where) X(IsNaN) X(IsInf)                             \
   /* data movement and shapes */                                                    \
   X(Concat) X(Split) X(Slice) X(Flatten) X(Reshape) X(Transpose) X(Squeeze)         \
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
   X(ConstantOfShape) X(Size) X(DepthToSpace) X(SpaceToDepth) X(Tile)               \
   X(CastLike) X(Range) X(EyeLike) X(GatherElements) X(ScatterElements) X(ScatterND) \
-  X(Einsum)                                                                         \
+  X(Einsum) X(Trilu) X(CumSum)                                                      \
   /* reductions and normalizing exponentials */                                     \
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
   X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2)                  \
@@ -56,7 +56,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 129, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 133, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -1,6 +1,7 @@
 // Descriptors of the comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual: two operands of one
 // dtype, float32, int32 or int64, and bool for Equal → bool), the logical ops (Not; And, Or, Xor on bool)
-// and Where (bool condition, X and Y of one dtype → that dtype), all with numpy broadcasting. Exporters
+// and Where (bool condition, X and Y of one dtype → that dtype), all with numpy broadcasting; and the tests
+// of float32 elements IsNaN and IsInf (bool results of X's shape). Exporters
 // write them in shape arithmetic (a ViT's class token: Where(Equal(shape, -1), 1, shape)), which the
 // importer folds, and in masks that run. No gradient rules: their outputs are bool or select.
 #include <string>
@@ -41,6 +42,13 @@ Status where_infer(InferContext& ctx) {
   return ctx.set_broadcast_output(ctx.input(1).dtype);
 }
 
+// IsNaN, IsInf: a float32 X's elements tested, bool Y of X's shape.
+Status float_test_infer(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
+  ctx.set_output(0, DType::kBool, ctx.input(0).shape);
+  return Status::ok();
+}
+
 int64_t one_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
 
 }  // namespace
@@ -65,6 +73,17 @@ UCUDNN_LOGIC_OP(And, 2, 7, logic_infer)
 UCUDNN_LOGIC_OP(Or, 2, 7, logic_infer)
 UCUDNN_LOGIC_OP(Xor, 2, 7, logic_infer)
 UCUDNN_LOGIC_OP(Where, 3, 9, where_infer)
+UCUDNN_LOGIC_OP(IsNaN, 1, 9, float_test_infer)
 #undef UCUDNN_LOGIC_OP
+
+// IsInf: which infinities count (both by default).
+const OpDescriptor& describe_IsInf() {
+  static const OpDescriptor d{.kind = OpKind::kIsInf,
+                              .min_opset = 10,
+                              .attrs = {attr_int("detect_negative", 1), attr_int("detect_positive", 1)},
+                              .infer = float_test_infer,
+                              .flops = one_per_element};
+  return d;
+}
 
 }  // namespace ucudnn

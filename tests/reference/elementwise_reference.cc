@@ -602,6 +602,9 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     case OpKind::kWhere:
       out.push_back(logic(node.op, in));
       break;
+    case OpKind::kIsNaN: case OpKind::kIsInf: out.push_back(float_test(node, *x)); break;
+    case OpKind::kTrilu: out.push_back(trilu(node, in)); break;
+    case OpKind::kCumSum: out.push_back(cumsum(node, in)); break;
     case OpKind::kIdentity: out.push_back(copy_as(*x, x->shape())); break;
     case OpKind::kDropout: {
       out.push_back(copy_as(*x, x->shape()));

@@ -145,4 +145,50 @@ Tensor softmax(const ir::Node& node, const Tensor& x, bool log) {
   return y;
 }
 
+Tensor float_test(const ir::Node& node, const Tensor& x) {
+  Tensor y = make(DType::kBool, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = get(x, i);
+    const bool hit = node.op == OpKind::kIsNaN
+                         ? std::isnan(v)
+                         : std::isinf(v) && node.attrs.get_int(v > 0 ? "detect_positive" : "detect_negative") != 0;
+    put_int(y, i, hit);
+  }
+  return y;
+}
+
+Tensor trilu(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  const int64_t k = in.size() > 1 && in[1] != nullptr ? get_int(*in[1], 0) : 0;
+  const bool upper = node.attrs.get_int("upper") != 0;
+  Tensor y = make(x.dtype(), x.shape());  // zeros
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const Index index = unravel(i, x.shape());
+    const int64_t row = index[index.size() - 2], column = index.back();
+    if (upper ? column - row >= k : column - row <= k) copy_element(x, i, y, i);
+  }
+  return y;
+}
+
+Tensor cumsum(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  const int64_t axis = positive_axis(get_int(*in[1], 0), x.rank());
+  const bool exclusive = node.attrs.get_int("exclusive") != 0, reverse = node.attrs.get_int("reverse") != 0;
+  Tensor y = make(x.dtype(), x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    Index index = unravel(i, x.shape());
+    const int64_t at = index[static_cast<size_t>(axis)];
+    double sum = 0;
+    for (int64_t j = 0; j < x.shape()[static_cast<size_t>(axis)]; ++j) {
+      const bool counted = reverse ? (exclusive ? j > at : j >= at) : (exclusive ? j < at : j <= at);
+      if (!counted) continue;
+      index[static_cast<size_t>(axis)] = j;
+      sum += get(x, ravel(index, x.shape()));
+    }
+    if (is_integer(y.dtype())) put_int(y, i, static_cast<int64_t>(sum));
+    else put(y, i, sum);
+  }
+  return y;
+}
+
 }  // namespace ucudnn::reference

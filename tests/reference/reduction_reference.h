@@ -1,5 +1,6 @@
 // Naive references of the Reduce* family (but ReduceSum: softmax_loss_reference.cc), ArgMax/ArgMin,
-// Softmax/LogSoftmax, the comparisons, the logical ops and Where; elementwise_reference dispatches to them.
+// Softmax/LogSoftmax, the comparisons, the logical ops, Where, IsNaN and IsInf, Trilu and CumSum;
+// elementwise_reference dispatches to them.
 #pragma once
 
 #include <vector>
@@ -13,5 +14,10 @@ Tensor reduce(OpKind op, const Tensor& x, const Tensor* axes_tensor, const ir::A
 Tensor arg_extreme(OpKind op, const Tensor& x, const ir::Attributes& attrs);
 Tensor softmax(const ir::Node& node, const Tensor& x, bool log);
 Tensor logic(OpKind op, const std::vector<const Tensor*>& in);
+// IsNaN and IsInf (bool results).
+Tensor float_test(const ir::Node& node, const Tensor& x);
+// Trilu: the kept triangle of each matrix of the last two dims; CumSum: running sums along the axis.
+Tensor trilu(const ir::Node& node, const std::vector<const Tensor*>& in);
+Tensor cumsum(const ir::Node& node, const std::vector<const Tensor*>& in);
 
 }  // namespace ucudnn::reference
