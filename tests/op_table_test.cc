@@ -201,6 +201,14 @@ int64_t reduction_length(const ir::Graph& graph, const ir::Node& node) {
     }
     case OpKind::kGemm: return node.attrs.get_int("transA") != 0 ? x[0] : x[1];
     case OpKind::kMatMul: return x.back();
+    case OpKind::kEinsum: {  // lowered: the sum of its MatMul (or ReduceSum) over the graph's nodes
+      int64_t length = 1;
+      for (const ir::Node& n : graph.nodes)
+        if (n.op == OpKind::kMatMul || n.op == OpKind::kReduceSum)
+          length = std::max(length, n.op == OpKind::kMatMul ? reduction_length(graph, n)
+                                                             : ucudnn::shape_numel(graph.value(n.inputs[0]).shape));
+      return length;
+    }
     case OpKind::kAveragePool: return ucudnn::shape_numel(node.attrs.get_ints("kernel_shape"));
     case OpKind::kGlobalAveragePool: return ucudnn::shape_numel(Shape(x.begin() + 2, x.end()));
     case OpKind::kLRN: return node.attrs.get_int("size");
@@ -216,7 +224,8 @@ int64_t reduction_length(const ir::Graph& graph, const ir::Node& node) {
 }
 
 Tolerance tolerance_for(const BackendConfig& config, const ir::Graph& graph, const ir::Node& node) {
-  const bool product = ir::is_convolution(node) || node.op == OpKind::kGemm || node.op == OpKind::kMatMul;
+  const bool product = ir::is_convolution(node) || node.op == OpKind::kGemm || node.op == OpKind::kMatMul ||
+                       node.op == OpKind::kEinsum;  // a MatMul once lowered
   const Tolerance base = product ? config.product_tolerance : config.tolerance;
   const double length = static_cast<double>(std::max<int64_t>(1, reduction_length(graph, node)));
   return {base.atol * std::sqrt(length), base.rtol};
