@@ -57,6 +57,11 @@ TEST(PointwiseGradient, Abs) { check_gradients(activation_check("abs", OpKind::k
 TEST(PointwiseGradient, Softsign) { check_gradients(activation_check("softsign", OpKind::kSoftsign)); }
 TEST(PointwiseGradient, Sin) { check_gradients(activation_check("sin", OpKind::kSin)); }
 TEST(PointwiseGradient, Cos) { check_gradients(activation_check("cos", OpKind::kCos)); }
+// Max and Min of two inputs (no ties among the random values), one broadcast.
+TEST(PointwiseGradient, MaxMin) {
+  check_gradients({.name = "max", .op = OpKind::kMax, .inputs = {input(kImage), input(kImage)}});
+  check_gradients({.name = "min_broadcast", .op = OpKind::kMin, .inputs = {input(kImage), input({3, 1, 1})}});
+}
 // Floor's steps are at the integers, at least 0.05 from every value: its derivative is 0 there.
 TEST(PointwiseGradient, Floor) { check_gradients(activation_check("floor", OpKind::kFloor)); }
 

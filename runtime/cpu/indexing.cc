@@ -22,8 +22,8 @@ int64_t index_at(const Tensor& indices, int64_t i) {
 Expected<int64_t> checked_index(const KernelArgs& args, const Tensor& indices, int64_t i, int64_t dim) {
   const int64_t v = index_at(indices, i);
   if (v < -dim || v >= dim)
-    return invalid_argument(args.node.describe() + ": index " + std::to_string(v) + " is out of range for a dimension of " +
-                            std::to_string(dim));
+    return invalid_argument(args.node.describe() + ": index " + std::to_string(v) +
+                            " is out of range for a dimension of " + std::to_string(dim));
   return v < 0 ? v + dim : v;
 }
 

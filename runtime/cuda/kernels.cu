@@ -124,7 +124,8 @@ __device__ __forceinline__ T apply_integer_binary(T a, T b) {
   } else if constexpr (Op == BinaryOp::kMin) {
     return a < b ? a : b;
   } else {
-    static_assert(Op == BinaryOp::kMod || Op == BinaryOp::kFmod, "integer binary ops: Add, Sub, Mul, Div, Mod, Max, Min");
+    static_assert(Op == BinaryOp::kMod || Op == BinaryOp::kFmod,
+                  "integer binary ops: Add, Sub, Mul, Div, Mod, Max, Min");
     const T r = b == T(0) || b == T(-1) ? T(0) : static_cast<T>(a % b);
     return Op == BinaryOp::kMod && r != 0 && ((r < 0) != (b < 0)) ? static_cast<T>(r + b) : r;
   }

@@ -53,9 +53,9 @@ cudaError_t launch_binary(BinaryOp op, const float* a, const float* b, float* ds
                           const StridedLayout& layout, bool contiguous, cudaStream_t stream);
 
 // launch_binary on int32 or int64 operands (`dtype`: a ucudnn::DType as an int) for kAdd, kSub, kMul, kDiv,
-// kMod, kFmod, kMax and kMin, with the CPU's results (runtime/cpu/binary.cc): overflow wraps (two's complement), Div truncates
-// toward zero and x / -1 is the wrapped negation (INT_MIN / -1 = INT_MIN). A zero divisor gives 0:
-// callers refuse one before launching. cudaErrorInvalidValue for another op or dtype.
+// kMod, kFmod, kMax and kMin, with the CPU's results (runtime/cpu/binary.cc): overflow wraps (two's
+// complement), Div truncates toward zero and x / -1 is the wrapped negation (INT_MIN / -1 = INT_MIN). A zero
+// divisor gives 0: callers refuse one before launching. cudaErrorInvalidValue for another op or dtype.
 cudaError_t launch_integer_binary(BinaryOp op, int dtype, const void* a, const void* b, void* dst, int64_t n,
                                   const StridedLayout& layout, bool contiguous, cudaStream_t stream);
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/ops/gradient.h"
 #include "runtime/ops/lowering.h"
 #include "runtime/ops/op_descriptor.h"
 
@@ -27,6 +28,27 @@ Status max_min_infer(InferContext& ctx) {
 }
 
 int64_t one_flop_per_element(const InferContext& ctx) { return shape_numel(ctx.output(0).shape); }
+
+// Y = Max(A, B) (the pairs the kernels run): dY goes to A where A >= B, else to B (Min: A <= B), each
+// summed back to its operand's shape; a tie gives it all to A.
+Status max_min_gradient(GradientContext& ctx) {
+  const ir::ValueId dy = ctx.output_grad(0);
+  if (dy == ir::kNoValue || (!ctx.needs_input_grad(0) && !ctx.needs_input_grad(1))) return Status::ok();
+  if (ctx.node().inputs.size() != 2)
+    return ctx.unsupported("a gradient of Max or Min of other than two inputs (the importer lowers them into pairs)");
+  const OpKind test = ctx.node().op == OpKind::kMax ? OpKind::kGreaterOrEqual : OpKind::kLessOrEqual;
+  UCUDNN_ASSIGN_OR_RETURN(ir::ValueId a_wins, ctx.emit1(test, {ctx.input(0), ctx.input(1)}));
+  const ir::ValueId zero = ctx.float_constant(0.0f, "zero");
+  for (size_t i = 0; i < 2; ++i) {
+    if (!ctx.needs_input_grad(i)) continue;
+    const ir::ValueId taken = i == 0 ? dy : zero, other = i == 0 ? zero : dy;
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId grad, ctx.emit1(OpKind::kWhere, {a_wins, taken, other}));
+    const Shape target = ctx.value(ctx.input(i)).shape;  // a copy: emitting nodes may move the graph's values
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId reduced, ctx.reduce_to_shape(grad, target));
+    UCUDNN_RETURN_IF_ERROR(ctx.add_input_grad(i, reduced));
+  }
+  return Status::ok();
+}
 
 Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
   const size_t n = node.inputs.size();
@@ -51,7 +73,8 @@ OpDescriptor max_min_descriptor(OpKind kind) {
                       .max_inputs = kMaxOperands,
                       .min_opset = 6,
                       .infer = max_min_infer,
-                      .flops = one_flop_per_element};
+                      .flops = one_flop_per_element,
+                      .gradient = max_min_gradient};
 }
 
 }  // namespace
