@@ -336,6 +336,12 @@ std::vector<OpCase> data_movement_cases() {
        {{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}},
       {"cumsum_int64_reverse", OpKind::kCumSum, 14, {typed_input(int64, {6}), typed_constant(int64, {}, {0})},
        {{"reverse", int64_t{1}}}},
+      {"top_k_last_axis", OpKind::kTopK, 11, {input({3, 7}), typed_constant(int64, {1}, {3})}, {}, 2},
+      {"top_k_axis0_smallest", OpKind::kTopK, 11, {input({5, 4}), typed_constant(int64, {1}, {2})},
+       {{"axis", int64_t{0}}, {"largest", int64_t{0}}}, 2},
+      {"top_k_ties_int64", OpKind::kTopK, 11,
+       {typed_input(int64, {8}, {3, 1, 3, 2, 3, 1, 0, 2}), typed_constant(int64, {1}, {5})}, {}, 2},
+      {"top_k_values_only", OpKind::kTopK, 10, {input({2, 3, 6}), typed_constant(int64, {1}, {6})}, {{"axis", int64_t{2}}}},
       {"einsum_sum_all", OpKind::kEinsum, 12, {input({3, 4})}, {{"equation", std::string("ij->")}}},
       // Einsum (lowered at import into Transposes, Reshapes and a MatMul).
       {"einsum_attention_scores", OpKind::kEinsum, 12, {input({2, 3, 4, 5}), input({2, 3, 6, 5})},

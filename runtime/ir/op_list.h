@@ -31,7 +31,7 @@
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
   X(ConstantOfShape) X(Size) X(DepthToSpace) X(SpaceToDepth) X(Tile)               \
   X(CastLike) X(Range) X(EyeLike) X(GatherElements) X(ScatterElements) X(ScatterND) \
-  X(Einsum) X(Trilu) X(CumSum)                                                      \
+  X(Einsum) X(Trilu) X(CumSum) X(TopK)                                              \
   /* reductions and normalizing exponentials */                                     \
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
   X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2)                  \
@@ -56,7 +56,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 133, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 134, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -134,7 +134,7 @@ Status einsum_infer(InferContext& ctx) {
   return Status::ok();
 }
 
-// Builds the lowered nodes of one Einsum, keeping each value's labels beside it.
+// Emits the nodes of one Einsum's lowering; each helper gets the labels of the value it is given.
 class EinsumLowering {
  public:
   EinsumLowering(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out, Equation e)

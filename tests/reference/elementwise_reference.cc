@@ -605,6 +605,11 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     case OpKind::kIsNaN: case OpKind::kIsInf: out.push_back(float_test(node, *x)); break;
     case OpKind::kTrilu: out.push_back(trilu(node, in)); break;
     case OpKind::kCumSum: out.push_back(cumsum(node, in)); break;
+    case OpKind::kTopK: {
+      out = top_k(node, in);
+      out.resize(node.outputs.size());
+      break;
+    }
     case OpKind::kIdentity: out.push_back(copy_as(*x, x->shape())); break;
     case OpKind::kDropout: {
       out.push_back(copy_as(*x, x->shape()));

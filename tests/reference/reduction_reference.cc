@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "tests/reference/element_access.h"
 #include "tests/reference/elementwise_reference.h"
@@ -189,6 +190,41 @@ Tensor cumsum(const ir::Node& node, const std::vector<const Tensor*>& in) {
     else put(y, i, sum);
   }
   return y;
+}
+
+std::vector<Tensor> top_k(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const Tensor& x = *in[0];
+  const int64_t axis = positive_axis(node.attrs.get_int("axis"), x.rank());
+  const int64_t k = get_int(*in[1], 0);
+  const bool largest = node.attrs.get_int("largest") != 0;
+  Shape shape = x.shape();
+  shape[static_cast<size_t>(axis)] = k;
+  Tensor values = make(x.dtype(), shape), indices = make(DType::kInt64, shape);
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    Index index = unravel(i, shape);
+    const int64_t rank_wanted = index[static_cast<size_t>(axis)];
+    // The element whose count of better elements (value, then index) is rank_wanted.
+    for (int64_t j = 0; j < x.shape()[static_cast<size_t>(axis)]; ++j) {
+      index[static_cast<size_t>(axis)] = j;
+      const double v = get(x, ravel(index, x.shape()));
+      int64_t better = 0;
+      for (int64_t m = 0; m < x.shape()[static_cast<size_t>(axis)]; ++m) {
+        index[static_cast<size_t>(axis)] = m;
+        const double w = get(x, ravel(index, x.shape()));
+        if ((largest ? w > v : w < v) || (w == v && m < j)) ++better;
+      }
+      if (better == rank_wanted) {
+        index[static_cast<size_t>(axis)] = j;
+        copy_element(x, ravel(index, x.shape()), values, i);
+        put_int(indices, i, j);
+        break;
+      }
+    }
+  }
+  std::vector<Tensor> out;
+  out.push_back(std::move(values));
+  out.push_back(std::move(indices));
+  return out;
 }
 
 }  // namespace ucudnn::reference

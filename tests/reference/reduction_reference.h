@@ -1,5 +1,5 @@
 // Naive references of the Reduce* family (but ReduceSum: softmax_loss_reference.cc), ArgMax/ArgMin,
-// Softmax/LogSoftmax, the comparisons, the logical ops, Where, IsNaN and IsInf, Trilu and CumSum;
+// Softmax/LogSoftmax, the comparisons, the logical ops, Where, IsNaN and IsInf, Trilu, CumSum and TopK;
 // elementwise_reference dispatches to them.
 #pragma once
 
@@ -19,5 +19,7 @@ Tensor float_test(const ir::Node& node, const Tensor& x);
 // Trilu: the kept triangle of each matrix of the last two dims; CumSum: running sums along the axis.
 Tensor trilu(const ir::Node& node, const std::vector<const Tensor*>& in);
 Tensor cumsum(const ir::Node& node, const std::vector<const Tensor*>& in);
+// TopK's values and indices.
+std::vector<Tensor> top_k(const ir::Node& node, const std::vector<const Tensor*>& in);
 
 }  // namespace ucudnn::reference
