@@ -2,8 +2,6 @@
 #include "runtime/ops/generators.h"
 
 #include <cmath>
-#include <cstring>
-#include <limits>
 #include <string>
 
 #include "runtime/ops/op_descriptor.h"
@@ -21,6 +19,13 @@ double scalar(const Tensor& t) {
     case DType::kInt32: return t.data<int32_t>()[0];
     default: return static_cast<double>(t.data<int64_t>()[0]);
   }
+}
+
+// An int32 or int64 scalar in long double: exact (a 64-bit significand on x86-64), and the difference of
+// two cannot overflow there.
+long double integer(const Tensor& t) {
+  return t.dtype() == DType::kInt32 ? static_cast<long double>(t.data<int32_t>()[0])
+                                    : static_cast<long double>(t.data<int64_t>()[0]);
 }
 
 }  // namespace
@@ -42,15 +47,9 @@ Expected<int64_t> range_count(const Tensor& start, const Tensor& limit, const Te
     const float difference = limit.data<float>()[0] - start.data<float>()[0];
     count = std::ceil(static_cast<double>(difference) / d);
   } else {
-    // In 128-bit-free integer arithmetic: the difference of two int64s can overflow int64, so in long double.
-    const long double s = static_cast<long double>(start.dtype() == DType::kInt32 ? start.data<int32_t>()[0]
-                                                                                 : start.data<int64_t>()[0]);
-    const long double l = static_cast<long double>(limit.dtype() == DType::kInt32 ? limit.data<int32_t>()[0]
-                                                                                 : limit.data<int64_t>()[0]);
-    const long double d = static_cast<long double>(delta.dtype() == DType::kInt32 ? delta.data<int32_t>()[0]
-                                                                                 : delta.data<int64_t>()[0]);
+    const long double d = integer(delta);
     if (d == 0) return invalid_argument(where + ": Range's delta is 0");
-    count = static_cast<double>(std::ceil((l - s) / d));
+    count = static_cast<double>(std::ceil((integer(limit) - integer(start)) / d));
   }
   if (count <= 0) return int64_t{0};
   if (count > static_cast<double>(kMaxRangeElements))
