@@ -1,24 +1,14 @@
 // CPU kernels of Trilu and CumSum (runtime/ops/trilu_cumsum.h): plain loops; Trilu copies element bytes
 // (any dtype), CumSum adds in the element's type (integers wrap as the binary ops' do: in the unsigned type).
 #include <cstring>
-#include <type_traits>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/ops/running_sum.h"
 #include "runtime/ops/trilu_cumsum.h"
 
 namespace ucudnn::cpu {
 
 namespace {
-
-// The type a running sum is kept in: integers unsigned, so that overflow wraps.
-template <typename T, bool = std::is_integral_v<T>>
-struct SumType {
-  using type = T;
-};
-template <typename T>
-struct SumType<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
 
 Status run_trilu(const KernelArgs& args) {
   const Tensor& x = *args.src[0];
@@ -40,18 +30,10 @@ Status run_trilu(const KernelArgs& args) {
 
 template <typename T>
 void scan(const T* x, T* y, int64_t outer, int64_t length, int64_t inner, bool exclusive, bool reverse) {
-  using Sum = typename SumType<T>::type;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
-      Sum sum = 0;
-      for (int64_t step = 0; step < length; ++step) {
-        const int64_t j = reverse ? length - 1 - step : step;
-        const int64_t at = (o * length + j) * inner + in;
-        const Sum v = static_cast<Sum>(x[at]);
-        if (!exclusive) sum = static_cast<Sum>(sum + v);
-        y[at] = static_cast<T>(sum);
-        if (exclusive) sum = static_cast<Sum>(sum + v);
-      }
+      const int64_t first = o * length * inner + in;
+      running_sum(x + first, y + first, length, inner, exclusive, reverse);
     }
 }
 

@@ -1,24 +1,14 @@
 // Trilu's and CumSum's CUDA kernels (contracts: trilu_cumsum_kernels.h).
 #include <cstdint>
-#include <type_traits>
 
 #include "runtime/core/dtype.h"
 #include "runtime/cuda/grid_loop.cuh"
 #include "runtime/cuda/trilu_cumsum_kernels.h"
+#include "runtime/ops/running_sum.h"
 
 namespace ucudnn::cuda {
 
 namespace {
-
-// The type a running sum is kept in: integers unsigned, so that overflow wraps.
-template <typename T, bool = std::is_integral_v<T>>
-struct SumType {
-  using type = T;
-};
-template <typename T>
-struct SumType<T, true> {
-  using type = std::make_unsigned_t<T>;
-};
 
 template <typename T>
 __global__ void trilu_kernel(const T* src, T* dst, int64_t n, int64_t rows, int64_t cols, int64_t k, bool upper) {
@@ -31,18 +21,9 @@ __global__ void trilu_kernel(const T* src, T* dst, int64_t n, int64_t rows, int6
 template <typename T>
 __global__ void cumsum_kernel(const T* src, T* dst, int64_t outer, int64_t length, int64_t inner, bool exclusive,
                               bool reverse) {
-  using Sum = typename SumType<T>::type;
   UCUDNN_GRID_LOOP(line, outer * inner) {
-    const int64_t o = line / inner, in = line % inner;
-    Sum sum = 0;
-    for (int64_t step = 0; step < length; ++step) {
-      const int64_t j = reverse ? length - 1 - step : step;
-      const int64_t at = (o * length + j) * inner + in;
-      const Sum v = static_cast<Sum>(src[at]);
-      if (!exclusive) sum = static_cast<Sum>(sum + v);
-      dst[at] = static_cast<T>(sum);
-      if (exclusive) sum = static_cast<Sum>(sum + v);
-    }
+    const int64_t first = line / inner * length * inner + line % inner;
+    running_sum(src + first, dst + first, length, inner, exclusive, reverse);
   }
 }
 
