@@ -11,11 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#if defined(__CUDACC__)
-#define UCUDNN_HOST_DEVICE __host__ __device__
-#else
-#define UCUDNN_HOST_DEVICE
-#endif
+#include "runtime/core/host_device.h"
 
 namespace ucudnn {
 

@@ -50,7 +50,9 @@ Status check_constant_indices(InferContext& ctx, size_t i, const std::vector<int
   return s.is_ok() ? s : ctx.error(s.message());
 }
 
-Status gather_elements_infer(InferContext& ctx) {
+// GatherElements' and ScatterElements' indices against data: its rank, the axis in it, no dim past data's
+// off the axis, constant values within the axis.
+Status check_elements_indices(InferContext& ctx) {
   UCUDNN_RETURN_IF_ERROR(expect_index_dtype(ctx, 1));
   const Shape& data = ctx.input(0).shape;
   const Shape& indices = ctx.input(1).shape;
@@ -63,28 +65,23 @@ Status gather_elements_infer(InferContext& ctx) {
     if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
       return ctx.error("indices " + shape_to_string(indices) + " exceed data " + shape_to_string(data) + " in dim " +
                        std::to_string(d));
-  UCUDNN_RETURN_IF_ERROR(check_constant_indices(ctx, 1, {data[axis]}));
-  ctx.set_output(0, ctx.input(0).dtype, indices);
+  return check_constant_indices(ctx, 1, {data[static_cast<size_t>(axis)]});
+}
+
+Status gather_elements_infer(InferContext& ctx) {
+  UCUDNN_RETURN_IF_ERROR(check_elements_indices(ctx));
+  ctx.set_output(0, ctx.input(0).dtype, ctx.input(1).shape);
   return Status::ok();
 }
 
 Status scatter_elements_infer(InferContext& ctx) {
-  UCUDNN_RETURN_IF_ERROR(expect_index_dtype(ctx, 1));
   UCUDNN_RETURN_IF_ERROR(check_reduction(ctx));
-  const Shape& data = ctx.input(0).shape;
-  const Shape& indices = ctx.input(1).shape;
-  const int64_t axis = normalize_axis(ctx.attrs().get_int("axis"), static_cast<int64_t>(data.size()));
-  if (axis < 0 || indices.size() != data.size() || ctx.input(2).shape != indices)
-    return ctx.error("indices and updates must have one shape of data's rank, and axis lie in it (data " +
-                     shape_to_string(data) + ", indices " + shape_to_string(indices) + ", updates " +
-                     shape_to_string(ctx.input(2).shape) + ")");
+  UCUDNN_RETURN_IF_ERROR(check_elements_indices(ctx));
+  if (ctx.input(2).shape != ctx.input(1).shape)
+    return ctx.error("updates must have indices' shape " + shape_to_string(ctx.input(1).shape) + ", got " +
+                     shape_to_string(ctx.input(2).shape));
   if (ctx.input(2).dtype != ctx.input(0).dtype) return ctx.error("updates must have data's dtype");
-  for (size_t d = 0; d < data.size(); ++d)
-    if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
-      return ctx.error("indices " + shape_to_string(indices) + " exceed data " + shape_to_string(data) + " in dim " +
-                       std::to_string(d));
-  UCUDNN_RETURN_IF_ERROR(check_constant_indices(ctx, 1, {data[axis]}));
-  ctx.set_output(0, ctx.input(0).dtype, data);
+  ctx.set_output(0, ctx.input(0).dtype, ctx.input(0).shape);
   return Status::ok();
 }
 

@@ -20,11 +20,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#ifdef __CUDACC__
-#define UCUDNN_HOST_DEVICE __host__ __device__
-#else
-#define UCUDNN_HOST_DEVICE
-#endif
+#include "runtime/core/host_device.h"
 
 namespace ucudnn {
 

@@ -6,11 +6,7 @@
 
 #include <type_traits>
 
-#ifdef __CUDACC__
-#define UCUDNN_HOST_DEVICE __host__ __device__
-#else
-#define UCUDNN_HOST_DEVICE
-#endif
+#include "runtime/core/host_device.h"
 
 namespace ucudnn {
 
