@@ -234,6 +234,7 @@ class Builder {
     out.op = node.op;
     out.opset = node.opset;
     UCUDNN_RETURN_IF_ERROR(validate_attributes(desc, std::move(node.attrs), who, &out.attrs));
+    if (node.legacy_broadcast) out.attrs.set(kLegacyBroadcastAttr, *node.legacy_broadcast);
     for (const std::string& name : node.inputs) {
       UCUDNN_ASSIGN_OR_RETURN(ir::ValueId id, lookup_input(name, who));
       out.inputs.push_back(id);

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@
 namespace ucudnn::onnx_import {
 
 // Default-domain opset versions the importer handles.
-inline constexpr int kMinOpset = 7;
+inline constexpr int kMinOpset = 1;
 inline constexpr int kMaxOpset = 21;
 
 // --- model_loader.cc ---------------------------------------------------------
@@ -81,8 +82,14 @@ struct PendingNode {
   std::vector<std::string> inputs;   // "" = absent optional input
   std::vector<std::string> outputs;  // "" = absent optional output
   RawAttributes attrs;
+  // Before opset 7 (Note [legacy broadcasting], upgrade.cc): the axis of input 0 where input 1's dims begin,
+  // or kLegacySameShape; absent when numpy broadcasting means the same.
+  std::optional<int64_t> legacy_broadcast;
   std::string describe() const;      // "node 'x' (Slice, opset 9)"
 };
+inline constexpr int64_t kLegacySameShape = -1;
+// The private attribute that carries PendingNode::legacy_broadcast to resolve_legacy_broadcast.
+inline constexpr const char* kLegacyBroadcastAttr = "legacy_broadcast";
 
 // Adds a constant value to the graph under construction and returns its name.
 using AddConstant = std::function<std::string(const std::string& name_hint, Tensor tensor)>;
@@ -122,6 +129,11 @@ Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const Imp
 // InvalidArgument when a graph input of `shape` would hold 2^63 bytes or more
 // (a batch of 2^62, say): sizes are products that must not overflow later.
 Status check_input_size(const std::string& name, DType dtype, const Shape& shape, int64_t batch);
+// Note [legacy broadcasting] (upgrade.cc): when node `n` carries kLegacyBroadcastAttr, checks its operands'
+// shapes against the old rule and, where numpy broadcasting would align input 1 elsewhere, inserts before it
+// a Reshape of input 1 that appends the trailing 1s (so the node is then node n + 1); erases the attribute.
+// InvalidModel naming the node and both shapes when they do not fit.
+Status resolve_legacy_broadcast(ir::Graph& graph, size_t n);
 // Runs every node's shape rule in order, storing dtypes and shapes; folds
 // constant nodes when asked; removes folded nodes and prunes the graph.
 Status infer_and_fold(ir::Graph& graph, const ImportOptions& options);

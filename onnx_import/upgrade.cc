@@ -2,13 +2,17 @@
 //
 // Runs on a PendingNode before attribute validation. Attributes that later
 // opsets turned into inputs become constant int64/float inputs:
-//   Slice<10 starts/ends/axes, Pad<11 pads/value, Split<13 split,
+//   Slice<10 starts/ends/axes, Pad<11 pads/value (Pad-1 calls them paddings), Split<13 split,
 //   Squeeze/Unsqueeze<13 axes, Clip<11 min/max, ReduceMean<18 axes, ReduceSum<13 axes,
-//   Dropout<12 ratio.
+//   Dropout<12 ratio, Reshape<5 shape.
 // BatchNormalization's legacy attributes are dropped when harmless
-// (spatial=1, is_test, consumed_inputs, and momentum when the descriptor does
-// not read it); spatial=0 is rejected. Softmax/LogSoftmax keep their form: the
-// descriptor reads the opset for the axis semantics.
+// (spatial=1, is_test=1, consumed_inputs, and momentum when the descriptor does
+// not read it); spatial=0 and is_test=0 (training mode, before opset 7) are rejected.
+// Softmax/LogSoftmax keep their form: the descriptor reads the opset for the axis semantics.
+//
+// Opsets 1 to 6 (Note [legacy broadcasting]): `consumed_inputs` (opset 1's in-place hint) is dropped
+// everywhere; Concat-1 defaults its axis to 1; Cast-1 names its target type ("FLOAT"); Selu-1's
+// defaults were 1.6732 and 1.0507.
 #include <algorithm>
 #include <optional>
 
@@ -76,6 +80,68 @@ Status float_to_input(PendingNode& node, const char* name, size_t index, const A
   return Status::ok();
 }
 
+// Note [legacy broadcasting]
+// Before opset 7 the binary ops (Add, Sub, Mul, Div, Pow, the comparisons, And, Or, Xor) broadcast only when
+// asked (broadcast=1), and then B's shape is a contiguous run of A's dims: its last ones, or those starting
+// at `axis`; without broadcast=1 the shapes must be equal. PRelu-6's slope is one value or one per channel
+// (axis 1). Numpy broadcasting gives the same result as the trailing-dims rule, so that form is dropped here;
+// an `axis` or a required equality becomes the private attribute kLegacyBroadcast, which the importer
+// resolves once shapes are known (resolve_legacy_broadcast: B reshaped so that numpy broadcasting aligns it
+// at `axis`, or the two shapes checked equal) before the node's shape rule runs.
+Status upgrade_legacy_broadcast(PendingNode& node) {
+  int64_t broadcast = 0;
+  if (std::optional<ir::AttrValue> b = take(node, "broadcast")) {
+    const auto* i = std::get_if<int64_t>(&*b);
+    if (!i) return wrong_type(node, "broadcast", ir::AttrType::kInt, *b);
+    broadcast = *i;
+  }
+  std::optional<ir::AttrValue> axis = take(node, "axis");
+  if (broadcast == 0) {
+    node.legacy_broadcast = kLegacySameShape;
+    return Status::ok();
+  }
+  if (!axis) return Status::ok();
+  const auto* i = std::get_if<int64_t>(&*axis);
+  if (!i) return wrong_type(node, "axis", ir::AttrType::kInt, *axis);
+  if (*i < 0) return invalid_model(node.describe() + ": axis " + std::to_string(*i) + " must be >= 0");
+  node.legacy_broadcast = *i;
+  return Status::ok();
+}
+
+bool is_legacy_broadcasting(OpKind op) {
+  switch (op) {
+    case OpKind::kAdd:
+    case OpKind::kSub:
+    case OpKind::kMul:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kEqual:
+    case OpKind::kLess:
+    case OpKind::kGreater:
+    case OpKind::kAnd:
+    case OpKind::kOr:
+    case OpKind::kXor: return true;
+    default: return false;
+  }
+}
+
+// Cast-1's `to` is a type name ("FLOAT"); later opsets give TensorProto's number.
+Status upgrade_cast(PendingNode& node) {
+  auto it = node.attrs.find("to");
+  if (it == node.attrs.end()) return Status::ok();  // validation reports it missing
+  const auto* name = std::get_if<std::string>(&it->second);
+  if (!name) return Status::ok();
+  onnx::TensorProto_DataType type;
+  if (!onnx::TensorProto_DataType_Parse(*name, &type))
+    return invalid_model(node.describe() + ": 'to' names no ONNX type: '" + *name + "'");
+  it->second = static_cast<int64_t>(type);
+  return Status::ok();
+}
+
+void set_default(PendingNode& node, const char* name, float value) {
+  if (node.attrs.find(name) == node.attrs.end()) node.attrs[name] = value;
+}
+
 Status upgrade_batch_norm(PendingNode& node) {
   if (std::optional<ir::AttrValue> spatial = take(node, "spatial")) {
     const auto* i = std::get_if<int64_t>(&*spatial);
@@ -84,8 +150,14 @@ Status upgrade_batch_norm(PendingNode& node) {
       return unsupported(node.describe() +
                          ": spatial=0 (per-activation statistics) is not supported; only spatial=1");
   }
-  take(node, "is_test");  // removed in opset 7; inference is the only mode here
-  take(node, "consumed_inputs");
+  if (std::optional<ir::AttrValue> is_test = take(node, "is_test"); node.opset < 7) {
+    // Before opset 7 is_test defaulted to 0, training mode: statistics of the batch, not the running ones.
+    const auto* i = is_test ? std::get_if<int64_t>(&*is_test) : nullptr;
+    if (is_test && !i) return wrong_type(node, "is_test", ir::AttrType::kInt, *is_test);
+    if (!i || *i == 0)
+      return unsupported(node.describe() + ": is_test=0 (training mode: the batch's own statistics) is not " +
+                         "supported; only is_test=1");
+  }
   if (!declares(node, "momentum")) take(node, "momentum");  // running-statistics update: training only
   return Status::ok();
 }
@@ -108,7 +180,27 @@ bool has_upgrade(OpKind op) {
 
 Status upgrade_node(PendingNode& node, const AddConstant& add) {
   const int v = node.opset;
+  if (v < 7) {
+    take(node, "consumed_inputs");
+    if (is_legacy_broadcasting(node.op)) UCUDNN_RETURN_IF_ERROR(upgrade_legacy_broadcast(node));
+    if (node.op == OpKind::kPRelu) node.legacy_broadcast = 1;
+    if (node.op == OpKind::kGemm) take(node, "broadcast");  // C broadcasts the same way since opset 7
+  }
   switch (node.op) {
+    case OpKind::kReshape:
+      if (v < 5) UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "shape", 1, true, add));
+      break;
+    case OpKind::kConcat:
+      if (v < 4 && node.attrs.find("axis") == node.attrs.end()) node.attrs["axis"] = int64_t{1};
+      break;
+    case OpKind::kCast:
+      if (v < 6) UCUDNN_RETURN_IF_ERROR(upgrade_cast(node));
+      break;
+    case OpKind::kSelu:
+      if (v >= 6) break;
+      set_default(node, "alpha", 1.6732f);
+      set_default(node, "gamma", 1.0507f);
+      break;
     case OpKind::kSlice:
       if (v >= 10) break;
       UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "starts", 1, true, add));
@@ -117,6 +209,9 @@ Status upgrade_node(PendingNode& node, const AddConstant& add) {
       break;
     case OpKind::kPad:
       if (v >= 11) break;
+      if (v < 2) {
+        if (std::optional<ir::AttrValue> paddings = take(node, "paddings")) node.attrs["pads"] = std::move(*paddings);
+      }
       UCUDNN_RETURN_IF_ERROR(ints_to_input(node, "pads", 1, true, add));
       UCUDNN_RETURN_IF_ERROR(float_to_input(node, "value", 2, add));
       break;

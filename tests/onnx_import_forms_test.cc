@@ -198,6 +198,140 @@ TEST(OnnxImport, ConstantOfShapeValueOfTwoElementsRejected) {
   expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"node 'fill'", "one element", "holds 2"});
 }
 
+// Note [legacy broadcasting]: opset 6's Add(broadcast=1, axis=1) of B [3] to A [2, 3, 4] adds B per channel:
+// B becomes [3, 1] (a Reshape the importer folds when B is constant), which numpy broadcasting aligns there.
+TEST(OnnxImport, LegacyBroadcastAxisReshapesB) {
+  for (const bool constant_b : {true, false}) {
+    SCOPED_TRACE(constant_b ? "B an initializer" : "B an input");
+    TempDir dir;
+    onnx::ModelProto m = make_model(6);
+    add_input(m, "a", {"2", "3", "4"});
+    if (constant_b) {
+      add_float_initializer(m, "b", {3}, {1.0f, 2.0f, 3.0f});
+    } else {
+      add_input(m, "b", {"3"});
+    }
+    auto* add = add_node(m, "Add", {"a", "b"}, {"y"}, "add");
+    add_int_attr(add, "broadcast", 1);
+    add_int_attr(add, "axis", 1);
+    add_output(m, "y", {"2", "3", "4"});
+    auto g = load(write_model(dir, m));
+    ASSERT_TRUE(g.has_value()) << g.status().to_string();
+    ASSERT_EQ(g->nodes.size(), constant_b ? 1u : 2u);
+    const ir::Node& node = g->nodes.back();
+    EXPECT_EQ(node.op, OpKind::kAdd);
+    EXPECT_FALSE(node.attrs.has("legacy_broadcast"));
+    const ir::Value& b = g->value(node.inputs[1]);
+    EXPECT_EQ(b.shape, (Shape{3, 1}));
+    if (constant_b) {
+      ASSERT_TRUE(b.constant.has_value());
+      EXPECT_EQ(b.constant->data<float>()[2], 3.0f);
+    } else {
+      EXPECT_EQ(g->nodes[0].op, OpKind::kReshape);
+    }
+    EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{2, 3, 4}));
+  }
+}
+
+TEST(OnnxImport, LegacyBroadcastRulesChecked) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> b_dims;
+    std::vector<std::pair<const char*, int64_t>> attrs;
+    std::vector<std::string> message;
+  };
+  const std::vector<Case> cases = {
+      {"no broadcast flag", {"4"}, {}, {"node 'mul'", "A [2, 3, 4], B [4]", "broadcast=1"}},
+      {"B past A's end", {"3", "4"}, {{"broadcast", 1}, {"axis", 2}}, {"node 'mul'", "does not fit", "axis 2"}},
+      {"dims differ", {"4"}, {{"broadcast", 1}, {"axis", 1}}, {"node 'mul'", "B's dim 0", "A's dim 1"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    onnx::ModelProto m = make_model(6);
+    add_input(m, "a", {"2", "3", "4"});
+    add_input(m, "b", c.b_dims);
+    auto* mul = add_node(m, "Mul", {"a", "b"}, {"y"}, "mul");
+    for (const auto& [name, value] : c.attrs) add_int_attr(mul, name, value);
+    add_output(m, "y", {"2", "3", "4"});
+    auto g = load(write_model(dir, m));
+    ASSERT_FALSE(g.has_value());
+    EXPECT_EQ(g.status().code(), StatusCode::kInvalidModel) << g.status().to_string();
+    for (const std::string& part : c.message) EXPECT_NE(g.status().message().find(part), std::string::npos) << part;
+  }
+}
+
+// PRelu-6's slope of one value per channel ([C]) applies along axis 1.
+TEST(OnnxImport, LegacyPReluSlopePerChannel) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(6);
+  add_input(m, "x", {"2", "3", "4", "5"});
+  add_float_initializer(m, "slope", {3}, {0.1f, 0.2f, 0.3f});
+  add_node(m, "PRelu", {"x", "slope"}, {"y"}, "prelu");
+  add_output(m, "y", {"2", "3", "4", "5"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  ASSERT_EQ(g->nodes.size(), 1u);
+  EXPECT_EQ(g->value(g->nodes[0].inputs[1]).shape, (Shape{3, 1, 1}));
+}
+
+// Opset 1's forms: Reshape's shape attribute, Concat's default axis 1, Pad's `paddings`, Cast's type name,
+// `consumed_inputs` (ignored).
+TEST(OnnxImport, OpsetOneFormsLoad) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(1);
+  add_input(m, "x", {"2", "3"});
+  auto* relu = add_node(m, "Relu", {"x"}, {"r"});
+  add_ints_attr(relu, "consumed_inputs", {0});
+  add_ints_attr(add_node(m, "Reshape", {"r"}, {"r2"}), "shape", {3, 2});
+  add_node(m, "Concat", {"r2", "r2"}, {"c"});
+  auto* pad = add_node(m, "Pad", {"c"}, {"p"});
+  add_ints_attr(pad, "paddings", {1, 0, 1, 0});
+  auto* cast = add_node(m, "Cast", {"p"}, {"y"});
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::STRING);
+  to->set_s("INT32");
+  add_output(m, "y", {"5", "4"}, onnx::TensorProto::INT32);
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{5, 4}));
+  EXPECT_EQ(g->value(g->outputs[0]).dtype, DType::kInt32);
+}
+
+TEST(OnnxImport, LegacyCastTypeNameChecked) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(5);
+  add_input(m, "x", {"2"});
+  auto* to = add_node(m, "Cast", {"x"}, {"y"}, "cast")->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::STRING);
+  to->set_s("FLOAT33");
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"node 'cast'", "FLOAT33"});
+}
+
+// Before opset 7 BatchNormalization's is_test defaulted to 0: the batch's own statistics, which ucudnn does
+// not compute; is_test=1 loads.
+TEST(OnnxImport, LegacyBatchNormNeedsIsTest) {
+  for (const bool is_test : {true, false}) {
+    SCOPED_TRACE(is_test ? "is_test=1" : "is_test absent");
+    TempDir dir;
+    onnx::ModelProto m = make_model(6);
+    add_input(m, "x", {"1", "2", "3", "3"});
+    for (const char* p : {"scale", "bias", "mean", "var"}) add_float_initializer(m, p, {2}, {1.0f, 1.0f});
+    auto* bn = add_node(m, "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "bn");
+    if (is_test) add_int_attr(bn, "is_test", 1);
+    add_output(m, "y", {"1", "2", "3", "3"});
+    auto g = load(write_model(dir, m));
+    if (is_test) {
+      EXPECT_TRUE(g.has_value()) << g.status().to_string();
+    } else {
+      expect_error(g, StatusCode::kUnsupported, {"node 'bn'", "is_test=0"});
+    }
+  }
+}
+
 TEST(OnnxImport, BatchNormSpatialZeroRejected) {
   TempDir dir;
   onnx::ModelProto m = make_model(7);

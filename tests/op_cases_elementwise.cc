@@ -61,6 +61,8 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"softsign", OpKind::kSoftsign, 1, {input(image, -6, 6)}},
       {"celu", OpKind::kCelu, 12, {input(image, -4, 4)}, {{"alpha", 0.6f}}},
       {"celu_default", OpKind::kCelu, 12, {input_values({5}, {-30, -1, 0, 0.5, 3})}},
+      {"selu", OpKind::kSelu, 6, {input(image, -4, 4)}, {{"alpha", 2.0f}, {"gamma", 3.0f}}},
+      {"selu_default", OpKind::kSelu, 6, {input_values({5}, {-30, -1, 0, 0.5, 3})}},
       {"thresholded_relu", OpKind::kThresholdedRelu, 10, {input(image, -3, 3)}, {{"alpha", 0.4f}}},
       {"thresholded_relu_default", OpKind::kThresholdedRelu, 10, {input_values({5}, {-2, 0.5, 1, 1.5, 3})}},
       {"shrink", OpKind::kShrink, 9, {input(image, -3, 3)}, {{"bias", 0.25f}, {"lambd", 1.0f}}},

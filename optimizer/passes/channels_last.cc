@@ -43,7 +43,7 @@ bool is_layout_free_elementwise(OpKind op) {
     case OpKind::kElu: case OpKind::kErf: case OpKind::kCast: case OpKind::kAdd: case OpKind::kSub:
     case OpKind::kMul: case OpKind::kDiv: case OpKind::kPow: case OpKind::kFusedPointwise:
     case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
-    case OpKind::kNeg: case OpKind::kReciprocal: case OpKind::kSoftsign: case OpKind::kCelu:
+    case OpKind::kNeg: case OpKind::kReciprocal: case OpKind::kSoftsign: case OpKind::kCelu: case OpKind::kSelu:
     case OpKind::kThresholdedRelu: case OpKind::kShrink: case OpKind::kFloor: case OpKind::kCeil:
     case OpKind::kRound: case OpKind::kSign: case OpKind::kSin: case OpKind::kCos: case OpKind::kTan:
     case OpKind::kAsin: case OpKind::kAcos: case OpKind::kAtan: case OpKind::kSinh: case OpKind::kCosh:

@@ -187,6 +187,14 @@ const CpuKernel& cpu_kernel_Celu() {
   return k;
 }
 
+const CpuKernel& cpu_kernel_Selu() {
+  static const CpuKernel k{.run = [](const KernelArgs& a) {
+    const float alpha = a.node.attrs.get_float("alpha"), gamma = a.node.attrs.get_float("gamma");
+    return map_elements(a, [alpha, gamma](float x) { return gamma * (x > 0 ? x : alpha * std::expm1(x)); });
+  }};
+  return k;
+}
+
 const CpuKernel& cpu_kernel_ThresholdedRelu() {
   static const CpuKernel k{.run = [](const KernelArgs& a) {
     const float alpha = a.node.attrs.get_float("alpha");

@@ -1,5 +1,5 @@
 // CUDA kernels of the elementwise ops: the activations (Relu, LeakyRelu,
-// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus, Softsign, Celu, ThresholdedRelu,
+// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus, Softsign, Celu, Selu, ThresholdedRelu,
 // Shrink), the math functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Floor, Ceil, Round, Sign and the
 // trigonometric and hyperbolic ones), PRelu and the broadcasting Add/Sub/Mul/Div/Pow/Mod/Max/Min,
 // the Reduce* family, ArgMax and ArgMin — float32, and int32/int64 for Add/Sub/Mul/Div/Mod/Max/Min as on
@@ -112,6 +112,10 @@ Expected<std::unique_ptr<KernelState>> prepare_unary(const PrepareArgs& a, Unary
     case UnaryOp::kElu:
     case UnaryOp::kCelu:
     case UnaryOp::kThresholdedRelu: s->alpha = attrs.get_float("alpha"); break;
+    case UnaryOp::kSelu:
+      s->alpha = attrs.get_float("alpha");
+      s->beta = attrs.get_float("gamma");
+      break;
     case UnaryOp::kShrink:
       s->alpha = attrs.get_float("lambd");
       s->beta = attrs.get_float("bias");
@@ -329,6 +333,7 @@ UCUDNN_UNARY_KERNEL(Neg)
 UCUDNN_UNARY_KERNEL(Reciprocal)
 UCUDNN_UNARY_KERNEL(Softsign)
 UCUDNN_UNARY_KERNEL(Celu)
+UCUDNN_UNARY_KERNEL(Selu)
 UCUDNN_UNARY_KERNEL(ThresholdedRelu)
 UCUDNN_UNARY_KERNEL(Shrink)
 UCUDNN_UNARY_KERNEL(Floor)

@@ -44,6 +44,7 @@ __device__ __forceinline__ float apply_unary(UnaryOp op, float x, float alpha, f
     case UnaryOp::kReciprocal: return 1.0f / x;
     case UnaryOp::kSoftsign: return x / (1.0f + fabsf(x));
     case UnaryOp::kCelu: return x > 0.0f ? x : alpha * expm1f(x / alpha);
+    case UnaryOp::kSelu: return beta * (x > 0.0f ? x : alpha * expm1f(x));
     case UnaryOp::kThresholdedRelu: return x > alpha ? x : 0.0f;
     case UnaryOp::kShrink: return x < -alpha ? x + beta : x > alpha ? x - beta : 0.0f;
     case UnaryOp::kFloor: return floorf(x);
@@ -329,6 +330,7 @@ cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, fl
     UCUDNN_UNARY_CASE(kReciprocal)
     UCUDNN_UNARY_CASE(kSoftsign)
     UCUDNN_UNARY_CASE(kCelu)
+    UCUDNN_UNARY_CASE(kSelu)
     UCUDNN_UNARY_CASE(kThresholdedRelu)
     UCUDNN_UNARY_CASE(kShrink)
     UCUDNN_UNARY_CASE(kFloor)

@@ -29,10 +29,10 @@ struct StridedLayout {
 enum class UnaryOp {
   kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu, kErf, kSoftplus,
   kSqrt, kExp, kLog, kAbs, kNeg, kReciprocal, kSoftsign, kCelu, kThresholdedRelu, kShrink,
-  kFloor, kCeil, kRound, kSign, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh
+  kSelu, kFloor, kCeil, kRound, kSign, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh
 };
 // dst[i] = op(src[i]) with parameters alpha, beta (LeakyRelu/Elu/Celu/ThresholdedRelu alpha; HardSigmoid
-// alpha, beta; Clip lo, hi; Shrink lambd, bias).
+// alpha, beta; Selu alpha, gamma; Clip lo, hi; Shrink lambd, bias).
 cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
                          cudaStream_t stream);
 

@@ -10,7 +10,7 @@
   X(InstanceNormalization) X(GroupNormalization)                                   \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
-  X(Clip) X(Elu) X(Erf) X(Softplus) X(Softsign) X(Celu) X(ThresholdedRelu) X(Shrink) \
+  X(Clip) X(Elu) X(Erf) X(Softplus) X(Softsign) X(Celu) X(Selu) X(ThresholdedRelu) X(Shrink) \
   /* elementwise math */                                                            \
   X(Sqrt) X(Exp) X(Log) X(Abs) X(Neg) X(Reciprocal)                                 \
   X(Floor) X(Ceil) X(Round) X(Sign)                                                 \

@@ -1,5 +1,5 @@
 // Descriptors of the elementwise unary ops: the activations Relu, LeakyRelu, PRelu,
-// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus, Softsign, Celu,
+// Sigmoid, Tanh, HardSigmoid, HardSwish, Clip, Elu, Erf, Softplus, Softsign, Celu, Selu,
 // ThresholdedRelu, Shrink, and the math functions Sqrt, Exp, Log, Abs, Neg, Reciprocal,
 // Floor, Ceil, Round, Sign and the trigonometric and hyperbolic functions and their
 // inverses. Output = input's dtype and shape
@@ -9,7 +9,7 @@
 // Gradient rules: ActivationGrad (runtime/ops/activation_grad.cc) for the
 // activations with one, PReluGrad for PRelu, and for Softplus, Softsign and some math
 // functions ordinary ops on X, Y and dY (below). Floor, Ceil, Round and Sign have a zero
-// derivative wherever they have one. Erf, Celu, ThresholdedRelu, Shrink and the functions
+// derivative wherever they have one. Erf, Celu, Selu, ThresholdedRelu, Shrink and the functions
 // besides Sin and Cos have none yet.
 #include <string>
 
@@ -177,7 +177,7 @@ Status reciprocal_gradient(GradientContext& ctx) {  // dX = -dY · y²
   });
 }
 
-OpDescriptor math_descriptor(OpKind kind, Status (*gradient)(GradientContext&), int min_opset = 6) {
+OpDescriptor math_descriptor(OpKind kind, Status (*gradient)(GradientContext&), int min_opset = 1) {
   return OpDescriptor{.kind = kind,
                       .min_opset = min_opset,
                       .infer = same_as_float_input,
@@ -189,7 +189,7 @@ OpDescriptor math_descriptor(OpKind kind, Status (*gradient)(GradientContext&), 
 
 const OpDescriptor& describe_Relu() {
   static const OpDescriptor d{.kind = OpKind::kRelu,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .infer = same_as_float_input,
                               .flops = one_flop_per_element,
                               .gradient = activation_gradient};
@@ -198,7 +198,7 @@ const OpDescriptor& describe_Relu() {
 
 const OpDescriptor& describe_LeakyRelu() {
   static const OpDescriptor d{.kind = OpKind::kLeakyRelu,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .attrs = {attr_float("alpha", 0.01f)},
                               .infer = same_as_float_input,
                               .flops = one_flop_per_element,
@@ -210,7 +210,7 @@ const OpDescriptor& describe_PRelu() {
   static const OpDescriptor d{.kind = OpKind::kPRelu,
                               .min_inputs = 2,
                               .max_inputs = 2,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .infer = prelu_infer,
                               .flops = one_flop_per_element,
                               .gradient = prelu_gradient};
@@ -219,7 +219,7 @@ const OpDescriptor& describe_PRelu() {
 
 const OpDescriptor& describe_Sigmoid() {
   static const OpDescriptor d{.kind = OpKind::kSigmoid,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .infer = same_as_float_input,
                               .flops = four_flops_per_element,
                               .gradient = activation_gradient};
@@ -228,7 +228,7 @@ const OpDescriptor& describe_Sigmoid() {
 
 const OpDescriptor& describe_Tanh() {
   static const OpDescriptor d{.kind = OpKind::kTanh,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .infer = same_as_float_input,
                               .flops = four_flops_per_element,
                               .gradient = activation_gradient};
@@ -237,7 +237,7 @@ const OpDescriptor& describe_Tanh() {
 
 const OpDescriptor& describe_HardSigmoid() {
   static const OpDescriptor d{.kind = OpKind::kHardSigmoid,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .attrs = {attr_float("alpha", 0.2f), attr_float("beta", 0.5f)},
                               .infer = same_as_float_input,
                               .flops = four_flops_per_element,
@@ -267,7 +267,7 @@ const OpDescriptor& describe_Clip() {
 
 const OpDescriptor& describe_Elu() {
   static const OpDescriptor d{.kind = OpKind::kElu,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .attrs = {attr_float("alpha", 1.0f)},
                               .infer = same_as_float_input,
                               .flops = four_flops_per_element,
@@ -335,6 +335,18 @@ const OpDescriptor& describe_Celu() {
   static const OpDescriptor d{.kind = OpKind::kCelu,
                               .min_opset = 12,
                               .attrs = {attr_float("alpha", 1.0f)},
+                              .infer = same_as_float_input,
+                              .flops = four_flops_per_element};
+  return d;
+}
+
+// gamma · (x where x > 0, else alpha · (exp(x) - 1)) (opset 6's defaults; Selu-1's, 1.6732 and 1.0507, are
+// filled in by onnx_import/upgrade.cc).
+const OpDescriptor& describe_Selu() {
+  static const OpDescriptor d{.kind = OpKind::kSelu,
+                              .min_opset = 1,
+                              .attrs = {attr_float("alpha", 1.67326319217681884765625f),
+                                        attr_float("gamma", 1.05070102214813232421875f)},
                               .infer = same_as_float_input,
                               .flops = four_flops_per_element};
   return d;

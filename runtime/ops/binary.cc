@@ -1,5 +1,6 @@
 // Descriptors of the broadcasting binary ops Add, Sub, Mul, Div, Pow, Mod (opset >= 7
-// form: numpy multidirectional broadcasting, no `broadcast` attribute).
+// form: numpy multidirectional broadcasting, no `broadcast` attribute; the importer rewrites the older
+// form, Note [legacy broadcasting] in onnx_import/upgrade.cc).
 // Both inputs must have the same dtype: float32 for math, int64/int32 because
 // exporters compute shapes with them (Shape → Gather → Mul → Reshape); Pow is float32 only.
 // Gradient rules: each operand's gradient is computed at the output's shape,
@@ -113,7 +114,7 @@ OpDescriptor binary_descriptor(OpKind kind, Status (*gradient)(GradientContext&)
   return OpDescriptor{.kind = kind,
                       .min_inputs = 2,
                       .max_inputs = 2,
-                      .min_opset = 7,
+                      .min_opset = 1,  // the broadcast and axis of opsets 1-6: onnx_import/upgrade.cc
                       .infer = infer,
                       .flops = one_flop_per_element,
                       .gradient = gradient};

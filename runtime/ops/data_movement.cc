@@ -448,7 +448,7 @@ const OpDescriptor& describe_Concat() {
   static const OpDescriptor d{.kind = OpKind::kConcat,
                               .min_inputs = 1,
                               .max_inputs = kManyValues,
-                              .min_opset = 4,
+                              .min_opset = 1,  // Concat-1's default axis: onnx_import/upgrade.cc
                               .attrs = {attr_required("axis", ir::AttrType::kInt)},
                               .infer = concat_infer,
                               .gradient = concat_gradient};

@@ -54,7 +54,7 @@ const OpDescriptor& describe_InstanceNormalization() {
                               .min_inputs = 3,
                               .max_inputs = 3,
                               .max_outputs = 1,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .attrs = {attr_float("epsilon", 1e-5f)},
                               .infer = infer_instance_norm,
                               .flops = instance_norm_flops};

@@ -63,15 +63,15 @@ int64_t one_per_element(const InferContext& ctx) { return shape_numel(ctx.output
                                 .flops = one_per_element};                                       \
     return d;                                                                                    \
   }
-UCUDNN_LOGIC_OP(Equal, 2, 7, compare_infer)
-UCUDNN_LOGIC_OP(Less, 2, 7, compare_infer)
-UCUDNN_LOGIC_OP(Greater, 2, 7, compare_infer)
+UCUDNN_LOGIC_OP(Equal, 2, 1, compare_infer)
+UCUDNN_LOGIC_OP(Less, 2, 1, compare_infer)
+UCUDNN_LOGIC_OP(Greater, 2, 1, compare_infer)
 UCUDNN_LOGIC_OP(LessOrEqual, 2, 12, compare_infer)
 UCUDNN_LOGIC_OP(GreaterOrEqual, 2, 12, compare_infer)
 UCUDNN_LOGIC_OP(Not, 1, 1, logic_infer)
-UCUDNN_LOGIC_OP(And, 2, 7, logic_infer)
-UCUDNN_LOGIC_OP(Or, 2, 7, logic_infer)
-UCUDNN_LOGIC_OP(Xor, 2, 7, logic_infer)
+UCUDNN_LOGIC_OP(And, 2, 1, logic_infer)
+UCUDNN_LOGIC_OP(Or, 2, 1, logic_infer)
+UCUDNN_LOGIC_OP(Xor, 2, 1, logic_infer)
 UCUDNN_LOGIC_OP(Where, 3, 9, where_infer)
 UCUDNN_LOGIC_OP(IsNaN, 1, 9, float_test_infer)
 #undef UCUDNN_LOGIC_OP

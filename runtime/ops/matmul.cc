@@ -187,7 +187,7 @@ const OpDescriptor& describe_Gemm() {
   static const OpDescriptor d{.kind = OpKind::kGemm,
                               .min_inputs = 2,
                               .max_inputs = 3,
-                              .min_opset = 7,
+                              .min_opset = 1,  // opsets 1-6's `broadcast`: onnx_import/upgrade.cc
                               .attrs = {attr_float("alpha", 1.0f), attr_float("beta", 1.0f), attr_int("transA", 0),
                                         attr_int("transB", 0)},
                               .infer = infer_gemm,

@@ -71,7 +71,7 @@ OpDescriptor max_min_descriptor(OpKind kind) {
   return OpDescriptor{.kind = kind,
                       .min_inputs = 1,
                       .max_inputs = kMaxOperands,
-                      .min_opset = 6,
+                      .min_opset = 1,
                       .infer = max_min_infer,
                       .flops = one_flop_per_element,
                       .gradient = max_min_gradient};

@@ -235,7 +235,7 @@ const OpDescriptor& describe_Reshape() {
   static const OpDescriptor d{.kind = OpKind::kReshape,
                               .min_inputs = 2,
                               .max_inputs = 2,
-                              .min_opset = 5,
+                              .min_opset = 1,  // Reshape-1's shape attribute: onnx_import/upgrade.cc
                               .attrs = {attr_int("allowzero", 0)},
                               .infer = reshape_infer,
                               .gradient = reshape_gradient};
@@ -299,7 +299,7 @@ const OpDescriptor& describe_Constant() {
 
 const OpDescriptor& describe_Cast() {
   static const OpDescriptor d{.kind = OpKind::kCast,
-                              .min_opset = 6,
+                              .min_opset = 1,  // Cast-1's type names: onnx_import/upgrade.cc
                               .attrs = {attr_required("to", ir::AttrType::kInt), attr_int("saturate", 1)},
                               .infer = cast_infer};
   return d;

@@ -47,7 +47,7 @@ const OpDescriptor& describe_Sum() {
   static const OpDescriptor d{.kind = OpKind::kSum,
                               .min_inputs = 1,
                               .max_inputs = kMaxOperands,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .infer = sum_mean_infer};
   return d;
 }
@@ -56,7 +56,7 @@ const OpDescriptor& describe_Mean() {
   static const OpDescriptor d{.kind = OpKind::kMean,
                               .min_inputs = 1,
                               .max_inputs = kMaxOperands,
-                              .min_opset = 6,
+                              .min_opset = 1,
                               .infer = sum_mean_infer};
   return d;
 }

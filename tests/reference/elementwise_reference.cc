@@ -46,6 +46,10 @@ double unary(OpKind op, const ir::Attributes& attrs, double x) {
       const double alpha = attrs.get_float("alpha");
       return std::max(0.0, x) + std::min(0.0, alpha * (std::exp(x / alpha) - 1));
     }
+    case OpKind::kSelu: {
+      const double alpha = attrs.get_float("alpha"), gamma = attrs.get_float("gamma");
+      return gamma * (x > 0 ? x : alpha * (std::exp(x) - 1));
+    }
     case OpKind::kThresholdedRelu: return x > attrs.get_float("alpha") ? x : 0;
     case OpKind::kShrink: {
       const double lambd = attrs.get_float("lambd"), bias = attrs.get_float("bias");
@@ -479,7 +483,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
     case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf:
     case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
-    case OpKind::kNeg: case OpKind::kReciprocal: case OpKind::kSoftsign: case OpKind::kCelu:
+    case OpKind::kNeg: case OpKind::kReciprocal: case OpKind::kSoftsign: case OpKind::kCelu: case OpKind::kSelu:
     case OpKind::kThresholdedRelu: case OpKind::kShrink: case OpKind::kFloor: case OpKind::kCeil:
     case OpKind::kRound: case OpKind::kSign: case OpKind::kSin: case OpKind::kCos: case OpKind::kTan:
     case OpKind::kAsin: case OpKind::kAcos: case OpKind::kAtan: case OpKind::kSinh: case OpKind::kCosh:
