@@ -1,5 +1,6 @@
 // Descriptor of Conv: X [N, C, spatial...], W [M, C/group, kernel...], optional
-// B [M] → Y [N, M, out...]. 1-D and 2-D convolutions; 3-D is Unsupported.
+// B [M] → Y [N, M, out...]. 1-D and 2-D convolutions run as they are; 3-D ones are lowered at import into
+// 2-D ones (Note [3-D convolution as 2-D ones], volumetric.h).
 // Attributes (latest opset): auto_pad "NOTSET", dilations, group 1, kernel_shape,
 // pads, strides; the rank-dependent ones are optional (read with has()).
 // FLOPs: 2 · N · M · prod(out) · (C/group) · prod(kernel).
@@ -24,8 +25,8 @@ Status infer_conv(InferContext& ctx) {
   if (x.size() < 3) return ctx.error("X must have rank >= 3 ([N, C, spatial...]), got rank " + std::to_string(x.size()));
   if (w.size() != x.size())
     return ctx.error("W has rank " + std::to_string(w.size()) + " but X has rank " + std::to_string(x.size()));
-  if (x.size() > 4)
-    return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D convolution; ucudnn supports 1-D and 2-D");
+  if (x.size() > 5)
+    return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D convolution; ucudnn supports 1-D to 3-D");
   const int64_t group = ctx.attrs().has("group") ? ctx.attrs().get_int("group") : 1;
   const int64_t channels = x[1], filters = w[0];
   if (group < 1) return ctx.error("group " + std::to_string(group) + " must be >= 1");

@@ -17,6 +17,7 @@
 #include "runtime/ops/sum_mean.h"
 #include "runtime/ops/tile.h"
 #include "runtime/ops/upsample.h"
+#include "runtime/ops/volumetric.h"
 
 namespace ucudnn {
 
@@ -95,6 +96,7 @@ ir::ValueId LoweringBuilder::int64s(const std::string& what, const std::vector<i
 
 Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_volumetric_ops(graph));
   UCUDNN_RETURN_IF_ERROR(lower_layer_norms(graph));
   UCUDNN_RETURN_IF_ERROR(lower_instance_norms(graph));
   UCUDNN_RETURN_IF_ERROR(lower_group_norms(graph));

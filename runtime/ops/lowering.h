@@ -17,10 +17,11 @@ namespace ucudnn {
 // Transpose and a Reshape (depth_to_space.h), Tile a Reshape, an Expand and a Reshape (tile.h), Sum and
 // Mean Adds and a Mul (sum_mean.h), Upsample a Resize (upsample.h), a ConstantOfShape too large to fold an
 // Expand (constant_of_shape.h), CastLike a Cast (cast_like.h), Einsum a MatMul between Transposes and
-// Reshapes (einsum.h). Each has a descriptor (its shape rule checks
-// the model), no kernel on any backend, and a lowering the importer runs after shape inference and constant
-// folding; the optimizer's passes then fuse the pieces as they fuse any others. Max and Min are lowered only in part: their kernels take two
-// operands, and other counts become an Identity or a chain of pairs (max_min.h).
+// Reshapes (einsum.h). Each has a descriptor (its shape rule checks the model), no kernel on any backend,
+// and a lowering the importer runs after shape inference and constant folding; the optimizer's passes then
+// fuse the pieces as they fuse any others. Some ops are lowered only in part: Max and Min of other than two
+// operands become an Identity or a chain of pairs (max_min.h); 3-D Conv, MaxPool and AveragePool become
+// 2-D ones (volumetric.h).
 //
 // lower_each rewrites every node of `kind` in `graph` with `lower`, which appends the nodes computing
 // it to `out` (their output values added with the shapes they must have: the node's outputs keep their

@@ -1,5 +1,6 @@
-// Descriptors of the pools: MaxPool, AveragePool (1-D and 2-D windows; 3-D is
-// Unsupported) and GlobalAveragePool, GlobalMaxPool (any spatial rank).
+// Descriptors of the pools: MaxPool, AveragePool (1-D and 2-D windows; 3-D ones are lowered at import into
+// 2-D ones, Note [3-D pools as 2-D ones] in volumetric.h) and GlobalAveragePool, GlobalMaxPool (any spatial
+// rank).
 // Window pools: X [N, C, spatial...] → Y [N, C, out...] with the geometry of
 // window_geometry.h. MaxPool's optional Indices output is Unsupported.
 // Gradient rules: MaxPoolGrad and AveragePoolGrad (runtime/ops/pooling_grad.cc) with the forward
@@ -18,8 +19,8 @@ Status infer_window_pool(InferContext& ctx) {
   if (ctx.num_outputs() > 1) return ctx.unsupported_error("the Indices output of MaxPool is not supported");
   const Shape& x = ctx.input(0).shape;
   if (x.size() < 3) return ctx.error("X must have rank >= 3 ([N, C, spatial...]), got rank " + std::to_string(x.size()));
-  if (x.size() > 4)
-    return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D pooling; ucudnn supports 1-D and 2-D");
+  if (x.size() > 5)
+    return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D pooling; ucudnn supports 1-D to 3-D");
   if (!ctx.attrs().has("kernel_shape")) return ctx.error("the kernel_shape attribute is required");
   const std::vector<int64_t>& kernel = ctx.attrs().get_ints("kernel_shape");
   const bool ceil_mode = ctx.attrs().has("ceil_mode") && ctx.attrs().get_int("ceil_mode") != 0;

@@ -24,15 +24,14 @@ Ints ints_or(const ir::Attributes& attrs, const char* name, size_t n, int64_t fi
 }
 
 // The spatial axes of X [N, C, spatial...] (spec formulas, written out again here);
-// 1-D windows get a leading dummy axis so every loop below is 2-D.
+// 1-D and 2-D windows get leading dummy axes so every loop below is 3-D.
 std::vector<Axis> window_axes(const ir::Attributes& attrs, const Shape& x, const Ints& kernel, bool ceil_mode) {
   const size_t rank = x.size() - 2;
   const Ints strides = ints_or(attrs, "strides", rank, 1);
   const Ints dilations = ints_or(attrs, "dilations", rank, 1);
   const Ints pads = ints_or(attrs, "pads", 2 * rank, 0);
   const std::string auto_pad = attrs.has("auto_pad") ? attrs.get_string("auto_pad") : "NOTSET";
-  std::vector<Axis> axes;
-  if (rank == 1) axes.push_back(Axis{});
+  std::vector<Axis> axes(rank < 3 ? 3 - rank : 0);
   for (size_t i = 0; i < rank; ++i) {
     Axis a;
     a.in = x[i + 2];
@@ -59,7 +58,7 @@ std::vector<Axis> window_axes(const ir::Attributes& attrs, const Shape& x, const
   return axes;
 }
 
-// [N, C, out...] for the axes (dropping the dummy axis of a 1-D window).
+// [N, C, out...] for the axes (dropping the dummy axes).
 Shape window_output(const Shape& x, int64_t channels, const std::vector<Axis>& axes) {
   Shape y = {x[0], channels};
   for (size_t i = axes.size() - (x.size() - 2); i < axes.size(); ++i) y.push_back(axes[i].out);
@@ -93,8 +92,9 @@ Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& sr
   const int64_t group = node.attrs.has("group") ? node.attrs.get_int("group") : 1;
   const Ints kernel(w.shape().begin() + 2, w.shape().end());
   const std::vector<Axis> ax = window_axes(node.attrs, x.shape(), kernel, false);
-  const Axis& ah = ax[0];
-  const Axis& aw = ax[1];
+  const Axis& ad = ax[0];
+  const Axis& ah = ax[1];
+  const Axis& aw = ax[2];
   const int64_t batch = x.dim(0), channels = x.dim(1), filters = w.dim(0);
   const int64_t cg = channels / group, mg = filters / group;
   Tensor y = new_tensor(window_output(x.shape(), filters, ax));
@@ -103,24 +103,27 @@ Tensor reference_conv(const ir::Node& node, const std::vector<const Tensor*>& sr
   float* yd = y.data<float>();
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t m = 0; m < filters; ++m)
-      for (int64_t oh = 0; oh < ah.out; ++oh)
-        for (int64_t ow = 0; ow < aw.out; ++ow) {
-          double sum = b ? b->data<float>()[m] : 0.0;
-          const int64_t g = m / mg;
-          for (int64_t c = 0; c < cg; ++c)
-            for (int64_t kh = 0; kh < ah.kernel; ++kh)
-              for (int64_t kw = 0; kw < aw.kernel; ++kw) {
-                const int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
-                const int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
-                if (ih < 0 || ih >= ah.in || iw < 0 || iw >= aw.in) continue;
-                const double xv = xd[((n * channels + g * cg + c) * ah.in + ih) * aw.in + iw];
-                const double wv = wd[((m * cg + c) * ah.kernel + kh) * aw.kernel + kw];
-                sum += xv * wv;
-              }
-          const int64_t at = ((n * filters + m) * ah.out + oh) * aw.out + ow;
-          if (z != nullptr) sum += z->data<float>()[at];
-          yd[at] = static_cast<float>(reference_activation(node, sum));
-        }
+      for (int64_t od = 0; od < ad.out; ++od)
+        for (int64_t oh = 0; oh < ah.out; ++oh)
+          for (int64_t ow = 0; ow < aw.out; ++ow) {
+            double sum = b ? b->data<float>()[m] : 0.0;
+            const int64_t g = m / mg;
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t kd = 0; kd < ad.kernel; ++kd)
+                for (int64_t kh = 0; kh < ah.kernel; ++kh)
+                  for (int64_t kw = 0; kw < aw.kernel; ++kw) {
+                    const int64_t id = od * ad.stride - ad.pad_begin + kd * ad.dilation;
+                    const int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
+                    const int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
+                    if (id < 0 || id >= ad.in || ih < 0 || ih >= ah.in || iw < 0 || iw >= aw.in) continue;
+                    const double xv = xd[(((n * channels + g * cg + c) * ad.in + id) * ah.in + ih) * aw.in + iw];
+                    const double wv = wd[(((m * cg + c) * ad.kernel + kd) * ah.kernel + kh) * aw.kernel + kw];
+                    sum += xv * wv;
+                  }
+            const int64_t at = (((n * filters + m) * ad.out + od) * ah.out + oh) * aw.out + ow;
+            if (z != nullptr) sum += z->data<float>()[at];
+            yd[at] = static_cast<float>(reference_activation(node, sum));
+          }
   return y;
 }
 
@@ -257,31 +260,34 @@ Tensor reference_window_pool(const ir::Node& node, const Tensor& x, bool max) {
   const bool ceil_mode = node.attrs.has("ceil_mode") && node.attrs.get_int("ceil_mode") != 0;
   const bool include_pad = node.attrs.has("count_include_pad") && node.attrs.get_int("count_include_pad") != 0;
   const std::vector<Axis> ax = window_axes(node.attrs, x.shape(), node.attrs.get_ints("kernel_shape"), ceil_mode);
-  const Axis& ah = ax[0];
-  const Axis& aw = ax[1];
   const int64_t planes = x.dim(0) * x.dim(1);
   Tensor y = new_tensor(window_output(x.shape(), x.dim(1), ax));
+  const auto inside = [](const Axis& a, int64_t i) { return i >= 0 && i < a.in; };
+  const auto inside_padded = [](const Axis& a, int64_t i) { return i >= -a.pad_begin && i < a.in + a.pad_end; };
   for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oh = 0; oh < ah.out; ++oh)
-      for (int64_t ow = 0; ow < aw.out; ++ow) {
-        double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
-        int64_t inside = 0, inside_padded = 0;
-        for (int64_t kh = 0; kh < ah.kernel; ++kh)
-          for (int64_t kw = 0; kw < aw.kernel; ++kw) {
-            const int64_t ih = oh * ah.stride - ah.pad_begin + kh * ah.dilation;
-            const int64_t iw = ow * aw.stride - aw.pad_begin + kw * aw.dilation;
-            if (ih >= -ah.pad_begin && ih < ah.in + ah.pad_end && iw >= -aw.pad_begin && iw < aw.in + aw.pad_end)
-              ++inside_padded;
-            if (ih < 0 || ih >= ah.in || iw < 0 || iw >= aw.in) continue;
-            const double v = x.data<float>()[(p * ah.in + ih) * aw.in + iw];
-            ++inside;
-            sum += v;
-            best = max_propagating_nan(best, v);
-          }
-        const int64_t count = include_pad ? inside_padded : inside;
-        y.data<float>()[(p * ah.out + oh) * aw.out + ow] =
-            static_cast<float>(max ? best : (count > 0 ? sum / static_cast<double>(count) : 0.0));
-      }
+    for (int64_t od = 0; od < ax[0].out; ++od)
+      for (int64_t oh = 0; oh < ax[1].out; ++oh)
+        for (int64_t ow = 0; ow < ax[2].out; ++ow) {
+          double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
+          int64_t count = 0, count_padded = 0;
+          for (int64_t kd = 0; kd < ax[0].kernel; ++kd)
+            for (int64_t kh = 0; kh < ax[1].kernel; ++kh)
+              for (int64_t kw = 0; kw < ax[2].kernel; ++kw) {
+                const int64_t at[3] = {od * ax[0].stride - ax[0].pad_begin + kd * ax[0].dilation,
+                                       oh * ax[1].stride - ax[1].pad_begin + kh * ax[1].dilation,
+                                       ow * ax[2].stride - ax[2].pad_begin + kw * ax[2].dilation};
+                if (inside_padded(ax[0], at[0]) && inside_padded(ax[1], at[1]) && inside_padded(ax[2], at[2]))
+                  ++count_padded;
+                if (!inside(ax[0], at[0]) || !inside(ax[1], at[1]) || !inside(ax[2], at[2])) continue;
+                const double v = x.data<float>()[((p * ax[0].in + at[0]) * ax[1].in + at[1]) * ax[2].in + at[2]];
+                ++count;
+                sum += v;
+                best = max_propagating_nan(best, v);
+              }
+          const int64_t divisor = include_pad ? count_padded : count;
+          y.data<float>()[((p * ax[0].out + od) * ax[1].out + oh) * ax[2].out + ow] =
+              static_cast<float>(max ? best : (divisor > 0 ? sum / static_cast<double>(divisor) : 0.0));
+        }
   return y;
 }
 

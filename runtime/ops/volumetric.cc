@@ -1,0 +1,157 @@
+// The lowering of 3-D convolutions and pools (volumetric.h).
+#include "runtime/ops/volumetric.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/lowering.h"
+#include "runtime/ops/window_geometry.h"
+
+namespace ucudnn {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+bool is_volumetric(const ir::Graph& graph, const ir::Node& node) {
+  return graph.value(node.inputs[0]).shape.size() == 5;
+}
+
+// The geometry of `node`'s window over X's three spatial axes (its shape rule accepted it).
+Expected<WindowGeometry> volumetric_geometry(const ir::Graph& graph, const ir::Node& node, const Ints& kernel,
+                                             bool ceil_mode) {
+  const Shape& x = graph.value(node.inputs[0]).shape;
+  auto geometry = compute_window_geometry(node.attrs, Shape(x.begin() + 2, x.end()), kernel, ceil_mode);
+  if (!geometry) return internal_error(node.describe() + ": " + geometry.status().message());
+  return geometry;
+}
+
+// The window attributes of axes `a` and `b` of `g` (an axis past the geometry's: a window of 1), explicit pads.
+ir::Attributes window_2d(const WindowGeometry& g, size_t a, size_t b) {
+  auto pick = [&](const Ints& v, int64_t none) { return Ints{v[a], b < g.rank() ? v[b] : none}; };
+  Ints pads = pick(g.pad_begin, 0);
+  const Ints ends = pick(g.pad_end, 0);
+  pads.insert(pads.end(), ends.begin(), ends.end());
+  ir::Attributes attrs;
+  attrs.set("auto_pad", std::string("NOTSET"));
+  attrs.set("kernel_shape", pick(g.kernel, 1));
+  attrs.set("strides", pick(g.stride, 1));
+  attrs.set("dilations", pick(g.dilation, 1));
+  attrs.set("pads", pads);
+  return attrs;
+}
+
+constexpr size_t kNoAxis = 3;  // window_2d's second axis when there is none
+
+// Note [3-D pools as 2-D ones]
+Status lower_pool(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
+  if (!is_volumetric(graph, node)) {
+    out.push_back(node);
+    return Status::ok();
+  }
+  const bool ceil_mode = node.attrs.get_int("ceil_mode") != 0;
+  UCUDNN_ASSIGN_OR_RETURN(WindowGeometry g,
+                          volumetric_geometry(graph, node, node.attrs.get_ints("kernel_shape"), ceil_mode));
+  const Shape x = graph.value(node.inputs[0]).shape;
+  const int64_t n = x[0], c = x[1], d = x[2], h = x[3], w = x[4];
+  const int64_t od = g.output[0], oh = g.output[1], ow = g.output[2];
+  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
+  ir::Attributes plane = window_2d(g, 1, 2), depth = window_2d(g, 0, kNoAxis);
+  for (const char* shared : {"ceil_mode", "count_include_pad"})
+    if (node.attrs.has(shared)) {
+      plane.set(shared, node.attrs.get_int(shared));
+      depth.set(shared, node.attrs.get_int(shared));
+    }
+  const DType f32 = DType::kFloat32;
+  const ir::ValueId images = build.emit(OpKind::kReshape, "images",
+                                        {node.inputs[0], build.int64s("images_shape", {n, c * d, h, w})}, f32,
+                                        {n, c * d, h, w});
+  const ir::ValueId pooled = build.emit(node.op, "plane_pool", {images}, f32, {n, c * d, oh, ow}, ir::kNoValue, plane);
+  const ir::ValueId columns = build.emit(OpKind::kReshape, "depth_columns",
+                                         {pooled, build.int64s("depth_columns_shape", {n, c, d, oh * ow})}, f32,
+                                         {n, c, d, oh * ow});
+  const ir::ValueId deep = build.emit(node.op, "depth_pool", {columns}, f32, {n, c, od, oh * ow}, ir::kNoValue, depth);
+  build.emit(OpKind::kReshape, "volume", {deep, build.int64s("volume_shape", {n, c, od, oh, ow})}, f32,
+             {n, c, od, oh, ow}, node.outputs[0]);
+  return Status::ok();
+}
+
+// Note [3-D convolution as 2-D ones]
+Status lower_conv(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
+  if (!is_volumetric(graph, node)) {
+    out.push_back(node);
+    return Status::ok();
+  }
+  const Shape x = graph.value(node.inputs[0]).shape;
+  const Shape wshape = graph.value(node.inputs[1]).shape;
+  const Ints kernel(wshape.begin() + 2, wshape.end());
+  UCUDNN_ASSIGN_OR_RETURN(WindowGeometry g, volumetric_geometry(graph, node, kernel, false));
+  const int64_t n = x[0], c = x[1], d = x[2], h = x[3], w = x[4];
+  const int64_t m = wshape[0], group_channels = wshape[1], kh = wshape[3], kw = wshape[4];
+  const int64_t od = g.output[0], oh = g.output[1], ow = g.output[2];
+  const int64_t padded_depth = d + g.pad_begin[0] + g.pad_end[0];
+  const DType f32 = DType::kFloat32;
+  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
+
+  ir::ValueId volume = node.inputs[0];
+  if (padded_depth != d) {
+    ir::Attributes pad;
+    pad.set("mode", std::string("constant"));
+    volume = build.emit(OpKind::kPad, "depth_pad",
+                        {volume, build.int64s("depth_pads", {0, 0, g.pad_begin[0], 0, 0, 0, 0, g.pad_end[0], 0, 0})},
+                        f32, {n, c, padded_depth, h, w}, ir::kNoValue, pad);
+  }
+  ir::Attributes depth_first;
+  depth_first.set("perm", Ints{0, 2, 1, 3, 4});
+  const ir::ValueId depth_major = build.emit(OpKind::kTranspose, "depth_major", {volume}, f32,
+                                             {n, padded_depth, c, h, w}, ir::kNoValue, depth_first);
+
+  ir::Attributes conv = window_2d(g, 1, 2);
+  conv.set("group", node.attrs.get_int("group"));
+  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
+  std::vector<ir::ValueId> shares;
+  for (int64_t kd = 0; kd < kernel[0]; ++kd) {
+    const std::string at = std::to_string(kd);
+    ir::ValueId depths = depth_major;
+    const int64_t first = kd * g.dilation[0];
+    if (first != 0 || g.stride[0] != 1 || od != padded_depth) {
+      depths = build.emit(OpKind::kSlice, "depths" + at,
+                          {depth_major, build.int64s("depths_start" + at, {first}),
+                           build.int64s("depths_end" + at, {first + g.stride[0] * (od - 1) + 1}),
+                           build.int64s("depths_axis" + at, {1}), build.int64s("depths_step" + at, {g.stride[0]})},
+                          f32, {n, od, c, h, w});
+    }
+    const ir::ValueId images = build.emit(OpKind::kReshape, "images" + at,
+                                          {depths, build.int64s("images_shape" + at, {n * od, c, h, w})}, f32,
+                                          {n * od, c, h, w});
+    const ir::ValueId plane_slice =
+        build.emit(OpKind::kSlice, "weight_plane" + at,
+                   {node.inputs[1], build.int64s("plane_start" + at, {kd}), build.int64s("plane_end" + at, {kd + 1}),
+                    build.int64s("plane_axis" + at, {2})},
+                   f32, {m, group_channels, 1, kh, kw});
+    const ir::ValueId plane = build.emit(OpKind::kReshape, "weight_plane_2d" + at,
+                                         {plane_slice, build.int64s("plane_shape" + at, {m, group_channels, kh, kw})},
+                                         f32, {m, group_channels, kh, kw});
+    std::vector<ir::ValueId> inputs = {images, plane};
+    if (has_bias && kd == 0) inputs.push_back(node.inputs[2]);
+    shares.push_back(
+        build.emit(OpKind::kConv, "plane_conv" + at, inputs, f32, {n * od, m, oh, ow}, ir::kNoValue, conv));
+  }
+  const ir::ValueId sum = shares.size() == 1 ? shares[0] : build.chain(OpKind::kAdd, "plane_sum", shares, f32);
+  const ir::ValueId split = build.emit(OpKind::kReshape, "depth_major_out",
+                                       {sum, build.int64s("depth_major_out_shape", {n, od, m, oh, ow})}, f32,
+                                       {n, od, m, oh, ow});
+  build.emit(OpKind::kTranspose, "channels_first", {split}, f32, {n, m, od, oh, ow}, node.outputs[0], depth_first);
+  return Status::ok();
+}
+
+}  // namespace
+
+Status lower_volumetric_ops(ir::Graph& graph) {
+  UCUDNN_RETURN_IF_ERROR(lower_each(graph, OpKind::kConv, lower_conv, "3-D Conv"));
+  UCUDNN_RETURN_IF_ERROR(lower_each(graph, OpKind::kMaxPool, lower_pool, "3-D MaxPool"));
+  return lower_each(graph, OpKind::kAveragePool, lower_pool, "3-D AveragePool");
+}
+
+}  // namespace ucudnn
