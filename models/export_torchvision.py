@@ -37,7 +37,11 @@ MODELS = ("alexnet", "resnet18", "resnet50", "vgg16", "resnet101", "wide_resnet5
 # Semantic segmentation (torchvision.models.segmentation, 21 classes, no auxiliary head): dilated backbones
 # and bilinear up-sampling (Resize). Their output is the "out" entry of the model's dict.
 SEGMENTATION_MODELS = ("lraspp_mobilenet_v3_large", "fcn_resnet50", "deeplabv3_mobilenet_v3_large")
+# Video classification (torchvision.models.video): 3-D convolutions and pools over clips [N, 3, T, H, W].
+VIDEO_MODELS = ("r3d_18", "mc3_18", "r2plus1d_18")
+ALL_MODELS = MODELS + SEGMENTATION_MODELS + VIDEO_MODELS
 IMAGE_SIZE = 224
+CLIP_FRAMES, CLIP_SIZE = 8, 112
 
 
 def build_model(name, seed=0):
@@ -47,11 +51,13 @@ def build_model(name, seed=0):
     import torch
     import torchvision
 
-    if name not in MODELS + SEGMENTATION_MODELS:
-        raise ValueError(f"unknown model '{name}' (known: {', '.join(MODELS + SEGMENTATION_MODELS)})")
+    if name not in ALL_MODELS:
+        raise ValueError(f"unknown model '{name}' (known: {', '.join(ALL_MODELS)})")
     torch.manual_seed(seed)
     if name in SEGMENTATION_MODELS:
         model = _segmentation_model(name)
+    elif name in VIDEO_MODELS:
+        model = getattr(torchvision.models.video, name)(weights=None)
     else:
         model = getattr(torchvision.models, name)(weights=None)
     generator = torch.Generator().manual_seed(seed + 1)
@@ -85,11 +91,13 @@ def _segmentation_model(name):
     return SegmentationOutput()
 
 
-def make_input(batch, seed=0):
-    """A seeded float32 NCHW image batch."""
+def make_input(batch, seed=0, name=None):
+    """A seeded float32 NCHW image batch, or for a video model a batch of clips [N, 3, T, H, W]."""
     import torch
 
     generator = torch.Generator().manual_seed(seed + 2)
+    if name in VIDEO_MODELS:
+        return torch.randn(batch, 3, CLIP_FRAMES, CLIP_SIZE, CLIP_SIZE, generator=generator)
     return torch.randn(batch, 3, IMAGE_SIZE, IMAGE_SIZE, generator=generator)
 
 
@@ -145,7 +153,7 @@ def export_model(name, out_dir, batch=2, opset=13, seed=0, force=False, fold_bn=
         return paths
     start = time.time()
     model = build_model(name, seed)
-    x = make_input(batch, seed)
+    x = make_input(batch, seed, name)
     with torch.no_grad():
         y = model(x)
     tmp_model = paths["model"] + ".tmp"
@@ -169,7 +177,7 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "generated"),
                         help="output folder (default: models/generated, which git ignores)")
     parser.add_argument("--models", default=",".join(MODELS),
-                        help=f"comma-separated subset of {','.join(MODELS + SEGMENTATION_MODELS)} (default: "
+                        help=f"comma-separated subset of {','.join(ALL_MODELS)} (default: "
                              "the classification models)")
     parser.add_argument("--batch", type=int, default=2, help="batch of the saved input/output (default 2)")
     parser.add_argument("--opset", type=int, default=13, help="ONNX opset (default 13)")
@@ -181,9 +189,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     names = [n for n in args.models.split(",") if n]
-    unknown = [n for n in names if n not in MODELS + SEGMENTATION_MODELS]
+    unknown = [n for n in names if n not in ALL_MODELS]
     if unknown:
-        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS + SEGMENTATION_MODELS)}")
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(ALL_MODELS)}")
     if args.batch < 1:
         parser.error("--batch must be >= 1")
 

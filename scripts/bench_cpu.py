@@ -136,7 +136,7 @@ def bench_torch(name, batch, iterations, warmup, threads, seed=0):
 
     torch.set_num_threads(threads)
     model = export_torchvision.build_model(name, seed)
-    x = export_torchvision.make_input(batch, seed)
+    x = export_torchvision.make_input(batch, seed, name)
     with torch.no_grad():
         return times_ms(lambda: model(x), iterations, warmup)
 

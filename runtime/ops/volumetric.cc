@@ -88,7 +88,7 @@ Status lower_conv(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>&
   const Ints kernel(wshape.begin() + 2, wshape.end());
   UCUDNN_ASSIGN_OR_RETURN(WindowGeometry g, volumetric_geometry(graph, node, kernel, false));
   const int64_t n = x[0], c = x[1], d = x[2], h = x[3], w = x[4];
-  const int64_t m = wshape[0], group_channels = wshape[1], kh = wshape[3], kw = wshape[4];
+  const int64_t m = wshape[0], group_channels = wshape[1], kd = wshape[2], kh = wshape[3], kw = wshape[4];
   const int64_t od = g.output[0], oh = g.output[1], ow = g.output[2];
   const int64_t padded_depth = d + g.pad_begin[0] + g.pad_end[0];
   const DType f32 = DType::kFloat32;
@@ -102,47 +102,41 @@ Status lower_conv(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>&
                         {volume, build.int64s("depth_pads", {0, 0, g.pad_begin[0], 0, 0, 0, 0, g.pad_end[0], 0, 0})},
                         f32, {n, c, padded_depth, h, w}, ir::kNoValue, pad);
   }
-  ir::Attributes depth_first;
-  depth_first.set("perm", Ints{0, 2, 1, 3, 4});
-  const ir::ValueId depth_major = build.emit(OpKind::kTranspose, "depth_major", {volume}, f32,
-                                             {n, padded_depth, c, h, w}, ir::kNoValue, depth_first);
-
+  // W [M, C/group, Kd, kh, kw] read as [M, C/group · Kd, kh, kw]: input channel c · Kd + kd.
+  const Shape planes_shape = {m, group_channels * kd, kh, kw};
+  const ir::ValueId planes = build.emit(OpKind::kReshape, "weight_2d",
+                                        {node.inputs[1], build.int64s("weight_2d_shape", planes_shape)}, f32,
+                                        planes_shape);
   ir::Attributes conv = window_2d(g, 1, 2);
   conv.set("group", node.attrs.get_int("group"));
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
-  std::vector<ir::ValueId> shares;
-  for (int64_t kd = 0; kd < kernel[0]; ++kd) {
-    const std::string at = std::to_string(kd);
-    ir::ValueId depths = depth_major;
-    const int64_t first = kd * g.dilation[0];
-    if (first != 0 || g.stride[0] != 1 || od != padded_depth) {
-      depths = build.emit(OpKind::kSlice, "depths" + at,
-                          {depth_major, build.int64s("depths_start" + at, {first}),
-                           build.int64s("depths_end" + at, {first + g.stride[0] * (od - 1) + 1}),
-                           build.int64s("depths_axis" + at, {1}), build.int64s("depths_step" + at, {g.stride[0]})},
-                          f32, {n, od, c, h, w});
-    }
-    const ir::ValueId images = build.emit(OpKind::kReshape, "images" + at,
-                                          {depths, build.int64s("images_shape" + at, {n * od, c, h, w})}, f32,
-                                          {n * od, c, h, w});
-    const ir::ValueId plane_slice =
-        build.emit(OpKind::kSlice, "weight_plane" + at,
-                   {node.inputs[1], build.int64s("plane_start" + at, {kd}), build.int64s("plane_end" + at, {kd + 1}),
-                    build.int64s("plane_axis" + at, {2})},
-                   f32, {m, group_channels, 1, kh, kw});
-    const ir::ValueId plane = build.emit(OpKind::kReshape, "weight_plane_2d" + at,
-                                         {plane_slice, build.int64s("plane_shape" + at, {m, group_channels, kh, kw})},
-                                         f32, {m, group_channels, kh, kw});
-    std::vector<ir::ValueId> inputs = {images, plane};
-    if (has_bias && kd == 0) inputs.push_back(node.inputs[2]);
-    shares.push_back(
-        build.emit(OpKind::kConv, "plane_conv" + at, inputs, f32, {n * od, m, oh, ow}, ir::kNoValue, conv));
+  std::vector<ir::ValueId> depths_out;
+  for (int64_t at = 0; at < od; ++at) {
+    const std::string i = std::to_string(at);
+    // The Kd frames output depth `at` reads, as channels: [N, C, Kd, H, W] → [N, C · Kd, H, W].
+    const int64_t first = at * g.stride[0];
+    const ir::ValueId frames =
+        build.emit(OpKind::kSlice, "frames" + i,
+                   {volume, build.int64s("frames_start" + i, {first}),
+                    build.int64s("frames_end" + i, {first + (kd - 1) * g.dilation[0] + 1}),
+                    build.int64s("frames_axis" + i, {2}), build.int64s("frames_step" + i, {g.dilation[0]})},
+                   f32, {n, c, kd, h, w});
+    const ir::ValueId images = build.emit(OpKind::kReshape, "images" + i,
+                                          {frames, build.int64s("images_shape" + i, {n, c * kd, h, w})}, f32,
+                                          {n, c * kd, h, w});
+    std::vector<ir::ValueId> inputs = {images, planes};
+    if (has_bias) inputs.push_back(node.inputs[2]);
+    const ir::ValueId y = build.emit(OpKind::kConv, "conv" + i, inputs, f32, {n, m, oh, ow}, ir::kNoValue, conv);
+    depths_out.push_back(build.emit(OpKind::kUnsqueeze, "depth" + i, {y, build.int64s("depth_axis" + i, {2})}, f32,
+                                    {n, m, 1, oh, ow}));
   }
-  const ir::ValueId sum = shares.size() == 1 ? shares[0] : build.chain(OpKind::kAdd, "plane_sum", shares, f32);
-  const ir::ValueId split = build.emit(OpKind::kReshape, "depth_major_out",
-                                       {sum, build.int64s("depth_major_out_shape", {n, od, m, oh, ow})}, f32,
-                                       {n, od, m, oh, ow});
-  build.emit(OpKind::kTranspose, "channels_first", {split}, f32, {n, m, od, oh, ow}, node.outputs[0], depth_first);
+  if (depths_out.size() == 1) {
+    build.emit(OpKind::kIdentity, "volume", {depths_out[0]}, f32, {n, m, od, oh, ow}, node.outputs[0]);
+    return Status::ok();
+  }
+  ir::Attributes concat;
+  concat.set("axis", int64_t{2});
+  build.emit(OpKind::kConcat, "volume", depths_out, f32, {n, m, od, oh, ow}, node.outputs[0], concat);
   return Status::ok();
 }
 

@@ -3,12 +3,13 @@
 // 2-D windows are left as they are.
 //
 // Note [3-D convolution as 2-D ones]
-// Y[:, :, d] = Σ_kd Conv2d(X[:, :, d·sd + kd·dd - pd], W[:, :, kd]): with X's depth padded (Pad) and moved
-// next to the batch (Transpose to [N, D, C, H, W]), the depths that kernel plane kd reads are one strided
-// Slice, which a Reshape makes a batch of N·Do images [N·Do, C, H, W]; a 2-D Conv with W's plane kd (a Slice
-// and Reshape of W, so that training reaches W itself; the bias on plane 0 only) gives that plane's share,
-// the shares are added, and a Reshape and Transpose put Y back as [N, M, Do, Ho, Wo]. The planner sees Kd
-// 2-D convolutions (micro-batched, their algorithms timed) and the fusion passes their Adds.
+// Y[:, :, t] = Conv2d(X[:, :, t·sd + kd·dd - pd for kd < Kd] as [N, C·Kd, H, W], W as [M, C/group·Kd, kh, kw]):
+// the Kd frames that output depth t reads, taken as channels (channel c·Kd + kd, which is how W's own
+// [M, C/group, Kd, kh, kw] flattens, groups included), make one 2-D convolution per output depth, all of
+// batch N and of the same shape, so the planner times one kernel and plans them as the mini-batch's
+// convolutions they are. X is padded in depth first (a Pad), W reshaped once (folded: it is constant), the
+// bias added by each; the Do outputs, Unsqueezed to [N, M, 1, Ho, Wo], are Concatenated along depth. The
+// strided Slices copy each input frame about Kd/sd times: im2col along depth only.
 //
 // Note [3-D pools as 2-D ones]
 // A pooling window is a box, so a pool over (D, H, W) is a pool over (H, W) of X as [N, C·D, H, W], then a
