@@ -1,5 +1,5 @@
 // Op-table cases of the softmax_loss family (docs/TRAINING.md): SoftmaxGrad and
-// LogSoftmaxGrad over several axes, SoftmaxCrossEntropyLoss and its gradient for several
+// LogSoftmaxGrad over several axes, SoftmaxCrossEntropyMean and its gradient for several
 // N and C with label smoothing 0 and 0.1, ReduceSum (axes variants, keepdims both ways,
 // the all-axes and no-op forms, a long box for the GPU's block-per-output path) and
 // Expand (broadcasting the input up, the shape up, both, and a lower-rank shape).
@@ -31,22 +31,41 @@ std::vector<OpCase> softmax_grad_cases() {
       {"log_softmax_grad_middle", OpKind::kLogSoftmaxGrad, 13, {input({2, 6, 5}), input({2, 6, 5}, -4.0, 0.0)},
        {{"axis", int64_t{-2}}}},
       // --- the loss: outputs (loss [], log_prob [N, C]) ---
-      {"cross_entropy_small", OpKind::kSoftmaxCrossEntropyLoss, 13, {input({4, 5}, -3, 3), labels(4, 5)}, {}, 2,
+      {"cross_entropy_small", OpKind::kSoftmaxCrossEntropyMean, 13, {input({4, 5}, -3, 3), labels(4, 5)}, {}, 2,
        {ucudnn::Shape{}}},
-      {"cross_entropy_smoothed", OpKind::kSoftmaxCrossEntropyLoss, 13, {input({7, 10}, -3, 3), labels(7, 10)},
+      {"cross_entropy_smoothed", OpKind::kSoftmaxCrossEntropyMean, 13, {input({7, 10}, -3, 3), labels(7, 10)},
        {{"label_smoothing", smooth}}, 2},
-      {"cross_entropy_one_row", OpKind::kSoftmaxCrossEntropyLoss, 13,
+      {"cross_entropy_one_row", OpKind::kSoftmaxCrossEntropyMean, 13,
        {input_values({1, 3}, {2.0, -1.0, 0.5}), typed_input(DType::kInt64, {1}, {2})}, {}, 2},
       // Scores far from 0: only the max-subtracted log-sum-exp stays finite.
-      {"cross_entropy_large_scores", OpKind::kSoftmaxCrossEntropyLoss, 13, {input({16, 100}, -90, 90), labels(16, 100)},
+      {"cross_entropy_large_scores", OpKind::kSoftmaxCrossEntropyMean, 13, {input({16, 100}, -90, 90), labels(16, 100)},
        {{"label_smoothing", smooth}}, 2},
-      {"cross_entropy_many_classes", OpKind::kSoftmaxCrossEntropyLoss, 13, {input({3, 1000}, -5, 5), labels(3, 1000)},
+      {"cross_entropy_many_classes", OpKind::kSoftmaxCrossEntropyMean, 13, {input({3, 1000}, -5, 5), labels(3, 1000)},
        {}, 2},
-      {"cross_entropy_grad", OpKind::kSoftmaxCrossEntropyLossGrad, 13,
+      // --- the ONNX losses (lowered at import: runtime/ops/nll_loss.h) ---
+      {"nll_loss_mean", OpKind::kNegativeLogLikelihoodLoss, 13, {input({4, 5}, -4, 0), labels(4, 5)}, {}, 1,
+       {ucudnn::Shape{}}},
+      {"nll_loss_none_weight_ignore", OpKind::kNegativeLogLikelihoodLoss, 13,
+       {input({3, 4, 2, 3}, -4, 0), typed_input(DType::kInt64, {3, 2, 3}, {0, 1, 2, 3, -1, 3, 2, 2, -1, 0, 1, 1, 3, 0,
+                                                                             2, -1, 1, 0}),
+        input({4}, 0.5, 2.0)},
+       {{"reduction", std::string("none")}, {"ignore_index", int64_t{-1}}}, 1, {{3, 2, 3}}},
+      {"nll_loss_mean_weight_ignore", OpKind::kNegativeLogLikelihoodLoss, 13,
+       {input({5, 3, 4}, -4, 0), typed_input(DType::kInt64, {5, 4}, {0, 1, 2, 7, 1, 1, 0, 2, 7, 7, 0, 1, 2, 2, 0,
+                                                                       1, 0, 7, 2, 1}),
+        input({3}, 0.5, 2.0)},
+       {{"ignore_index", int64_t{7}}}, 1, {ucudnn::Shape{}}},
+      {"softmax_cross_entropy_loss_sum_log_prob", OpKind::kSoftmaxCrossEntropyLoss, 13,
+       {input({6, 5, 3}, -3, 3), typed_input(DType::kInt64, {6, 3}, {0, 4, 2, 1, 3, 0, 4, 4, 1, 2, 3, 0, 1, 1, 2,
+                                                                       3, 4, 0})},
+       {{"reduction", std::string("sum")}}, 2},
+      {"softmax_cross_entropy_loss_mean_weight", OpKind::kSoftmaxCrossEntropyLoss, 13,
+       {input({7, 10}, -3, 3), labels(7, 10), input({10}, 0.2, 1.0)}},
+      {"cross_entropy_grad", OpKind::kSoftmaxCrossEntropyMeanGrad, 13,
        {input_values({}, {1.0}), input({4, 5}, -4, 0), labels(4, 5)}},
-      {"cross_entropy_grad_smoothed", OpKind::kSoftmaxCrossEntropyLossGrad, 13,
+      {"cross_entropy_grad_smoothed", OpKind::kSoftmaxCrossEntropyMeanGrad, 13,
        {input_values({}, {0.75}), input({7, 10}, -5, 0), labels(7, 10)}, {{"label_smoothing", smooth}}},
-      {"cross_entropy_grad_many_classes", OpKind::kSoftmaxCrossEntropyLossGrad, 13,
+      {"cross_entropy_grad_many_classes", OpKind::kSoftmaxCrossEntropyMeanGrad, 13,
        {input_values({}, {2.0}), input({3, 1000}, -9, -5), labels(3, 1000)}, {{"label_smoothing", smooth}}},
   };
 }

@@ -111,16 +111,16 @@ TEST(ShapeGradient, Expand) {
 
 // --- the loss ---
 
-TEST(ShapeGradient, SoftmaxCrossEntropyLoss) {
+TEST(ShapeGradient, SoftmaxCrossEntropyMean) {
   // Through the loss alone, and through log_prob too (its gradient adds a LogSoftmaxGrad).
   check_gradients({.name = "cross_entropy",
-                   .op = OpKind::kSoftmaxCrossEntropyLoss,
+                   .op = OpKind::kSoftmaxCrossEntropyMean,
                    .opset = 13,
                    .inputs = {input({4, 5}, -3, 3), labels({4, 0, 2, 4})},
                    .outputs = 2,
                    .seeded_outputs = {0}});
   check_gradients({.name = "cross_entropy_smoothed",
-                   .op = OpKind::kSoftmaxCrossEntropyLoss,
+                   .op = OpKind::kSoftmaxCrossEntropyMean,
                    .opset = 13,
                    .inputs = {input({6, 3}, -3, 3), labels({0, 1, 2, 2, 1, 0})},
                    .attrs = {{"label_smoothing", 0.1f}},
@@ -145,7 +145,7 @@ TEST(ShapeGradient, CrossEntropyMatchesPyTorch) {
   };
   for (const TorchValues& e : expected) {
     SCOPED_TRACE("label_smoothing " + std::to_string(e.smoothing));
-    auto built = make_one_node_graph("loss", OpKind::kSoftmaxCrossEntropyLoss, 13,
+    auto built = make_one_node_graph("loss", OpKind::kSoftmaxCrossEntropyMean, 13,
                                      {input_values({2, 3}, {1, 2, 3, 0.5, -1, 2}), labels({2, 0})},
                                      {{"label_smoothing", e.smoothing}}, 2, 1);
     ASSERT_TRUE(built.has_value()) << built.status().to_string();
@@ -272,8 +272,8 @@ TEST(ShapeGradient, RefusesSliceSteps) {
 
 // A label outside [0, C) is refused at run time, naming it and its row (forward and gradient).
 TEST(ShapeGradient, LossRefusesLabelsOutOfRange) {
-  for (OpKind op : {OpKind::kSoftmaxCrossEntropyLoss, OpKind::kSoftmaxCrossEntropyLossGrad}) {
-    const bool gradient = op == OpKind::kSoftmaxCrossEntropyLossGrad;
+  for (OpKind op : {OpKind::kSoftmaxCrossEntropyMean, OpKind::kSoftmaxCrossEntropyMeanGrad}) {
+    const bool gradient = op == OpKind::kSoftmaxCrossEntropyMeanGrad;
     std::vector<InputSpec> inputs = {input({3, 5}), labels({0, 5, 1})};
     if (gradient) inputs.insert(inputs.begin(), input_values({}, {1.0}));
     auto built = make_one_node_graph("bad_labels", op, 13, inputs, {}, gradient ? 1 : 2, 1);

@@ -213,7 +213,7 @@ Expected<TrainingGraph> build_training_graph(const ir::Graph& inference, const T
   ir::Attributes loss_attrs;
   loss_attrs.set("label_smoothing", options.label_smoothing);
   UCUDNN_ASSIGN_OR_RETURN(std::vector<ir::ValueId> loss,
-                          append(g, OpKind::kSoftmaxCrossEntropyLoss, "loss", {logits_id, t.labels},
+                          append(g, OpKind::kSoftmaxCrossEntropyMean, "loss", {logits_id, t.labels},
                                  std::move(loss_attrs), {"loss", "loss/log_prob"}));
 
   ir::Value one;

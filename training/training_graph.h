@@ -8,7 +8,7 @@
 //   - BatchNormalization becomes BatchNormTrain (batch statistics; its running statistics
 //     become inputs, and their updates outputs); Dropout becomes DropoutTrain, drawing its mask
 //     from a `dropout_seed` input (int64 [1]) the trainer changes every step.
-//   - The loss SoftmaxCrossEntropyLoss(logits, labels) follows graph output 0 (logits [N, C]),
+//   - The loss SoftmaxCrossEntropyMean(logits, labels) follows graph output 0 (logits [N, C]),
 //     with `labels` an int64 [N] input; autodiff (training/autodiff.h) appends the backward.
 //
 // Inputs, in order: the model's own inputs, labels, dropout_seed (when there is a Dropout),

@@ -1,5 +1,5 @@
-// CPU kernels of SoftmaxGrad, LogSoftmaxGrad, SoftmaxCrossEntropyLoss and
-// SoftmaxCrossEntropyLossGrad (formulas: runtime/ops/softmax_loss.cc).
+// CPU kernels of SoftmaxGrad, LogSoftmaxGrad, SoftmaxCrossEntropyMean and
+// SoftmaxCrossEntropyMeanGrad (formulas: runtime/ops/softmax_loss.cc).
 //
 // The softmax gradients view their tensors as [outer, n, inner] around `axis`
 // and handle each of the outer·inner lines of length n with one sum (in double).
@@ -120,12 +120,12 @@ const CpuKernel& cpu_kernel_LogSoftmaxGrad() {
   return k;
 }
 
-const CpuKernel& cpu_kernel_SoftmaxCrossEntropyLoss() {
+const CpuKernel& cpu_kernel_SoftmaxCrossEntropyMean() {
   static const CpuKernel k{.run = run_loss};
   return k;
 }
 
-const CpuKernel& cpu_kernel_SoftmaxCrossEntropyLossGrad() {
+const CpuKernel& cpu_kernel_SoftmaxCrossEntropyMeanGrad() {
   static const CpuKernel k{.run = run_loss_grad};
   return k;
 }

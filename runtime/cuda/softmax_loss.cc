@@ -1,5 +1,5 @@
 // CUDA kernels of SoftmaxGrad, LogSoftmaxGrad (cudnnSoftmaxBackward),
-// SoftmaxCrossEntropyLoss and SoftmaxCrossEntropyLossGrad (our own:
+// SoftmaxCrossEntropyMean and SoftmaxCrossEntropyMeanGrad (our own:
 // softmax_loss_kernels.cu, which also holds ReduceSum's kernel; elementwise.cc prepares it).
 //
 // Labels outside [0, C) are refused as on the CPU: a constant labels tensor is
@@ -50,7 +50,7 @@ StateOr prepare_softmax_grad(const PrepareArgs& a, bool log) {
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
-// ---- SoftmaxCrossEntropyLoss and its gradient -------------------------------------
+// ---- SoftmaxCrossEntropyMean and its gradient -------------------------------------
 
 // InvalidArgument naming the first label outside [0, classes), as the CPU's (the caller adds the node).
 Status check_labels(const std::vector<int64_t>& labels, int64_t classes) {
@@ -119,12 +119,12 @@ const CudaKernel& cuda_kernel_LogSoftmaxGrad() {
   return k;
 }
 
-const CudaKernel& cuda_kernel_SoftmaxCrossEntropyLoss() {
+const CudaKernel& cuda_kernel_SoftmaxCrossEntropyMean() {
   static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_loss(a, false); }};
   return k;
 }
 
-const CudaKernel& cuda_kernel_SoftmaxCrossEntropyLossGrad() {
+const CudaKernel& cuda_kernel_SoftmaxCrossEntropyMeanGrad() {
   static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_loss(a, true); }};
   return k;
 }

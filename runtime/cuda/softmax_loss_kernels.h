@@ -1,5 +1,5 @@
 // Launchers of the softmax_loss family's own CUDA kernels
-// (runtime/cuda/softmax_loss_kernels.cu): SoftmaxCrossEntropyLoss and its gradient.
+// (runtime/cuda/softmax_loss_kernels.cu): SoftmaxCrossEntropyMean and its gradient.
 // Same contracts as kernels.h: each only queues work on `stream`
 // and returns the launch error; int64 index arithmetic. Every sum runs in a fixed
 // order (per-thread partial sums, then a tree in the block), so results repeat

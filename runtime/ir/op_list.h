@@ -36,12 +36,13 @@
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
   X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2)                  \
   X(ReduceSumSquare) X(ReduceLogSum) X(ReduceLogSumExp) X(ArgMax) X(ArgMin)        \
+  X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss)                          \
   /* training (docs/TRAINING.md): ucudnn-internal ops the training graph adds */    \
   X(ConvGradData) X(ConvGradFilter)                                                 \
   X(ActivationGrad) X(PReluGrad) X(DropoutTrain)                                    \
   X(MaxPoolGrad) X(AveragePoolGrad) X(BatchNormTrain) X(BatchNormGrad)              \
-  X(SoftmaxGrad) X(LogSoftmaxGrad) X(SoftmaxCrossEntropyLoss)                       \
-  X(SoftmaxCrossEntropyLossGrad) X(SgdUpdate) X(AdamWUpdate)                       \
+  X(SoftmaxGrad) X(LogSoftmaxGrad) X(SoftmaxCrossEntropyMean)                       \
+  X(SoftmaxCrossEntropyMeanGrad) X(SgdUpdate) X(AdamWUpdate)                       \
   /* fusion (internal): Note [pointwise programs], runtime/ir/pointwise_program.h */ \
   X(FusedPointwise)
 // clang-format on
@@ -56,7 +57,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 135, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 137, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

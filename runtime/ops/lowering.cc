@@ -13,6 +13,7 @@
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
 #include "runtime/ops/max_min.h"
+#include "runtime/ops/nll_loss.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/sum_mean.h"
 #include "runtime/ops/tile.h"
@@ -107,6 +108,7 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_upsamples(graph));
   UCUDNN_RETURN_IF_ERROR(lower_cast_likes(graph));
   UCUDNN_RETURN_IF_ERROR(lower_einsums(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_losses(graph));
   return lower_constants_of_shape(graph);
 }
 

@@ -1,12 +1,12 @@
 // Descriptors of the softmax and loss training ops (docs/TRAINING.md), all float32
-// with int64 labels, and the gradient rule of SoftmaxCrossEntropyLoss.
+// with int64 labels, and the gradient rule of SoftmaxCrossEntropyMean.
 //
 // SoftmaxGrad(dY, Y; axis): dX = Y ⊙ (dY − Σ_axis dY ⊙ Y), Y = softmax over the one dim `axis`.
 // LogSoftmaxGrad(dY, Y; axis): dX = dY − exp(Y) ⊙ Σ_axis dY, Y = log-softmax over `axis`.
-// SoftmaxCrossEntropyLoss(scores [N, C], labels [N]; label_smoothing ε) → (loss [], log_prob [N, C]):
+// SoftmaxCrossEntropyMean(scores [N, C], labels [N]; label_smoothing ε) → (loss [], log_prob [N, C]):
 //   log_prob = log-softmax over C; loss = −(1/N) Σ_n Σ_c q_nc log_prob_nc with
 //   q = (1 − ε)·onehot(label) + ε/C. Labels outside [0, C) are refused by the kernels at run time.
-// SoftmaxCrossEntropyLossGrad(dLoss [], log_prob, labels; ε) → dScores = dLoss·(exp(log_prob) − q)/N.
+// SoftmaxCrossEntropyMeanGrad(dLoss [], log_prob, labels; ε) → dScores = dLoss·(exp(log_prob) − q)/N.
 // ReduceSum and Expand, the standard ops the rules emit, live with their families
 // (reductions.cc, data_movement.cc).
 #include "runtime/core/bytes.h"
@@ -67,14 +67,14 @@ int64_t four_flops_per_element(const InferContext& ctx) {
 }
 int64_t loss_flops(const InferContext& ctx) { return saturating_mul(int64_t{6}, shape_numel(ctx.input(0).shape)); }
 
-// dScores = SoftmaxCrossEntropyLossGrad(dLoss, log_prob, labels), plus LogSoftmaxGrad of
+// dScores = SoftmaxCrossEntropyMeanGrad(dLoss, log_prob, labels), plus LogSoftmaxGrad of
 // log_prob's own gradient when something else consumed log_prob. Labels get none.
 Status loss_gradient(GradientContext& ctx) {
   if (!ctx.needs_input_grad(0)) return Status::ok();
   ir::Attributes smoothing;
   smoothing.set("label_smoothing", ctx.node().attrs.get_float("label_smoothing"));
   if (const ir::ValueId d_loss = ctx.output_grad(0); d_loss != ir::kNoValue) {
-    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId d_scores, ctx.emit1(OpKind::kSoftmaxCrossEntropyLossGrad,
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId d_scores, ctx.emit1(OpKind::kSoftmaxCrossEntropyMeanGrad,
                                                             {d_loss, ctx.output(1), ctx.input(1)}, smoothing));
     UCUDNN_RETURN_IF_ERROR(ctx.add_input_grad(0, d_scores));
   }
@@ -112,8 +112,8 @@ const OpDescriptor& describe_LogSoftmaxGrad() {
   return d;
 }
 
-const OpDescriptor& describe_SoftmaxCrossEntropyLoss() {
-  static const OpDescriptor d{.kind = OpKind::kSoftmaxCrossEntropyLoss,
+const OpDescriptor& describe_SoftmaxCrossEntropyMean() {
+  static const OpDescriptor d{.kind = OpKind::kSoftmaxCrossEntropyMean,
                               .min_inputs = 2,
                               .max_inputs = 2,
                               .min_outputs = 2,
@@ -126,8 +126,8 @@ const OpDescriptor& describe_SoftmaxCrossEntropyLoss() {
   return d;
 }
 
-const OpDescriptor& describe_SoftmaxCrossEntropyLossGrad() {
-  static const OpDescriptor d{.kind = OpKind::kSoftmaxCrossEntropyLossGrad,
+const OpDescriptor& describe_SoftmaxCrossEntropyMeanGrad() {
+  static const OpDescriptor d{.kind = OpKind::kSoftmaxCrossEntropyMeanGrad,
                               .min_inputs = 3,
                               .max_inputs = 3,
                               .attrs = {attr_float("label_smoothing", 0.0f)},

@@ -2,9 +2,13 @@
 // the definitions, not from the kernels' formulas:
 //   SoftmaxGrad:     dX_i = Σ_j dY_j · ∂y_j/∂x_i with the softmax Jacobian y_j(δ_ij − y_i).
 //   LogSoftmaxGrad:  dX_i = Σ_j dY_j · (δ_ij − p_i), p = exp(Y) (the log-softmax Jacobian).
-//   SoftmaxCrossEntropyLoss: log p from log Σ exp in double; loss = −(1/N) Σ_n Σ_c q_nc log p_nc,
+//   SoftmaxCrossEntropyMean: log p from log Σ exp in double; loss = −(1/N) Σ_n Σ_c q_nc log p_nc,
 //                    q = (1 − ε)·onehot + ε/C; labels outside [0, C) are an InvalidArgument.
-//   SoftmaxCrossEntropyLossGrad: dLoss · (p − q) / N, p = exp(log_prob).
+//   SoftmaxCrossEntropyMeanGrad: dLoss · (p − q) / N, p = exp(log_prob).
+//   NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (the ONNX ops): element i of [N, d...] with class
+//                    c = target_i gives -w_c · log p (p = X for the first, the softmax over axis 1 of the
+//                    scores for the second), nothing where c = ignore_index; "mean" divides the sum by Σ w_c
+//                    over the elements counted. Classes outside [0, C) are an InvalidArgument.
 //   ReduceSum:       every input element added into the output element it reduces to.
 //   Expand:          every output element read from the input element broadcasting maps it to.
 #include <algorithm>
@@ -111,6 +115,56 @@ Expected<std::vector<Tensor>> loss_grad(const ir::Node& node, const std::vector<
   return std::vector<Tensor>{std::move(d_scores)};
 }
 
+// The ONNX losses: X or scores [N, C, d...], target [N, d...] (int64), weight [C]?
+Expected<std::vector<Tensor>> onnx_loss(const ir::Node& node, const std::vector<const Tensor*>& in, bool softmax) {
+  const Tensor &x = *in[0], &t = *in[1];
+  const Tensor* weight = in.size() > 2 ? in[2] : nullptr;
+  const int64_t batch = x.dim(0), classes = x.dim(1), inner = x.numel() / std::max<int64_t>(1, batch * classes);
+  Tensor log_prob = zeros(DType::kFloat32, x.shape());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto element = [&](int64_t c) { return (n * classes + c) * inner + i; };
+      double log_z = 0;
+      if (softmax) {
+        double max = at(x, element(0));
+        for (int64_t c = 1; c < classes; ++c) max = std::max(max, at(x, element(c)));
+        double exp_sum = 0;
+        for (int64_t c = 0; c < classes; ++c) exp_sum += std::exp(at(x, element(c)) - max);
+        log_z = max + std::log(exp_sum);
+      }
+      for (int64_t c = 0; c < classes; ++c)
+        log_prob.data<float>()[element(c)] = static_cast<float>(at(x, element(c)) - log_z);
+    }
+  const bool has_ignore = node.attrs.has("ignore_index");
+  const int64_t ignore = has_ignore ? node.attrs.get_int("ignore_index") : 0;
+  const std::string reduction = node.attrs.get_string("reduction");
+  Tensor per_element = zeros(DType::kFloat32, t.shape());
+  double sum = 0, weight_sum = 0;
+  for (int64_t e = 0; e < t.numel(); ++e) {
+    const int64_t c = t.data<int64_t>()[e];
+    if (has_ignore && c == ignore) continue;
+    if (c < 0 || c >= classes)
+      return invalid_argument(node.describe() + ": class " + std::to_string(c) + " at index " + std::to_string(e) +
+                              " is outside [0, " + std::to_string(classes) + ")");
+    const int64_t n = e / inner, i = e % inner;
+    const double w = weight ? at(*weight, c) : 1.0;
+    const double l = -w * static_cast<double>(log_prob.data<float>()[(n * classes + c) * inner + i]);
+    per_element.data<float>()[e] = static_cast<float>(l);
+    sum += l;
+    weight_sum += w;
+  }
+  std::vector<Tensor> outputs;
+  if (reduction == "none") {
+    outputs.push_back(std::move(per_element));
+  } else {
+    Tensor total = zeros(DType::kFloat32, {});
+    total.data<float>()[0] = static_cast<float>(reduction == "sum" ? sum : sum / weight_sum);
+    outputs.push_back(std::move(total));
+  }
+  if (softmax && node.outputs.size() > 1) outputs.push_back(std::move(log_prob));
+  return outputs;
+}
+
 Expected<std::vector<Tensor>> reduce_sum(const ir::Node& node, const std::vector<const Tensor*>& in) {
   const Tensor& x = *in[0];
   const Shape& shape = x.shape();
@@ -173,8 +227,10 @@ Expected<std::vector<Tensor>> softmax_loss_reference(const ir::Node& node, const
   switch (node.op) {
     case OpKind::kSoftmaxGrad: return softmax_grad(node, inputs, false);
     case OpKind::kLogSoftmaxGrad: return softmax_grad(node, inputs, true);
-    case OpKind::kSoftmaxCrossEntropyLoss: return loss(node, inputs);
-    case OpKind::kSoftmaxCrossEntropyLossGrad: return loss_grad(node, inputs);
+    case OpKind::kSoftmaxCrossEntropyMean: return loss(node, inputs);
+    case OpKind::kSoftmaxCrossEntropyMeanGrad: return loss_grad(node, inputs);
+    case OpKind::kNegativeLogLikelihoodLoss: return onnx_loss(node, inputs, false);
+    case OpKind::kSoftmaxCrossEntropyLoss: return onnx_loss(node, inputs, true);
     case OpKind::kReduceSum: return reduce_sum(node, inputs);
     case OpKind::kExpand: return expand(inputs);
     default: return unsupported("no softmax_loss reference for " + node.describe());
