@@ -4,7 +4,7 @@
 // check_model_ops (graph_builder.cc, every unsupported node at once) →
 // build_graph (graph_builder.cc: initializers, inputs with resolved shapes,
 // nodes with upgraded and validated attributes) → infer_and_fold
-// (shape_resolution.cc + constant_folding.cc) → prune → lower_composite_ops
+// (shape_resolution.cc, typed_forms.cc + constant_folding.cc) → prune → lower_composite_ops
 // (runtime/ops/lowering.h: ConvTranspose runs as ConvGradData, LayerNormalization and
 // InstanceNormalization as reductions and elementwise ops).
 #pragma once
@@ -88,7 +88,7 @@ struct PendingNode {
   std::string describe() const;      // "node 'x' (Slice, opset 9)"
 };
 inline constexpr int64_t kLegacySameShape = -1;
-// The private attribute that carries PendingNode::legacy_broadcast to resolve_legacy_broadcast.
+// The private attribute that carries PendingNode::legacy_broadcast to rewrite_typed_forms.
 inline constexpr const char* kLegacyBroadcastAttr = "legacy_broadcast";
 
 // Adds a constant value to the graph under construction and returns its name.
@@ -129,11 +129,14 @@ Expected<Shape> resolve_input_shape(const onnx::ValueInfoProto& input, const Imp
 // InvalidArgument when a graph input of `shape` would hold 2^63 bytes or more
 // (a batch of 2^62, say): sizes are products that must not overflow later.
 Status check_input_size(const std::string& name, DType dtype, const Shape& shape, int64_t batch);
-// Note [legacy broadcasting] (upgrade.cc): when node `n` carries kLegacyBroadcastAttr, checks its operands'
-// shapes against the old rule and, where numpy broadcasting would align input 1 elsewhere, inserts before it
-// a Reshape of input 1 that appends the trailing 1s (so the node is then node n + 1); erases the attribute.
-// InvalidModel naming the node and both shapes when they do not fit.
-Status resolve_legacy_broadcast(ir::Graph& graph, size_t n);
+// --- typed_forms.cc ----------------------------------------------------------
+
+// Rewrites node `n`, whose inputs have dtypes and shapes, into the form the kernels take, before its shape
+// rule runs: Note [legacy broadcasting] (upgrade.cc) where it carries kLegacyBroadcastAttr (B reshaped by a
+// Reshape inserted before it, so that the node is then node n + 1, or the shapes checked equal; InvalidModel
+// naming the node and both shapes when they do not fit); Neg of integers as Sub(0, X); Pow with an integer
+// exponent as Pow of the exponent Cast to float32 (a Cast inserted before it).
+Status rewrite_typed_forms(ir::Graph& graph, size_t n);
 // Runs every node's shape rule in order, storing dtypes and shapes; folds
 // constant nodes when asked; removes folded nodes and prunes the graph.
 Status infer_and_fold(ir::Graph& graph, const ImportOptions& options);

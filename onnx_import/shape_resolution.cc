@@ -163,56 +163,9 @@ Status with_constant_input_hint(const ir::Graph& graph, const ir::Node& node, St
 
 }  // namespace
 
-Status resolve_legacy_broadcast(ir::Graph& graph, size_t n) {
-  if (!graph.nodes[n].attrs.has(kLegacyBroadcastAttr)) return Status::ok();
-  const int64_t axis = graph.nodes[n].attrs.get_int(kLegacyBroadcastAttr);
-  graph.nodes[n].attrs.erase(kLegacyBroadcastAttr);
-  const ir::Node& node = graph.nodes[n];
-  const ir::ValueId b_id = node.inputs[1];
-  const Shape a = graph.value(node.inputs[0]).shape;
-  const Shape b = graph.value(b_id).shape;
-  const std::string shapes = "A " + shape_to_string(a) + ", B " + shape_to_string(b);
-  if (axis == kLegacySameShape) {
-    if (a == b) return Status::ok();
-    return invalid_model(node.describe() + ": " + shapes + " differ, and before opset 7 only broadcast=1 broadcasts");
-  }
-  if (node.op == OpKind::kPRelu && (b.size() == a.size() || shape_numel(b) == 1)) return Status::ok();
-  const auto rank_a = static_cast<int64_t>(a.size()), rank_b = static_cast<int64_t>(b.size());
-  if (axis + rank_b > rank_a)
-    return invalid_model(node.describe() + ": " + shapes + ": B does not fit in A from axis " + std::to_string(axis));
-  for (int64_t i = 0; i < rank_b; ++i)
-    if (b[static_cast<size_t>(i)] != a[static_cast<size_t>(axis + i)] && b[static_cast<size_t>(i)] != 1)
-      return invalid_model(node.describe() + ": " + shapes + ": B's dim " + std::to_string(i) +
-                           " does not match A's dim " + std::to_string(axis + i));
-  if (axis + rank_b == rank_a) return Status::ok();  // B is A's trailing dims: numpy aligns it there too
-  Shape target = b;
-  target.resize(static_cast<size_t>(rank_a - axis), 1);
-  const std::string base = node.name + "/legacy_broadcast";
-  std::vector<int64_t> dims(target.begin(), target.end());
-  Tensor shape_tensor = Tensor::from_int64s({static_cast<int64_t>(dims.size())}, dims);
-  const ir::ValueId shape_id =
-      graph.add_value({graph.unused_value_name(base + "_shape"), DType::kInt64, {static_cast<int64_t>(dims.size())},
-                       std::move(shape_tensor), -1});
-  const DType dtype = graph.value(b_id).dtype;
-  const ir::ValueId reshaped = graph.add_value({graph.unused_value_name(base), dtype, target, std::nullopt, -1});
-  ir::Node reshape;
-  reshape.name = base;
-  reshape.op = OpKind::kReshape;
-  reshape.opset = graph.nodes[n].opset;
-  reshape.inputs = {b_id, shape_id};
-  reshape.outputs = {reshaped};
-  fill_default_attributes(reshape);
-  graph.nodes[n].inputs[1] = reshaped;
-  for (ir::Value& v : graph.values)
-    if (v.producer >= static_cast<ir::NodeId>(n)) ++v.producer;
-  graph.value(reshaped).producer = static_cast<ir::NodeId>(n);
-  graph.nodes.insert(graph.nodes.begin() + static_cast<std::ptrdiff_t>(n), std::move(reshape));
-  return Status::ok();
-}
-
 Status infer_and_fold(ir::Graph& graph, const ImportOptions& options) {
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    UCUDNN_RETURN_IF_ERROR(resolve_legacy_broadcast(graph, n));
+    UCUDNN_RETURN_IF_ERROR(rewrite_typed_forms(graph, n));
     auto inferred = infer_node(graph, graph.nodes[n]);
     if (!inferred) return with_constant_input_hint(graph, graph.nodes[n], inferred.status());
     std::vector<ValueInfo> outputs = std::move(*inferred);

@@ -86,7 +86,7 @@ Status float_to_input(PendingNode& node, const char* name, size_t index, const A
 // at `axis`; without broadcast=1 the shapes must be equal. PRelu-6's slope is one value or one per channel
 // (axis 1). Numpy broadcasting gives the same result as the trailing-dims rule, so that form is dropped here;
 // an `axis` or a required equality becomes the private attribute kLegacyBroadcast, which the importer
-// resolves once shapes are known (resolve_legacy_broadcast: B reshaped so that numpy broadcasting aligns it
+// resolves once shapes are known (typed_forms.cc: B reshaped so that numpy broadcasting aligns it
 // at `axis`, or the two shapes checked equal) before the node's shape rule runs.
 Status upgrade_legacy_broadcast(PendingNode& node) {
   int64_t broadcast = 0;

@@ -332,6 +332,32 @@ TEST(OnnxImport, LegacyBatchNormNeedsIsTest) {
   }
 }
 
+// onnx_import/typed_forms.cc: Neg of integers runs as Sub(0, X) (and folds when X is constant), Pow's
+// integer exponent is cast to float32.
+TEST(OnnxImport, IntegerNegAndExponentRewritten) {
+  TempDir dir;
+  onnx::ModelProto m = make_model(13);
+  add_input(m, "x", {"3"});
+  add_input(m, "axes", {"2"}, onnx::TensorProto::INT64);
+  add_input(m, "e", {"3"}, onnx::TensorProto::INT32);
+  add_int64_initializer(m, "k", {2}, {1, -2});
+  add_node(m, "Neg", {"axes"}, {"negated"}, "neg_runtime");
+  add_node(m, "Neg", {"k"}, {"negated_constant"}, "neg_folded");
+  add_node(m, "Add", {"negated", "negated_constant"}, {"sum"});
+  add_node(m, "Pow", {"x", "e"}, {"power"}, "pow");
+  add_output(m, "sum", {"2"}, onnx::TensorProto::INT64);
+  add_output(m, "power", {"3"});
+  auto g = load(write_model(dir, m));
+  ASSERT_TRUE(g.has_value()) << g.status().to_string();
+  std::vector<OpKind> ops;
+  for (const ir::Node& node : g->nodes) ops.push_back(node.op);
+  EXPECT_EQ(ops, (std::vector<OpKind>{OpKind::kSub, OpKind::kAdd, OpKind::kCast, OpKind::kPow}));
+  const ir::Value& folded = g->value(g->nodes[1].inputs[1]);
+  ASSERT_TRUE(folded.constant.has_value());
+  EXPECT_EQ(*folded.constant->to_int64_vector(), (std::vector<int64_t>{-1, 2}));
+  EXPECT_EQ(g->value(g->nodes[3].inputs[1]).dtype, DType::kFloat32);
+}
+
 TEST(OnnxImport, BatchNormSpatialZeroRejected) {
   TempDir dir;
   onnx::ModelProto m = make_model(7);
