@@ -483,6 +483,10 @@ std::vector<OpCase> reduction_cases() {
       {"argmin_ties_last", OpKind::kArgMin, 13, {input_values({3, 2}, {0, 1, 0, 1, 2, 1})},
        {{"select_last_index", int64_t{1}}}},
       {"softmax_opset11_default", OpKind::kSoftmax, 11, {input({2, 3, 4})}},
+      // Hardmax (lowered at import: runtime/ops/hardmax.h); ties go to the first maximum.
+      {"hardmax_opset13_axis_1", OpKind::kHardmax, 13, {input({2, 5, 3})}, {{"axis", int64_t{1}}}},
+      {"hardmax_opset13_ties", OpKind::kHardmax, 13, {input_values({2, 4}, {1, 3, 3, 0, 2, 2, 2, 2})}},
+      {"hardmax_opset11_rows", OpKind::kHardmax, 11, {input({2, 3, 4})}, {{"axis", int64_t{1}}}},
       {"softmax_opset11_axis_0", OpKind::kSoftmax, 11, {input({2, 3, 4})}, {{"axis", int64_t{0}}}},
       {"softmax_opset13_default", OpKind::kSoftmax, 13, {input({2, 3, 4})}},
       {"softmax_opset13_axis_1", OpKind::kSoftmax, 13, {input(image, -5, 5)}, {{"axis", int64_t{1}}}},

@@ -36,7 +36,7 @@
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
   X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2)                  \
   X(ReduceSumSquare) X(ReduceLogSum) X(ReduceLogSumExp) X(ArgMax) X(ArgMin)        \
-  X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss)                          \
+  X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Hardmax)               \
   /* training (docs/TRAINING.md): ucudnn-internal ops the training graph adds */    \
   X(ConvGradData) X(ConvGradFilter)                                                 \
   X(ActivationGrad) X(PReluGrad) X(DropoutTrain)                                    \
@@ -57,7 +57,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 137, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 138, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

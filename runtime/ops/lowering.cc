@@ -10,6 +10,7 @@
 #include "runtime/ops/depth_to_space.h"
 #include "runtime/ops/einsum.h"
 #include "runtime/ops/group_norm.h"
+#include "runtime/ops/hardmax.h"
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
 #include "runtime/ops/max_min.h"
@@ -109,6 +110,7 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_cast_likes(graph));
   UCUDNN_RETURN_IF_ERROR(lower_einsums(graph));
   UCUDNN_RETURN_IF_ERROR(lower_losses(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_hardmaxes(graph));
   return lower_constants_of_shape(graph);
 }
 

@@ -239,6 +239,16 @@ const OpDescriptor& describe_Softmax() {
   return d;
 }
 
+// 1 at the first maximum of each group Softmax normalises, 0 elsewhere; lowered at import (hardmax.h).
+const OpDescriptor& describe_Hardmax() {
+  static const OpDescriptor d{.kind = OpKind::kHardmax,
+                              .min_opset = 1,
+                              .attrs = {attr_optional("axis", ir::AttrType::kInt)},
+                              .infer = softmax_infer,
+                              .flops = input_numel};
+  return d;
+}
+
 const OpDescriptor& describe_LogSoftmax() {
   static const OpDescriptor d{.kind = OpKind::kLogSoftmax,
                               .min_opset = 1,

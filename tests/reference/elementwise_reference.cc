@@ -708,6 +708,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     case OpKind::kArgMax: case OpKind::kArgMin: out.push_back(arg_extreme(node.op, *x, attrs)); break;
     case OpKind::kSoftmax: out.push_back(softmax(node, *x, false)); break;
     case OpKind::kLogSoftmax: out.push_back(softmax(node, *x, true)); break;
+    case OpKind::kHardmax: out.push_back(hardmax(node, *x)); break;
     default: return unsupported(std::string("no elementwise reference for ") + op_name(node.op));
   }
   return out;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "tests/reference/element_access.h"
@@ -121,18 +122,22 @@ Tensor arg_extreme(OpKind op, const Tensor& x, const ir::Attributes& attrs) {
   return y;
 }
 
-// Softmax/LogSoftmax: elements i and j share a normalising group when they agree
+// Softmax/LogSoftmax/Hardmax: elements i and j share a normalising group when they agree
 // on every index outside the normalised dims.
-Tensor softmax(const ir::Node& node, const Tensor& x, bool log) {
+std::function<bool(const Index&, const Index&)> normalising_groups(const ir::Node& node, int64_t rank) {
   const bool old = node.opset < 13;
-  const int64_t axis =
-      positive_axis(node.attrs.has("axis") ? node.attrs.get_int("axis") : (old ? 1 : -1), x.rank());
-  auto normalised = [&](int64_t d) { return old ? d >= axis : d == axis; };
-  auto same_group = [&](const Index& a, const Index& b) {
-    for (size_t d = 0; d < a.size(); ++d)
-      if (!normalised(static_cast<int64_t>(d)) && a[d] != b[d]) return false;
+  const int64_t axis = positive_axis(node.attrs.has("axis") ? node.attrs.get_int("axis") : (old ? 1 : -1), rank);
+  return [old, axis](const Index& a, const Index& b) {
+    for (size_t d = 0; d < a.size(); ++d) {
+      const bool normalised = old ? static_cast<int64_t>(d) >= axis : static_cast<int64_t>(d) == axis;
+      if (!normalised && a[d] != b[d]) return false;
+    }
     return true;
   };
+}
+
+Tensor softmax(const ir::Node& node, const Tensor& x, bool log) {
+  const auto same_group = normalising_groups(node, x.rank());
   Tensor y = make(DType::kFloat32, x.shape());
   for (int64_t i = 0; i < x.numel(); ++i) {
     const Index a = unravel(i, x.shape());
@@ -142,6 +147,22 @@ Tensor softmax(const ir::Node& node, const Tensor& x, bool log) {
     for (int64_t j = 0; j < x.numel(); ++j)
       if (same_group(a, unravel(j, x.shape()))) sum += std::exp(get(x, j) - max);
     put(y, i, log ? get(x, i) - max - std::log(sum) : std::exp(get(x, i) - max) / sum);
+  }
+  return y;
+}
+
+// 1 where no element of the group is larger, nor as large at a lower flat index (a group's flat order is its
+// order along the normalised dims).
+Tensor hardmax(const ir::Node& node, const Tensor& x) {
+  const auto same_group = normalising_groups(node, x.rank());
+  Tensor y = make(DType::kFloat32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const Index a = unravel(i, x.shape());
+    bool first_max = true;
+    for (int64_t j = 0; j < x.numel() && first_max; ++j)
+      if (j != i && same_group(a, unravel(j, x.shape())))
+        first_max = get(x, j) < get(x, i) || (get(x, j) == get(x, i) && j > i);
+    put(y, i, first_max ? 1.0 : 0.0);
   }
   return y;
 }

@@ -1,5 +1,5 @@
 // Naive references of the Reduce* family (but ReduceSum: softmax_loss_reference.cc), ArgMax/ArgMin,
-// Softmax/LogSoftmax, the comparisons, the logical ops, Where, IsNaN and IsInf, Trilu, CumSum and TopK;
+// Softmax/LogSoftmax/Hardmax, the comparisons, the logical ops, Where, IsNaN and IsInf, Trilu, CumSum and TopK;
 // elementwise_reference dispatches to them.
 #pragma once
 
@@ -13,6 +13,7 @@ namespace ucudnn::reference {
 Tensor reduce(OpKind op, const Tensor& x, const Tensor* axes_tensor, const ir::Attributes& attrs);
 Tensor arg_extreme(OpKind op, const Tensor& x, const ir::Attributes& attrs);
 Tensor softmax(const ir::Node& node, const Tensor& x, bool log);
+Tensor hardmax(const ir::Node& node, const Tensor& x);
 Tensor logic(OpKind op, const std::vector<const Tensor*>& in);
 // IsNaN and IsInf (bool results).
 Tensor float_test(const ir::Node& node, const Tensor& x);
