@@ -134,7 +134,8 @@ TEST(DataSynthetic, SamplesArePureFunctionsOfSeedAndIndex) {
   EXPECT_NE(a, b);
   EXPECT_FALSE(SyntheticDataset::create(0, {3, 4, 5}, 7).has_value());
   EXPECT_FALSE(SyntheticDataset::create(10, {3, 0, 5}, 7).has_value());
-  EXPECT_FALSE(SyntheticDataset::create(10, {4, 5}, 7).has_value());
+  EXPECT_FALSE(SyntheticDataset::create(10, {}, 7).has_value());
+  EXPECT_TRUE(SyntheticDataset::create(10, {3, 2, 4, 5}, 7).has_value());  // a clip [C, T, H, W]
 }
 
 // ---- the loader ----------------------------------------------------------------------------------

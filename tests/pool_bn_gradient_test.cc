@@ -96,6 +96,8 @@ TEST(PoolGradient, GlobalPools) {
                    .inputs = {input({2, 3, 4, 5})}});
   check_gradients({.name = "global_average_pool_1d", .op = OpKind::kGlobalAveragePool, .opset = 1,
                    .inputs = {input({3, 2, 7})}});
+  check_gradients({.name = "global_average_pool_3d", .op = OpKind::kGlobalAveragePool, .opset = 1,
+                   .inputs = {input({2, 2, 3, 2, 4})}});
   check_gradients({.name = "global_max_pool", .op = OpKind::kGlobalMaxPool, .opset = 1,
                    .inputs = {distinct_input({2, 3, 4, 5})}});
 }
@@ -239,8 +241,8 @@ TEST(BatchNormGradient, RefusesGradientIntoSavedStatistics) {
   EXPECT_NE(status.message().find("'bn'"), std::string::npos) << status.to_string();
 }
 
-TEST(PoolGradient, RefusesGlobalPoolOver3D) {
-  auto built = make_one_node_graph("gap3d", OpKind::kGlobalAveragePool, 1, {input({1, 2, 2, 3, 2})}, {}, 1, 3);
+TEST(PoolGradient, RefusesGlobalMaxPoolOver3D) {
+  auto built = make_one_node_graph("gmp3d", OpKind::kGlobalMaxPool, 1, {input({1, 2, 2, 3, 2})}, {}, 1, 3);
   ASSERT_TRUE(built.has_value()) << built.status().to_string();
   const ucudnn::Status status = differentiate(*built, {0});
   EXPECT_EQ(status.code(), StatusCode::kUnsupported) << status.to_string();

@@ -4,7 +4,8 @@
 // Window pools: X [N, C, spatial...] → Y [N, C, out...] with the geometry of
 // window_geometry.h. MaxPool's optional Indices output is Unsupported.
 // Gradient rules: MaxPoolGrad and AveragePoolGrad (runtime/ops/pooling_grad.cc) with the forward
-// node's attributes; the global pools as window pools whose kernel is the whole spatial extent.
+// node's attributes; the global pools as window pools whose kernel is the whole spatial extent (a 3-D
+// GlobalAveragePool: dY scaled and Expanded; a 3-D GlobalMaxPool is refused).
 #include "runtime/core/bytes.h"
 #include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
@@ -108,9 +109,18 @@ Expected<ir::Attributes> global_pool_window(const GradientContext& ctx) {
   return attrs;
 }
 
+// dX = dY / (the spatial extent's size) at every position: an AveragePoolGrad over the whole extent for 1-D
+// and 2-D X; for 3-D X (the window pools' backward ops are 1-D and 2-D) an Expand of dY scaled.
 Status global_average_pool_gradient(GradientContext& ctx) {
   const ir::ValueId dy = pool_output_grad(ctx);
   if (dy == ir::kNoValue) return Status::ok();
+  const Shape x = ctx.value(ctx.input(0)).shape;  // a copy: emitting nodes may move the graph's values
+  if (x.size() > 4) {
+    const float scale = 1.0f / static_cast<float>(shape_numel(Shape(x.begin() + 2, x.end())));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId scaled, ctx.emit1(OpKind::kMul, {dy, ctx.float_constant(scale, "scale")}));
+    UCUDNN_ASSIGN_OR_RETURN(ir::ValueId dx, ctx.emit1(OpKind::kExpand, {scaled, ctx.int64_constant(x, "x_shape")}));
+    return ctx.add_input_grad(0, dx);
+  }
   UCUDNN_ASSIGN_OR_RETURN(ir::Attributes attrs, global_pool_window(ctx));
   return emit_average_pool_grad(ctx, dy, std::move(attrs));
 }

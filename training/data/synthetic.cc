@@ -8,11 +8,11 @@ namespace ucudnn::data {
 Expected<std::shared_ptr<SyntheticDataset>> SyntheticDataset::create(int64_t size, const Shape& image_shape,
                                                                      int64_t num_classes, uint64_t seed) {
   int64_t numel = 0;
-  bool positive = image_shape.size() == 3;
+  bool positive = !image_shape.empty();
   for (int64_t d : image_shape) positive = positive && d > 0;
   if (size <= 0 || num_classes <= 0 || !positive || !checked_numel(image_shape, &numel) || numel > (int64_t{1} << 40))
-    return invalid_argument("a synthetic data set needs size > 0, classes > 0 and an image shape [C, H, W] of "
-                            "positive dims (got " + std::to_string(size) + " samples, " + std::to_string(num_classes) +
+    return invalid_argument("a synthetic data set needs size > 0, classes > 0 and a sample shape ([C, H, W], "
+                            "[C, T, H, W], ...) of positive dims (got " + std::to_string(size) + " samples, " + std::to_string(num_classes) +
                             " classes, shape " + shape_to_string(image_shape) + ")");
   std::shared_ptr<SyntheticDataset> set(new SyntheticDataset());
   set->size_ = size;

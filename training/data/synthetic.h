@@ -16,7 +16,8 @@ namespace ucudnn::data {
 
 class SyntheticDataset final : public Dataset {
  public:
-  // InvalidArgument unless size > 0, num_classes > 0 and image_shape is [C, H, W] of positive dims.
+  // InvalidArgument unless size > 0, num_classes > 0 and image_shape has positive dims and rank >= 1: an
+  // image [C, H, W], or any other sample (a clip [C, T, H, W] for a video network).
   static Expected<std::shared_ptr<SyntheticDataset>> create(int64_t size, const Shape& image_shape,
                                                             int64_t num_classes, uint64_t seed = 0);
 
