@@ -1,5 +1,5 @@
 // Resize on the CPU (NCHW; the descriptor and the coordinates: runtime/ops/resize.h). Each axis's
-// source indices (and linear weights) are tabulated once per call; the rows of every plane are then
+// source indices (and linear or cubic weights) are tabulated once per call; the rows of every plane are then
 // split over the threads.
 #include <omp.h>
 
@@ -29,6 +29,14 @@ std::vector<LinearTap> linear_taps(const ResizeParams& p, const ResizeAxis& a) {
   return taps;
 }
 
+std::vector<CubicTaps> cubic_taps(const ResizeParams& p, const ResizeAxis& a) {
+  std::vector<CubicTaps> taps(static_cast<size_t>(a.out));
+  for (int64_t i = 0; i < a.out; ++i)
+    taps[static_cast<size_t>(i)] =
+        resize_cubic_taps(resize_source_coordinate(a, p.coordinates, i), a.in, p.cubic_a, p.exclude_outside);
+  return taps;
+}
+
 Status run_resize(const KernelArgs& args) {
   const Tensor& x = *args.src[0];
   const Tensor* scales = args.src.size() > 2 ? args.src[2] : nullptr;
@@ -53,6 +61,27 @@ Status run_resize(const KernelArgs& args) {
         const float* in_row = src + plane * in_plane + rows[static_cast<size_t>(oh)] * p.w.in;
         float* out_row = dst + (plane * out_h + oh) * out_w;
         for (int64_t ow = 0; ow < out_w; ++ow) out_row[ow] = in_row[cols[static_cast<size_t>(ow)]];
+      }
+    return Status::ok();
+  }
+  if (p.mode == ResizeMode::kCubic) {
+    const std::vector<CubicTaps> rows = cubic_taps(p, p.h), cols = cubic_taps(p, p.w);
+#pragma omp parallel for collapse(2) schedule(static) if (parallel)
+    for (int64_t plane = 0; plane < planes; ++plane)
+      for (int64_t oh = 0; oh < out_h; ++oh) {
+        const CubicTaps& r = rows[static_cast<size_t>(oh)];
+        float* out_row = dst + (plane * out_h + oh) * out_w;
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          const CubicTaps& c = cols[static_cast<size_t>(ow)];
+          float sum = 0.0f;
+          for (int i = 0; i < 4; ++i) {
+            const float* row = src + plane * in_plane + r.index[i] * p.w.in;
+            float across = 0.0f;
+            for (int j = 0; j < 4; ++j) across += c.weight[j] * row[c.index[j]];
+            sum += r.weight[i] * across;
+          }
+          out_row[ow] = sum;
+        }
       }
     return Status::ok();
   }

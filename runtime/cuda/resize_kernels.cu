@@ -17,6 +17,19 @@ __global__ void resize_kernel(const float* x, float* y, int64_t n, ResizeParams 
       y[i] = plane[resize_nearest_index(sh, p.rounding, p.h.in) * p.w.in + resize_nearest_index(sw, p.rounding, p.w.in)];
       continue;
     }
+    if (p.mode == ResizeMode::kCubic) {
+      const CubicTaps r = resize_cubic_taps(sh, p.h.in, p.cubic_a, p.exclude_outside);
+      const CubicTaps c = resize_cubic_taps(sw, p.w.in, p.cubic_a, p.exclude_outside);
+      float sum = 0.0f;
+      for (int k = 0; k < 4; ++k) {
+        const float* row = plane + r.index[k] * p.w.in;
+        float across = 0.0f;
+        for (int j = 0; j < 4; ++j) across += c.weight[j] * row[c.index[j]];
+        sum += r.weight[k] * across;
+      }
+      y[i] = sum;
+      continue;
+    }
     const LinearTap r = resize_linear_tap(sh, p.h.in), c = resize_linear_tap(sw, p.w.in);
     const float* top = plane + r.first * p.w.in;
     const float* bottom = plane + r.second * p.w.in;

@@ -55,7 +55,7 @@ Expected<ResolvedResize> resolve_resize(const ir::Attributes& attrs, const Shape
   const std::string& mode = attrs.get_string("mode");
   if (mode == "nearest") p.mode = ResizeMode::kNearest;
   else if (mode == "linear") p.mode = ResizeMode::kLinear;
-  else if (mode == "cubic") return unsupported("mode 'cubic' is not supported; 'nearest' and 'linear' are");
+  else if (mode == "cubic") p.mode = ResizeMode::kCubic;
   else return invalid_model("mode '" + mode + "' is not one of nearest, linear, cubic");
 
   const std::string& coordinates = attrs.get_string("coordinate_transformation_mode");
@@ -121,7 +121,9 @@ Expected<ResolvedResize> resolve_resize(const ir::Attributes& attrs, const Shape
     if (out[d] < 1 || x[d] < 1)
       return invalid_model("resizing spatial axis " + std::to_string(d) + " from " + std::to_string(x[d]) + " to " +
                            std::to_string(out[d]) + " (both must be at least 1)");
-  if (attrs.get_int("antialias") != 0 && p.mode == ResizeMode::kLinear)
+  p.cubic_a = attrs.get_float("cubic_coeff_a");
+  p.exclude_outside = attrs.get_int("exclude_outside") != 0;
+  if (attrs.get_int("antialias") != 0 && p.mode != ResizeMode::kNearest)
     for (size_t d = 2; d < rank; ++d)
       if (out[d] < x[d]) return unsupported("antialias when shrinking is not supported");
 
@@ -147,8 +149,6 @@ namespace {
 Status infer_resize(InferContext& ctx) {
   UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
   // What no scales or sizes would make supported comes first, before asking for them at load.
-  if (ctx.attrs().get_string("mode") == "cubic")
-    return ctx.unsupported_error("mode 'cubic' is not supported; 'nearest' and 'linear' are");
   const std::string& coordinates = ctx.attrs().get_string("coordinate_transformation_mode");
   if (coordinates == "tf_crop_and_resize" || coordinates == "tf_half_pixel_for_nn")
     return ctx.unsupported_error("coordinate_transformation_mode '" + coordinates + "' is not supported");

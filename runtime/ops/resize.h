@@ -4,10 +4,11 @@
 // every backend picks the same source elements.
 //
 // Supported: X of rank 3 or 4 ([N, C, W] or [N, C, H, W]) resized on its spatial axes (N and C keep
-// their size); mode "nearest" (every nearest_mode) or "linear"; coordinate_transformation_mode
-// half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners or asymmetric. Unsupported
-// (with the reason): mode "cubic", tf_crop_and_resize and tf_half_pixel_for_nn, antialias when
-// shrinking, a keep_aspect_ratio_policy other than "stretch", scales or sizes not known at load.
+// their size); mode "nearest" (every nearest_mode), "linear" or "cubic" (cubic_coeff_a, exclude_outside);
+// coordinate_transformation_mode half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners or
+// asymmetric. Unsupported (with the reason): tf_crop_and_resize and tf_half_pixel_for_nn, antialias when
+// shrinking (linear and cubic), a keep_aspect_ratio_policy other than "stretch", scales or sizes not known
+// at load.
 //
 // Note [resize coordinates]
 // The source coordinate of output index i along an axis is computed in float with additions,

@@ -15,7 +15,7 @@
 
 namespace ucudnn {
 
-enum class ResizeMode : int { kNearest, kLinear };
+enum class ResizeMode : int { kNearest, kLinear, kCubic };
 enum class ResizeCoordinates : int { kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric };
 enum class NearestRounding : int { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
@@ -33,6 +33,8 @@ struct ResizeParams {
   ResizeMode mode = ResizeMode::kNearest;
   ResizeCoordinates coordinates = ResizeCoordinates::kHalfPixel;
   NearestRounding rounding = NearestRounding::kRoundPreferFloor;
+  float cubic_a = -0.75f;        // cubic_coeff_a
+  bool exclude_outside = false;  // cubic: taps outside the input weigh 0, the others renormalised
   ResizeAxis h, w;  // a rank-3 X has h = {1, 1}
 };
 
@@ -81,6 +83,38 @@ UCUDNN_RESIZE_HOST_DEVICE inline LinearTap resize_linear_tap(float s, int64_t in
   t.second = t.first + 1 < in ? t.first + 1 : t.first;
   t.weight = s - static_cast<float>(t.first);
   return t;
+}
+
+// Cubic interpolation along one axis (Keys' kernel with coefficient a, ONNX's cubic_coeff_a): the four
+// elements around source coordinate s, floor(s) - 1 .. floor(s) + 2, clamped to the input's edge (ONNX's
+// reference pads by the edge), with weights that sum to 1; with exclude_outside the taps outside the input
+// weigh 0 and the rest are renormalised.
+struct CubicTaps {
+  int64_t index[4] = {0, 0, 0, 0};
+  float weight[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+};
+
+UCUDNN_RESIZE_HOST_DEVICE inline CubicTaps resize_cubic_taps(float s, int64_t in, float a, bool exclude_outside) {
+  const float base = floorf(s);
+  const float t = s - base;  // in [0, 1)
+  // Keys' kernel at the distances 1 + t, t, 1 - t, 2 - t.
+  const float d0 = 1.0f + t, d3 = 2.0f - t;
+  CubicTaps taps;
+  taps.weight[0] = ((a * d0 - 5.0f * a) * d0 + 8.0f * a) * d0 - 4.0f * a;
+  taps.weight[1] = ((a + 2.0f) * t - (a + 3.0f)) * t * t + 1.0f;
+  taps.weight[2] = ((a + 2.0f) * (1.0f - t) - (a + 3.0f)) * (1.0f - t) * (1.0f - t) + 1.0f;
+  taps.weight[3] = ((a * d3 - 5.0f * a) * d3 + 8.0f * a) * d3 - 4.0f * a;
+  float kept = 0.0f;
+  for (int k = 0; k < 4; ++k) {
+    const int64_t i = static_cast<int64_t>(base) - 1 + k;
+    const bool outside = i < 0 || i >= in;
+    if (exclude_outside && outside) taps.weight[k] = 0.0f;
+    kept += taps.weight[k];
+    taps.index[k] = i < 0 ? 0 : (i >= in ? in - 1 : i);
+  }
+  if (exclude_outside && kept != 0.0f)
+    for (int k = 0; k < 4; ++k) taps.weight[k] /= kept;
+  return taps;
 }
 
 }  // namespace ucudnn

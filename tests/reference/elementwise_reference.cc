@@ -177,7 +177,9 @@ Tensor pad(const Tensor& x, const std::vector<const Tensor*>& in, const ir::Attr
 
 // Resize of [N, C, (H,) W] over the spatial axes, the spec's formulas written out again in double:
 // the scales given (or sizes / input sizes), the source coordinate per coordinate_transformation_mode,
-// the nearest element by nearest_mode, or the linear taps with the edge element outside the input.
+// the nearest element by nearest_mode, the linear taps, or the cubic ones (the four nearest elements with
+// Keys' weights for cubic_coeff_a; with exclude_outside those outside weigh 0 and the rest are renormalised),
+// with the edge element outside the input.
 Tensor resize(const Tensor& x, const std::vector<const Tensor*>& in, const ir::Attributes& attrs) {
   const size_t rank = x.shape().size();
   const Tensor* scales = in.size() > 2 && in[2] != nullptr && in[2]->numel() > 0 ? in[2] : nullptr;
@@ -220,6 +222,27 @@ Tensor resize(const Tensor& x, const std::vector<const Tensor*>& in, const ir::A
   auto taps = [&](size_t d, int64_t i) -> std::vector<std::pair<int64_t, double>> {
     if (attrs.get_string("mode") == "nearest") return {{pick(d, i), 1.0}};
     const double s = source(d, i), f = std::floor(s);
+    if (attrs.get_string("mode") == "cubic") {
+      const double a = attrs.get_float("cubic_coeff_a");
+      auto keys = [a](double x) {  // Keys' cubic convolution kernel
+        x = std::fabs(x);
+        if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+        if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+        return 0.0;
+      };
+      std::vector<std::pair<int64_t, double>> cubic;
+      double kept = 0;
+      for (int64_t k = -1; k <= 2; ++k) {
+        const int64_t at = static_cast<int64_t>(f) + k;
+        const bool outside = at < 0 || at >= x.dim(d);
+        const bool excluded = outside && attrs.get_int("exclude_outside") != 0;
+        const double weight = excluded ? 0.0 : keys(s - static_cast<double>(at));
+        kept += weight;
+        cubic.push_back({clamp(at, x.dim(d)), weight});
+      }
+      for (auto& tap : cubic) tap.second /= kept;
+      return cubic;
+    }
     return {{clamp(static_cast<int64_t>(f), x.dim(d)), 1 - (s - f)},
             {clamp(static_cast<int64_t>(f) + 1, x.dim(d)), s - f}};
   };
