@@ -3,8 +3,9 @@
 the optimizer's passes for those forms can be checked and timed on real networks (docs/PERFORMANCE.md,
 issue 15's ninth part):
 
-  mean       every GlobalAveragePool becomes ReduceMean(axes=[2, 3], keepdims=1): a network written
-             as x.mean((2, 3), keepdim=True) (timm's squeeze-excitation blocks) exports so.
+  mean       every GlobalAveragePool becomes ReduceMean(axes=[2, 3], keepdims=1) (over every spatial axis:
+             [2, 3, 4] for a video network's): a network written as x.mean((2, 3), keepdim=True) (timm's
+             squeeze-excitation blocks) exports so.
   pad        every strided Conv's padding moves into a Pad of zeros before it (its own pads, equal
              at both ends in torchvision's networks): the form tf2onnx and timm's Conv2dSame write.
   pad_same   as pad, but the pads are TensorFlow's "SAME" ones (the extra row and column at the
@@ -44,24 +45,39 @@ def set_ints(node, name, values):
 
 
 def means_for_pools(model):
+    ranks = value_ranks(model)
     nodes, made = [], 0
     for node in model.graph.node:
         if node.op_type == "GlobalAveragePool":
+            if node.input[0] not in ranks:
+                sys.exit(f"rewrite_exported_forms.py: the rank of '{node.input[0]}' (input of GlobalAveragePool "
+                         f"'{node.name}') is unknown; the mean form needs it")
             node = helper.make_node("ReduceMean", list(node.input), list(node.output), name=node.name,
-                                    axes=[2, 3], keepdims=1)
+                                    axes=list(range(2, ranks[node.input[0]])), keepdims=1)
             made += 1
         nodes.append(node)
     return nodes, made
 
 
-def spatial_dims(model):
-    """name -> (H, W) of every 4-D value whose spatial dims shape inference knows."""
+def inferred_values(model):
     inferred = shape_inference.infer_shapes(model)
+    return list(inferred.graph.value_info) + list(inferred.graph.input)
+
+
+def value_ranks(model):
+    """name -> rank of every value whose rank shape inference knows."""
+    return {v.name: len(v.type.tensor_type.shape.dim) for v in inferred_values(model)
+            if v.type.tensor_type.HasField("shape")}
+
+
+def spatial_dims(model):
+    """name -> spatial dims (H, W), (T, H, W), ... of every value of rank >= 3 whose spatial dims shape
+    inference knows."""
     dims = {}
-    for value in list(inferred.graph.value_info) + list(inferred.graph.input):
+    for value in inferred_values(model):
         shape = value.type.tensor_type.shape.dim
-        if len(shape) == 4 and shape[2].HasField("dim_value") and shape[3].HasField("dim_value"):
-            dims[value.name] = (shape[2].dim_value, shape[3].dim_value)
+        if len(shape) >= 3 and all(d.HasField("dim_value") for d in shape[2:]):
+            dims[value.name] = tuple(d.dim_value for d in shape[2:])
     return dims
 
 
@@ -84,29 +100,31 @@ def pads_for_strided_convs(model, same):
     dims = spatial_dims(model) if same else {}
     nodes, made = [], 0
     for node in model.graph.node:
-        strides = attribute(node, "strides", [1, 1]) if node.op_type == "Conv" else [1, 1]
-        pads = list(attribute(node, "pads", [0, 0, 0, 0])) if node.op_type == "Conv" else []
-        auto_pad = attribute(node, "auto_pad", b"NOTSET") if node.op_type == "Conv" else b"NOTSET"
-        if (node.op_type != "Conv" or max(strides) == 1 or auto_pad not in (b"NOTSET", "NOTSET")
-                or (not any(pads) and not same)):
+        if node.op_type != "Conv":
+            nodes.append(node)
+            continue
+        kernel = attribute(node, "kernel_shape", None) or weight_dims(model, node.input[1])
+        rank = len(kernel)  # spatial axes
+        strides = attribute(node, "strides", [1] * rank)
+        pads = list(attribute(node, "pads", [0] * 2 * rank))
+        auto_pad = attribute(node, "auto_pad", b"NOTSET")
+        if max(strides) == 1 or auto_pad not in (b"NOTSET", "NOTSET") or (not any(pads) and not same):
             nodes.append(node)
             continue
         if same:
             if node.input[0] not in dims:
                 sys.exit(f"rewrite_exported_forms.py: the spatial dims of '{node.input[0]}' (input of Conv "
                          f"'{node.name}') are unknown; pad_same needs them")
-            kernel = attribute(node, "kernel_shape", None) or weight_dims(model, node.input[1])
-            dilations = attribute(node, "dilations", [1, 1])
-            (h0, h1), (w0, w1) = (same_pads(dims[node.input[0]][i], kernel[i], strides[i], dilations[i])
-                                  for i in range(2))
-            pads = [h0, w0, h1, w1]
+            dilations = attribute(node, "dilations", [1] * rank)
+            ends = [same_pads(dims[node.input[0]][i], kernel[i], strides[i], dilations[i]) for i in range(rank)]
+            pads = [begin for begin, _ in ends] + [end for _, end in ends]
         padded = f"{node.output[0]}__padded_input"
         pads_name = f"{node.output[0]}__pads"
         model.graph.initializer.append(numpy_helper.from_array(
-            np.array([0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]], dtype=np.int64), pads_name))
+            np.array([0, 0] + pads[:rank] + [0, 0] + pads[rank:], dtype=np.int64), pads_name))
         nodes.append(helper.make_node("Pad", [node.input[0], pads_name], [padded], name=f"{node.name}_pad",
                                       mode="constant"))
-        set_ints(node, "pads", [0, 0, 0, 0])
+        set_ints(node, "pads", [0] * 2 * rank)
         node.input[0] = padded
         nodes.append(node)
         made += 1
