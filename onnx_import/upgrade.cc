@@ -85,7 +85,7 @@ Status float_to_input(PendingNode& node, const char* name, size_t index, const A
 // asked (broadcast=1), and then B's shape is a contiguous run of A's dims: its last ones, or those starting
 // at `axis`; without broadcast=1 the shapes must be equal. PRelu-6's slope is one value or one per channel
 // (axis 1). Numpy broadcasting gives the same result as the trailing-dims rule, so that form is dropped here;
-// an `axis` or a required equality becomes the private attribute kLegacyBroadcast, which the importer
+// an `axis` or a required equality becomes the private attribute kLegacyBroadcastAttr, which the importer
 // resolves once shapes are known (typed_forms.cc: B reshaped so that numpy broadcasting aligns it
 // at `axis`, or the two shapes checked equal) before the node's shape rule runs.
 Status upgrade_legacy_broadcast(PendingNode& node) {

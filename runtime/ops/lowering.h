@@ -18,9 +18,10 @@ namespace ucudnn {
 // Mean Adds and a Mul (sum_mean.h), Upsample a Resize (upsample.h), a ConstantOfShape too large to fold an
 // Expand (constant_of_shape.h), CastLike a Cast (cast_like.h), Einsum a MatMul between Transposes and
 // Reshapes (einsum.h), NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss a GatherElements, a Gather of
-// the weights and reductions (nll_loss.h), Hardmax an ArgMax compared with the positions (hardmax.h). Each has a descriptor (its shape rule checks the model), no kernel on any backend,
-// and a lowering the importer runs after shape inference and constant folding; the optimizer's passes then
-// fuse the pieces as they fuse any others. Some ops are lowered only in part: Max and Min of other than two
+// the weights and reductions (nll_loss.h), Hardmax an ArgMax compared with the positions (hardmax.h). Each
+// has a descriptor (its shape rule checks the model), no kernel on any backend, and a lowering the importer
+// runs after shape inference and constant folding; the optimizer's passes then fuse the pieces as they fuse
+// any others. Some ops are lowered only in part: Max and Min of other than two
 // operands become an Identity or a chain of pairs (max_min.h); 3-D Conv, MaxPool and AveragePool become
 // 2-D ones (volumetric.h).
 //

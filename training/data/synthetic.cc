@@ -12,8 +12,8 @@ Expected<std::shared_ptr<SyntheticDataset>> SyntheticDataset::create(int64_t siz
   for (int64_t d : image_shape) positive = positive && d > 0;
   if (size <= 0 || num_classes <= 0 || !positive || !checked_numel(image_shape, &numel) || numel > (int64_t{1} << 40))
     return invalid_argument("a synthetic data set needs size > 0, classes > 0 and a sample shape ([C, H, W], "
-                            "[C, T, H, W], ...) of positive dims (got " + std::to_string(size) + " samples, " + std::to_string(num_classes) +
-                            " classes, shape " + shape_to_string(image_shape) + ")");
+                            "[C, T, H, W], ...) of positive dims (got " + std::to_string(size) + " samples, " +
+                            std::to_string(num_classes) + " classes, shape " + shape_to_string(image_shape) + ")");
   std::shared_ptr<SyntheticDataset> set(new SyntheticDataset());
   set->size_ = size;
   set->num_classes_ = num_classes;
