@@ -6,8 +6,6 @@
 //   Pow of float32 X and an integer exponent Y → Pow(X, Cast(Y, float32)): exact for exponents up to 2^24
 //                               in magnitude (beyond, the float rounds; only |X| = 1 keeps a finite power
 //                               there, and an odd exponent may become even).
-#include <algorithm>
-
 #include "onnx_import/internal.h"
 
 namespace ucudnn::onnx_import {

@@ -58,18 +58,17 @@ void emit_nll(LoweringBuilder& build, const ir::Node& node, ir::ValueId x) {
     to.set("to", int64_t{7});  // TensorProto INT64
     target = build.emit(OpKind::kCast, "target_int64", {target}, i64, t_shape, ir::kNoValue, to);
   }
+  const ir::ValueId class_zero = int64_scalar(build, "class_zero", 0);
   ir::ValueId ignored = ir::kNoValue;
   if (node.attrs.has("ignore_index")) {
     const ir::ValueId ignore = int64_scalar(build, "ignore_index", node.attrs.get_int("ignore_index"));
     ignored = build.emit(OpKind::kEqual, "ignored", {target, ignore}, DType::kBool, t_shape);
-    target = build.emit(OpKind::kWhere, "class", {ignored, int64_scalar(build, "class_zero", 0), target}, i64,
-                        t_shape);
+    target = build.emit(OpKind::kWhere, "class", {ignored, class_zero, target}, i64, t_shape);
   }
   // GatherElements takes -C..-1 as classes from the end; a loss's classes are 0..C-1, so a negative one
   // becomes C, which GatherElements refuses at run time as out of range, naming this node.
   const int64_t classes = graph.value(x).shape[1];
-  const ir::ValueId negative =
-      build.emit(OpKind::kLess, "negative", {target, int64_scalar(build, "zero_class", 0)}, DType::kBool, t_shape);
+  const ir::ValueId negative = build.emit(OpKind::kLess, "negative", {target, class_zero}, DType::kBool, t_shape);
   target = build.emit(OpKind::kWhere, "checked_class", {negative, int64_scalar(build, "classes", classes), target},
                       i64, t_shape);
   Shape index_shape = t_shape;
