@@ -201,8 +201,7 @@ class Builder {
     const onnx::NodeProto& proto = graph_proto_.node(static_cast<int>(index));
     PendingNode node;
     node.name = node_proto_name(proto, index);
-    node.opset = model_.opset;
-    if (!op_from_name(proto.op_type().c_str(), &node.op))  // find_unsupported_nodes ran before
+    if (!import_op(proto.op_type(), model_.opset, &node.op, &node.opset))  // find_unsupported_nodes ran before
       return unsupported(describe_node_proto(model_.proto, proto, index) + ": op is not implemented");
     node.inputs.assign(proto.input().begin(), proto.input().end());
     node.outputs.assign(proto.output().begin(), proto.output().end());

@@ -109,6 +109,10 @@ std::string describe_node_proto(const onnx::ModelProto& model, const onnx::NodeP
 // One line per node the importer cannot handle: "node 'x' (Foo, opset 13): why"
 // (unknown op, another domain, an opset older than the op's descriptor allows).
 std::vector<std::string> find_unsupported_nodes(const onnx::ModelProto& model);
+// The op a default-domain `op_type` imports as, and the opset its node gets: the op of that name at the
+// model's `opset`; for an op ONNX deprecated in favour of another (Scatter, opsets 9-10, is ScatterElements
+// of opset 11 without a reduction), that op at the opset it entered. False for an op ucudnn lacks.
+bool import_op(const std::string& op_type, int opset, OpKind* kind, int* node_opset);
 // Builds the graph: constants, runtime inputs with resolved shapes, nodes in
 // order. Output dtypes/shapes are left for infer_and_fold.
 Expected<ir::Graph> build_graph(const ModelFile& model, const ImportOptions& options);

@@ -3,6 +3,8 @@
 // can list them without failing.
 #include "onnx_import/internal.h"
 
+#include <algorithm>
+
 namespace ucudnn::onnx_import {
 
 namespace {
@@ -16,6 +18,23 @@ int64_t domain_opset(const onnx::ModelProto& model, const std::string& domain) {
 }
 
 }  // namespace
+
+bool import_op(const std::string& op_type, int opset, OpKind* kind, int* node_opset) {
+  struct Deprecated {
+    const char* name;
+    OpKind replacement;
+    int since;
+  };
+  static const Deprecated kDeprecated[] = {{"Scatter", OpKind::kScatterElements, 11}};
+  for (const Deprecated& d : kDeprecated)
+    if (op_type == d.name) {
+      *kind = d.replacement;
+      *node_opset = std::max(opset, d.since);
+      return true;
+    }
+  *node_opset = opset;
+  return op_from_name(op_type.c_str(), kind) && !op_descriptor(*kind).internal;
+}
 
 std::string node_proto_name(const onnx::NodeProto& node, size_t index) {
   return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
@@ -39,12 +58,13 @@ std::vector<std::string> find_unsupported_nodes(const onnx::ModelProto& model) {
       continue;
     }
     OpKind kind;
-    if (!op_from_name(node.op_type().c_str(), &kind) || op_descriptor(kind).internal) {
+    int node_opset = 0;
+    if (!import_op(node.op_type(), static_cast<int>(opset), &kind, &node_opset)) {
       lines.push_back(who + ": op '" + node.op_type() + "' is not implemented by ucudnn");
       continue;
     }
     const OpDescriptor& desc = op_descriptor(kind);
-    if (opset < desc.min_opset && !has_upgrade(kind))
+    if (node_opset < desc.min_opset && !has_upgrade(kind))
       lines.push_back(who + ": ucudnn implements " + node.op_type() + " from opset " +
                       std::to_string(desc.min_opset) + " on");
   }

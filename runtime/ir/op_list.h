@@ -7,7 +7,7 @@
 #define UCUDNN_FOR_EACH_OP(X)                                                      \
   /* convolution and normalization */                                               \
   X(Conv) X(ConvTranspose) X(BatchNormalization) X(LRN) X(LayerNormalization)      \
-  X(InstanceNormalization) X(GroupNormalization)                                   \
+  X(InstanceNormalization) X(GroupNormalization) X(MeanVarianceNormalization)      \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
   X(Clip) X(Elu) X(Erf) X(Softplus) X(Softsign) X(Celu) X(Selu) X(ThresholdedRelu) X(Shrink) \
@@ -31,7 +31,7 @@
   X(Unsqueeze) X(Pad) X(Gather) X(Cast) X(Shape) X(Identity) X(Dropout) X(Constant) \
   X(ConstantOfShape) X(Size) X(DepthToSpace) X(SpaceToDepth) X(Tile)               \
   X(CastLike) X(Range) X(EyeLike) X(GatherElements) X(ScatterElements) X(ScatterND) \
-  X(Einsum) X(Trilu) X(CumSum) X(TopK)                                              \
+  X(Einsum) X(Trilu) X(CumSum) X(TopK) X(GatherND) X(OneHot)                        \
   /* reductions and normalizing exponentials */                                     \
   X(ReduceMean) X(Softmax) X(LogSoftmax) X(ReduceSum) X(Expand)                    \
   X(ReduceMax) X(ReduceMin) X(ReduceProd) X(ReduceL1) X(ReduceL2)                  \
@@ -57,7 +57,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 138, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 141, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

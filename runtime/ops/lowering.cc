@@ -9,12 +9,15 @@
 #include "runtime/ops/conv_transpose.h"
 #include "runtime/ops/depth_to_space.h"
 #include "runtime/ops/einsum.h"
+#include "runtime/ops/gather_nd.h"
 #include "runtime/ops/group_norm.h"
 #include "runtime/ops/hardmax.h"
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
 #include "runtime/ops/max_min.h"
+#include "runtime/ops/mean_variance_norm.h"
 #include "runtime/ops/nll_loss.h"
+#include "runtime/ops/one_hot.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/sum_mean.h"
 #include "runtime/ops/tile.h"
@@ -111,6 +114,9 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_einsums(graph));
   UCUDNN_RETURN_IF_ERROR(lower_losses(graph));
   UCUDNN_RETURN_IF_ERROR(lower_hardmaxes(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_gather_nds(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_one_hots(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_mean_variance_norms(graph));
   return lower_constants_of_shape(graph);
 }
 

@@ -18,7 +18,9 @@ namespace ucudnn {
 // Mean Adds and a Mul (sum_mean.h), Upsample a Resize (upsample.h), a ConstantOfShape too large to fold an
 // Expand (constant_of_shape.h), CastLike a Cast (cast_like.h), Einsum a MatMul between Transposes and
 // Reshapes (einsum.h), NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss a GatherElements, a Gather of
-// the weights and reductions (nll_loss.h), Hardmax an ArgMax compared with the positions (hardmax.h). Each
+// the weights and reductions (nll_loss.h), Hardmax an ArgMax compared with the positions (hardmax.h),
+// GatherND Gathers of a stride table and of the data's rows (gather_nd.h), OneHot an Equal with the positions
+// and a Where (one_hot.h), MeanVarianceNormalization a normalization (mean_variance_norm.h). Each
 // has a descriptor (its shape rule checks the model), no kernel on any backend, and a lowering the importer
 // runs after shape inference and constant folding; the optimizer's passes then fuse the pieces as they fuse
 // any others. Some ops are lowered only in part: Max and Min of other than two
@@ -36,7 +38,8 @@ using LowerNode = Status (*)(ir::Graph& graph, const ir::Node& node, std::vector
 #define UCUDNN_FOR_EACH_LOWERED_OP(X)                                                         \
   X(ConvTranspose) X(LayerNormalization) X(InstanceNormalization) X(GroupNormalization)       \
   X(DepthToSpace) X(SpaceToDepth) X(Tile) X(Sum) X(Mean) X(Upsample) X(ConstantOfShape) X(CastLike) \
-  X(Einsum) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Hardmax)
+  X(Einsum) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Hardmax) X(GatherND) X(OneHot)      \
+  X(MeanVarianceNormalization)
 Status lower_each(ir::Graph& graph, OpKind kind, LowerNode lower, const char* what);
 
 // The nodes and values one lowered node becomes, appended to `out` and named after it ("<node>/<what>").

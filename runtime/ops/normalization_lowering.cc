@@ -8,7 +8,7 @@
 namespace ucudnn {
 
 Status NormalizationLowering::run(ir::ValueId x, const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale,
-                                  ir::ValueId bias, ir::ValueId y) {
+                                  ir::ValueId bias, ir::ValueId y, EpsilonAt epsilon_at) {
   const Shape x_shape = graph_.value(x).shape;  // copies: add_value moves the values
   Shape stats = x_shape;
   for (int64_t a : axes) stats[static_cast<size_t>(a)] = 1;
@@ -19,8 +19,14 @@ Status NormalizationLowering::run(ir::ValueId x, const std::vector<int64_t>& axe
   const ir::ValueId centered = emit(OpKind::kSub, "centered", {x, mean}, x_shape);
   const ir::ValueId square = emit(OpKind::kMul, "square", {centered, centered}, x_shape);
   const ir::ValueId variance = emit(OpKind::kReduceMean, "variance", {square, axes_value}, stats);
-  const ir::ValueId shifted = emit(OpKind::kAdd, "variance_epsilon", {variance, epsilon_value}, stats);
-  const ir::ValueId deviation = emit(OpKind::kSqrt, "deviation", {shifted}, stats);
+  ir::ValueId deviation;
+  if (epsilon_at == EpsilonAt::kUnderSqrt) {
+    const ir::ValueId shifted = emit(OpKind::kAdd, "variance_epsilon", {variance, epsilon_value}, stats);
+    deviation = emit(OpKind::kSqrt, "deviation", {shifted}, stats);
+  } else {
+    const ir::ValueId root = emit(OpKind::kSqrt, "root", {variance}, stats);
+    deviation = emit(OpKind::kAdd, "deviation", {root, epsilon_value}, stats);
+  }
   const bool has_scale = scale != ir::kNoValue, has_bias = bias != ir::kNoValue;
   ir::ValueId last = emit(OpKind::kDiv, "normalized", {centered, deviation}, x_shape,
                           has_scale || has_bias ? ir::kNoValue : y);

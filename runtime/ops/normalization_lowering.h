@@ -15,15 +15,18 @@ namespace ucudnn {
 //   Mean = ReduceMean(X), D = X - Mean, Var = ReduceMean(D · D), S = Sqrt(Var + epsilon),
 //   Y = D / S (· Scale) (+ B), InvStdDev = Reciprocal(S)
 // — ONNX's reference computation. Mean and InvStdDev go into node.outputs[1] and [2] where the node has
-// them (LayerNormalization's optional outputs), else they are not computed.
+// them (LayerNormalization's optional outputs), else they are not computed. MeanVarianceNormalization adds
+// its epsilon after the square root: S = Sqrt(Var) + epsilon (EpsilonAt::kAfterSqrt).
 class NormalizationLowering {
  public:
+  enum class EpsilonAt { kUnderSqrt, kAfterSqrt };
+
   NormalizationLowering(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out)
       : build_(graph, node, out, node.opset), graph_(graph), node_(node) {}
 
   // X is `x`, Y goes into `y`; `scale` and `bias` (ir::kNoValue: none) broadcast to X.
   Status run(ir::ValueId x, const std::vector<int64_t>& axes, float epsilon, ir::ValueId scale, ir::ValueId bias,
-             ir::ValueId y);
+             ir::ValueId y, EpsilonAt epsilon_at = EpsilonAt::kUnderSqrt);
 
   // A node `op` of `inputs` named after the lowered node and `what`, writing `into`, else a new float32
   // value of `shape`; its id.

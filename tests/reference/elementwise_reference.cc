@@ -456,6 +456,25 @@ Tensor instance_norm(const ir::Node& node, const std::vector<const Tensor*>& in)
   return y;
 }
 
+// MeanVarianceNormalization in double, from the definition: per group of elements that differ only along
+// `axes`, Y = (x - mean) / (sqrt(mean squared deviation) + 1e-9).
+Tensor mean_variance_norm(const ir::Node& node, const Tensor& x) {
+  Shape stats = x.shape();
+  for (int64_t a : node.attrs.get_ints("axes")) stats[static_cast<size_t>(positive_axis(a, x.rank()))] = 1;
+  const int64_t groups = shape_numel(stats), count = x.numel() / std::max<int64_t>(groups, 1);
+  std::vector<double> mean(static_cast<size_t>(groups)), variance(static_cast<size_t>(groups));
+  const auto group = [&](int64_t i) { return static_cast<size_t>(broadcast_source(unravel(i, x.shape()), stats)); };
+  for (int64_t i = 0; i < x.numel(); ++i) mean[group(i)] += get(x, i) / static_cast<double>(count);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double d = get(x, i) - mean[group(i)];
+    variance[group(i)] += d * d / static_cast<double>(count);
+  }
+  Tensor y = make(DType::kFloat32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i)
+    put(y, i, (get(x, i) - mean[group(i)]) / (std::sqrt(variance[group(i)]) + 1e-9));
+  return y;
+}
+
 // ConstantOfShape: Y of the dims its input lists, every element the `value` attribute's one element (float32
 // 0 when absent).
 Expected<Tensor> constant_of_shape(const ir::Node& node, const Tensor& dims_input) {
@@ -518,6 +537,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
     }
     case OpKind::kLayerNormalization: return layer_norm(node, in);
     case OpKind::kInstanceNormalization: out.push_back(instance_norm(node, in)); break;
+    case OpKind::kMeanVarianceNormalization: out.push_back(mean_variance_norm(node, *in[0])); break;
     case OpKind::kGroupNormalization: out.push_back(group_norm(node, in)); break;
     case OpKind::kSize: {
       Tensor y = make(DType::kInt64, {});

@@ -62,6 +62,46 @@ Tensor scatter_nd(const std::vector<const Tensor*>& in, const std::string& how) 
   return y;
 }
 
+// GatherND: output element (t, e) is data[batch(t), indices[t, 0..k), e], t over the index tuples.
+Tensor gather_nd(const Tensor& data, const Tensor& indices, int64_t batch_dims) {
+  const int64_t k = indices.shape().back(), tuples = indices.numel() / k;
+  const Shape& d = data.shape();
+  Shape out_shape(indices.shape().begin(), indices.shape().end() - 1);
+  const Shape slice_shape(d.begin() + batch_dims + k, d.end());
+  out_shape.insert(out_shape.end(), slice_shape.begin(), slice_shape.end());
+  Tensor y = make(data.dtype(), out_shape);
+  const int64_t slice = shape_numel(slice_shape);
+  const int64_t tuples_per_batch = tuples / std::max<int64_t>(1, shape_numel(Shape(d.begin(), d.begin() + batch_dims)));
+  for (int64_t t = 0; t < tuples; ++t) {
+    Index index = unravel(t / std::max<int64_t>(1, tuples_per_batch), Shape(d.begin(), d.begin() + batch_dims));
+    for (int64_t j = 0; j < k; ++j) index.push_back(wrapped(get_int(indices, t * k + j), d[batch_dims + j]));
+    for (int64_t e = 0; e < slice; ++e) {
+      Index at = index;
+      const Index rest = unravel(e, slice_shape);
+      at.insert(at.end(), rest.begin(), rest.end());
+      copy_element(data, ravel(at, d), y, t * slice + e);
+    }
+  }
+  return y;
+}
+
+// OneHot: values[1] where the (truncated) index, wrapped once if negative, equals the position along `axis`.
+Tensor one_hot(const Tensor& indices, int64_t depth, const Tensor& values, int64_t axis) {
+  Shape out_shape = indices.shape();
+  axis = positive_axis(axis, indices.rank() + 1);
+  out_shape.insert(out_shape.begin() + axis, depth);
+  Tensor y = make(values.dtype(), out_shape);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    Index index = unravel(i, out_shape);
+    const int64_t position = index[static_cast<size_t>(axis)];
+    index.erase(index.begin() + axis);
+    const int64_t at = ravel(index, indices.shape());
+    const int64_t hot = indices.dtype() == DType::kFloat32 ? static_cast<int64_t>(get(indices, at)) : get_int(indices, at);
+    copy_element(values, hot == position || hot + depth == position ? 1 : 0, y, i);
+  }
+  return y;
+}
+
 }  // namespace
 
 Expected<std::vector<Tensor>> indexing_reference(const ir::Node& node, const std::vector<const Tensor*>& in) {
@@ -76,6 +116,12 @@ Expected<std::vector<Tensor>> indexing_reference(const ir::Node& node, const std
                                      node.attrs.get_string("reduction")));
       break;
     case OpKind::kScatterND: out.push_back(scatter_nd(in, node.attrs.get_string("reduction"))); break;
+    case OpKind::kGatherND: out.push_back(gather_nd(*in[0], *in[1], node.attrs.get_int("batch_dims"))); break;
+    case OpKind::kOneHot: {
+      const int64_t depth = in[1]->dtype() == DType::kFloat32 ? static_cast<int64_t>(get(*in[1], 0)) : get_int(*in[1], 0);
+      out.push_back(one_hot(*in[0], depth, *in[2], node.attrs.get_int("axis")));
+      break;
+    }
     default: return unsupported(std::string("no indexing reference for ") + op_name(node.op));
   }
   return out;

@@ -1,4 +1,5 @@
-// Naive references of GatherElements, ScatterElements and ScatterND (runtime/ops/indexing.h), from the spec's
+// Naive references of GatherElements, ScatterElements, ScatterND (runtime/ops/indexing.h), GatherND and OneHot
+// (gather_nd.h, one_hot.h), from the spec's
 // definitions, index by index (op_reference.cc dispatches here).
 #pragma once
 

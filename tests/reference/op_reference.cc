@@ -25,7 +25,8 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
       outputs.push_back(einsum(node, inputs));
       return outputs;
     }
-    case OpKind::kGatherElements: case OpKind::kScatterElements: case OpKind::kScatterND:
+    case OpKind::kGatherElements: case OpKind::kScatterElements: case OpKind::kScatterND: case OpKind::kGatherND:
+    case OpKind::kOneHot:
       return indexing_reference(node, inputs);
     default: {
       auto training = training_reference(node, inputs);
