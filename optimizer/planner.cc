@@ -100,13 +100,13 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   result.kernels_benchmarked = timings.kernels_benchmarked;
   result.kernels_reused = timings.kernels_reused;
 
-  // 1. The policy over all kernels of every direction (they share the batch of the graph: a
-  // kernel's batch is its call's, X's or dY's dim 0).
-  const int64_t batch = result.kernels.empty() ? 1 : result.kernels.front().batch();
-  for (const ConvKernel& k : result.kernels)
-    if (k.batch() != batch)
-      return unsupported("convolutions run at different batch sizes (" + std::to_string(batch) + " and " +
-                         std::to_string(k.batch()) + "); the optimizer plans one mini-batch");
+  // 1. The policy over all kernels of every direction, each dividing its own mini-batch (its call's X's or
+  // dY's dim 0: most networks have one, a network that stacks inputs along the batch has several).
+  int64_t batch = 1;
+  for (size_t k = 0; k < result.kernels.size(); ++k) {
+    result.timings[k].batch = result.kernels[k].batch();
+    batch = std::max(batch, result.kernels[k].batch());
+  }
   PolicyOptions policy_options;
   policy_options.batch_sizes = options.batch_sizes;
   policy_options.division_threshold = options.division_threshold;

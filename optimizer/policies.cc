@@ -15,7 +15,10 @@ double undivided_time(const KernelTimings& timings, int64_t batch, size_t limit)
   return best ? best->time_ms : -1.0;
 }
 
+int64_t batch_of(const NamedKernel& kernel, int64_t batch) { return kernel.batch > 0 ? kernel.batch : batch; }
+
 KernelPlan make_plan(const NamedKernel& kernel, Configuration config, int64_t batch, size_t limit) {
+  batch = batch_of(kernel, batch);
   KernelPlan plan;
   plan.kernel = kernel.name;
   plan.workspace_size = config.workspace_bytes;
@@ -51,34 +54,35 @@ Expected<PolicyResult> plan_time_shared(const std::vector<NamedKernel>& kernels,
 Expected<PolicyResult> plan_undivided(const std::vector<NamedKernel>& kernels, int64_t batch,
                                       size_t per_kernel_limit) {
   return plan_time_shared(kernels, batch, per_kernel_limit, [&](const NamedKernel& kernel) {
-    return undivided_configuration(kernel.timings, batch, per_kernel_limit, kernel.name);
+    return undivided_configuration(kernel.timings, batch_of(kernel, batch), per_kernel_limit, kernel.name);
   });
 }
 
 Expected<PolicyResult> plan_wr(const std::vector<NamedKernel>& kernels, int64_t batch,
                                size_t per_kernel_limit, const PolicyOptions& options) {
-  const std::vector<int64_t> sizes = micro_batch_sizes(options.batch_sizes, batch);
   return plan_time_shared(kernels, batch, per_kernel_limit, [&](const NamedKernel& kernel) {
-    return choose_with_threshold(kernel.timings, batch, per_kernel_limit, sizes, options.division_threshold,
-                                 kernel.name);
+    const int64_t b = batch_of(kernel, batch);
+    return choose_with_threshold(kernel.timings, b, per_kernel_limit, micro_batch_sizes(options.batch_sizes, b),
+                                 options.division_threshold, kernel.name);
   });
 }
 
 Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t batch,
                                size_t total_budget, const PolicyOptions& options) {
-  const std::vector<int64_t> sizes = micro_batch_sizes(options.batch_sizes, batch);
   // Per kernel: its Pareto front, with divisions that do not beat the undivided
   // choice at the same workspace by the threshold replaced by that choice.
   std::vector<std::vector<Configuration>> fronts;
   IlpProblem problem;
   problem.budget_bytes = total_budget;
   for (const NamedKernel& kernel : kernels) {
-    UCUDNN_ASSIGN_OR_RETURN(std::vector<Configuration> front, pareto_front(kernel.timings, batch, sizes, kernel.name));
+    const int64_t b = batch_of(kernel, batch);
+    UCUDNN_ASSIGN_OR_RETURN(std::vector<Configuration> front,
+                            pareto_front(kernel.timings, b, micro_batch_sizes(options.batch_sizes, b), kernel.name));
     std::vector<Configuration> kept;
     for (Configuration& config : front) {
       if (config.is_divided()) {
         Expected<Configuration> undivided =
-            undivided_configuration(kernel.timings, batch, config.workspace_bytes, kernel.name);
+            undivided_configuration(kernel.timings, b, config.workspace_bytes, kernel.name);
         if (undivided && undivided->time_ms - config.time_ms <= options.division_threshold * undivided->time_ms) {
           config = std::move(undivided).value();
         }

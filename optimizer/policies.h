@@ -28,6 +28,9 @@ struct NamedKernel {
   std::string name;
   KernelTimings timings;
   int calls = 1;  // call sites with this key (ResNet-50 repeats shapes): times count once per call
+  // This kernel's mini-batch, which its micro-batches divide; 0: the batch the policy is given. Kernels of
+  // one network may differ (RAFT runs its feature encoder on both frames at once: twice the batch).
+  int64_t batch = 0;
 };
 
 struct KernelPlan {
@@ -64,6 +67,7 @@ struct PolicyOptions {
   std::vector<std::vector<int>> concurrent_kernels;
 };
 
+// `batch` is the mini-batch of every kernel whose own NamedKernel::batch is 0.
 // kInfeasible naming the kernel and the smallest limit when one kernel has no fitting algorithm.
 Expected<PolicyResult> plan_undivided(const std::vector<NamedKernel>& kernels, int64_t batch,
                                       size_t per_kernel_limit);

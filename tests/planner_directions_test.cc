@@ -394,9 +394,9 @@ TEST(PlannerDirections, TimingsMustMatchTheNodesDirections) {
       << refused.status().message();
 }
 
-TEST(PlannerDirections, BackwardConvolutionAtAnotherBatchIsRefused) {
+TEST(PlannerDirections, EachConvolutionDividesItsOwnBatch) {
   // A Conv at batch 8 beside a ConvGradData whose dY has batch 4: that kernel's batch is dY's
-  // (input_shape's 8 is the full batch it was built for), and the planner plans one mini-batch.
+  // (input_shape's 8 is the full batch it was built for), and each kernel's micro-batches divide its own.
   GraphBuilder b;
   const ir::ValueId x = b.input("x", {8, 4, 8, 8});
   const ir::ValueId dy = b.input("dy", {4, 6, 4, 4});
@@ -412,14 +412,36 @@ TEST(PlannerDirections, BackwardConvolutionAtAnotherBatchIsRefused) {
   EXPECT_EQ((*kernels)[1].batch(), 4);
   EXPECT_EQ((*kernels)[1].key.n, 4);
   EXPECT_EQ((*kernels)[1].x_shape, (Shape{4, 4, 8, 8}));
+  // Algorithm 0 needs 1 KiB per sample, algorithm 1 none but takes 4x as long: under a 2 KiB limit per
+  // kernel the fastest plan runs algorithm 0 on micro-batches of 2.
   GraphTimings timings;
   timings.kernels = *kernels;
-  for (size_t k = 0; k < kernels->size(); ++k) timings.timings.push_back({"k", {}, 1});
-  auto refused = plan_from_timings(graph, "cpu", {}, std::move(timings));
-  ASSERT_FALSE(refused.has_value());
-  EXPECT_EQ(refused.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(refused.status().message().find("different batch sizes (8 and 4)"), std::string::npos)
-      << refused.status().message();
+  for (size_t k = 0; k < kernels->size(); ++k) {
+    KernelTimings t;
+    for (int64_t b : {1, 2, 4, 8}) {
+      if (b > (*kernels)[k].batch()) continue;
+      const double n = static_cast<double>(b);
+      t.by_batch[b] = {{0, "fast", 0.125 * n, size_t{1024} * static_cast<size_t>(b), true},
+                       {1, "slow", 0.5 * n, 0, true}};
+    }
+    timings.timings.push_back({"k" + std::to_string(k), t, 1});
+  }
+  PlannerOptions options;
+  options.policy = Policy::kWr;
+  options.workspace_bytes = 2048;
+  auto planned = plan_from_timings(graph, "cpu", options, std::move(timings));
+  ASSERT_TRUE(planned.has_value()) << planned.status().to_string();
+  for (size_t k = 0; k < 2; ++k) {
+    const std::vector<MicroBatch>& parts = planned->plan.steps[(*kernels)[k].nodes.front()].micro_batches;
+    int64_t sum = 0;
+    for (const MicroBatch& m : parts) {
+      EXPECT_EQ(m.size, 2);
+      EXPECT_EQ(m.algorithm, 0);
+      sum += m.size;
+    }
+    EXPECT_EQ(sum, (*kernels)[k].batch()) << "kernel " << k;
+  }
+  EXPECT_DOUBLE_EQ(planned->policy.total_time_ms, 0.125 * 8 + 0.125 * 4);
 }
 
 TEST(PlannerDirections, BackwardConvolutionsStayOnTheMainStream) {
