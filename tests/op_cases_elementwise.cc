@@ -401,6 +401,14 @@ std::vector<OpCase> data_movement_cases() {
        {{"scales", std::vector<float>{1, 1, 2, 2.5f}}}, 1, {{2, 3, 8, 5}}},
       {"upsample_linear_opset9", OpKind::kUpsample, 9, {input({1, 2, 3, 4}), weight_values({4}, {1, 1, 2, 2})},
        {{"mode", std::string("linear")}}, 1, {{1, 2, 6, 8}}},
+      // MaxUnpool (lowered at import: max_unpool.h): indices as MaxPool gives them (one per window), an
+      // output_shape that pads.
+      {"max_unpool_2x2", OpKind::kMaxUnpool, 11,
+       {input({1, 2, 2, 2}), typed_input(DType::kInt64, {1, 2, 2, 2}, {0, 3, 9, 14, 17, 18, 24, 31})},
+       {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}},
+      {"max_unpool_output_shape_1d", OpKind::kMaxUnpool, 11,
+       {input({2, 1, 3}), typed_input(DType::kInt64, {2, 1, 3}, {0, 3, 5, 7, 8, 11}), ints({2, 1, 8})},
+       {{"kernel_shape", std::vector<int64_t>{2}}, {"strides", std::vector<int64_t>{2}}}},
       // GridSample (runtime/ops/grid_sample.h): grid points inside and outside [-1, 1], each mode and padding.
       {"grid_sample_bilinear_zeros", OpKind::kGridSample, 16, {input({2, 3, 5, 6}), input({2, 4, 7, 2}, -1.3, 1.3)}},
       {"grid_sample_bilinear_border_align", OpKind::kGridSample, 16, {input({1, 2, 4, 5}), input({1, 3, 3, 2}, -1.6, 1.6)},

@@ -125,10 +125,48 @@ inline void for_each_tap(const PoolProblem& p, int64_t h0, int64_t w0, Tap tap) 
   }
 }
 
+// MaxPool with its Indices output (NCHW: the layout pass keeps such a node there): each maximum's flat index
+// in X, its position in the plane row-major, or column-major (ih + iw·H) with storage_order 1.
+Status run_max_pool_with_indices(const KernelArgs& args, const PoolProblem& p) {
+  if (p.channels != 1)
+    return unsupported(args.node.describe() + ": MaxPool's Indices output in a channels-last graph");
+  const bool column_major = args.node.attrs.get_int("storage_order") != 0;
+  const float* src = args.src[0]->data<float>();
+  float* dst = args.dst[0]->data<float>();
+  int64_t* indices = args.dst[1]->data<int64_t>();
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+#pragma omp parallel for collapse(2) schedule(static) if (p.planes * in_plane > kParallelThreshold)
+  for (int64_t i = 0; i < p.planes; ++i)
+    for (int64_t oh = 0; oh < p.out_h; ++oh)
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        const int64_t h0 = oh * p.stride_h - p.pad_top, w0 = ow * p.stride_w - p.pad_left;
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t best_h = -1, best_w = -1;
+        for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
+          const int64_t ih = h0 + kh * p.dilation_h;
+          if (ih < 0 || ih >= p.in_h) continue;
+          for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
+            const int64_t iw = w0 + kw * p.dilation_w;
+            if (iw < 0 || iw >= p.in_w) continue;
+            const float v = src[i * in_plane + ih * p.in_w + iw];
+            if (best_h < 0 || v > best || std::isnan(v)) {  // as max_propagating_nan; the last NaN's index
+              best = v;
+              best_h = ih;
+              best_w = iw;
+            }
+          }
+        }
+        const int64_t at = i * out_plane + oh * p.out_w + ow;
+        dst[at] = best;
+        // A window with no tap inside X (possible with large pads) names no element: -1.
+        indices[at] = best_h < 0 ? -1 : i * in_plane + (column_major ? best_h + best_w * p.in_h : best_h * p.in_w + best_w);
+      }
+  return Status::ok();
+}
+
 Status run_max_pool(const KernelArgs& args) {
-  if (args.dst.size() > 1 && args.dst[1] != nullptr)
-    return unsupported(args.node.describe() + ": the Indices output of MaxPool is not supported");
   UCUDNN_ASSIGN_OR_RETURN(PoolProblem p, pool_problem(args));
+  if (args.dst.size() > 1 && args.dst[1] != nullptr) return run_max_pool_with_indices(args, p);
   const int64_t c = p.channels;
   for_each_window(p, args.src[0]->data<float>(), args.dst[0]->data<float>(),
                   [&p, c](const float* s, int64_t h0, int64_t w0, float* d) {

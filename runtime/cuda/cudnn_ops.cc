@@ -7,7 +7,7 @@
 // SAME_* with odd total padding), dilations or 3 spatial axes in any layout
 // (Note [pool padding]); LRN sizes or parameters cuDNN rejects; BatchNormalization
 // with an epsilon below CUDNN_BN_MIN_EPSILON or a rank above 5. Unsupported,
-// as on the CPU: MaxPool's Indices output, BatchNormalization in training mode.
+// as on the CPU: BatchNormalization in training mode. MaxPool with its Indices output runs our window kernel.
 #include <cfloat>
 
 #include "runtime/cuda/cuda_kernel.h"
@@ -154,9 +154,10 @@ class WindowPoolState final : public KernelState {
  public:
   PoolMode mode = PoolMode::kMax;
   PoolGeometry geometry;
+  bool indices = false, column_major = false;  // MaxPool's Indices output, and its storage_order
   Status run(const RunArgs& a) override {
     UCUDNN_CUDA_CHECK(launch_window_pool(mode, a.src[0].as<const float>(), a.dst[0].as<float>(), geometry,
-                                         a.ctx.stream()),
+                                         a.ctx.stream(), indices ? a.dst[1].as<int64_t>() : nullptr, column_major),
                       "");
     return Status::ok();
   }
@@ -216,7 +217,8 @@ Expected<std::unique_ptr<KernelState>> prepare_cudnn_pool(const PrepareArgs& a, 
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
-std::unique_ptr<KernelState> prepare_window_pool(const WindowGeometry& g, PoolMode mode, const Shape& xs, bool nhwc) {
+std::unique_ptr<WindowPoolState> prepare_window_pool(const WindowGeometry& g, PoolMode mode, const Shape& xs,
+                                                     bool nhwc) {
   auto s = std::make_unique<WindowPoolState>();
   s->mode = mode;
   PoolGeometry& p = s->geometry;
@@ -243,7 +245,8 @@ Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool m
   const Shape xs = nhwc ? ir::nhwc_to_nchw(a.src_shapes[0]) : a.src_shapes[0];
   const Shape ys = nhwc ? ir::nhwc_to_nchw(a.dst_shapes[0]) : a.dst_shapes[0];
   if (xs.size() < 3 || xs.size() > 5) return a.unsupported_error("1 to 3 spatial dims");
-  if (a.node.outputs.size() > 1) return a.unsupported_error("MaxPool's Indices output");
+  const bool indices = max && !global && a.node.outputs.size() > 1 && a.node.outputs[1] != ir::kNoValue;
+  if (indices && nhwc) return a.unsupported_error("MaxPool's Indices output in a channels-last graph");
   const Shape spatial(xs.begin() + 2, xs.end());
   if (global && !max) {
     auto s = std::make_unique<GlobalAveragePoolState>();
@@ -269,7 +272,7 @@ Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool m
     return internal_error(a.describe() + ": Y " + shape_to_string(a.dst_shapes[0]) + " is not the pool's output " +
                           shape_to_string(g.output));
   const bool include_pad = !max && !global && a.node.attrs.get_int("count_include_pad") != 0;
-  if (cudnn_expresses(g)) {
+  if (cudnn_expresses(g) && !indices) {
     cudnnPoolingMode_t mode = CUDNN_POOLING_MAX;
     if (!max)
       mode = include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
@@ -278,7 +281,10 @@ Expected<std::unique_ptr<KernelState>> prepare_pool(const PrepareArgs& a, bool m
   }
   PoolMode mode = PoolMode::kMax;
   if (!max) mode = include_pad ? PoolMode::kAverageIncludePad : PoolMode::kAverageExcludePad;
-  return prepare_window_pool(g, mode, xs, nhwc);
+  std::unique_ptr<WindowPoolState> s = prepare_window_pool(g, mode, xs, nhwc);
+  s->indices = indices;
+  s->column_major = indices && a.node.attrs.get_int("storage_order") != 0;
+  return std::unique_ptr<KernelState>(std::move(s));
 }
 
 // ---- Softmax / LogSoftmax ----------------------------------------------------

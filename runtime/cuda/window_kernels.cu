@@ -30,7 +30,8 @@ __device__ __forceinline__ AxisTaps count_taps(int64_t start, int64_t kernel, in
 }
 
 template <PoolMode Mode>
-__global__ void window_pool_kernel(const float* src, float* dst, int64_t n, PoolGeometry g) {
+__global__ void window_pool_kernel(const float* src, float* dst, int64_t n, PoolGeometry g, int64_t* indices,
+                                   bool column_major) {
   UCUDNN_GRID_LOOP(i, n) {
     int64_t rest = i, c = 0, o[kMaxPoolDims];
     if (g.channels_last) {
@@ -52,6 +53,7 @@ __global__ void window_pool_kernel(const float* src, float* dst, int64_t n, Pool
     int64_t start[kMaxPoolDims];
     for (int d = 0; d < kMaxPoolDims; ++d) start[d] = o[d] * g.stride[d] - g.pad_begin[d];
     float best = -INFINITY, sum = 0.0f;
+    int64_t best_at = -1;  // (x0, x1, x2) of the maximum, row-major
     for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
       const int64_t x0 = start[0] + k0 * g.dilation[0];
       if (x0 < 0 || x0 >= g.input[0]) continue;
@@ -64,7 +66,10 @@ __global__ void window_pool_kernel(const float* src, float* dst, int64_t n, Pool
           if (x2 < 0 || x2 >= g.input[2]) continue;
           const float v = src[row + x2 * step];
           if constexpr (Mode == PoolMode::kMax) {
-            if (v > best || isnan(v)) best = v;
+            if (best_at < 0 || v > best || isnan(v)) {
+              best = v;
+              best_at = (x0 * g.input[1] + x1) * g.input[2] + x2;
+            }
           } else {
             sum += v;
           }
@@ -73,6 +78,14 @@ __global__ void window_pool_kernel(const float* src, float* dst, int64_t n, Pool
     }
     if constexpr (Mode == PoolMode::kMax) {
       dst[i] = best;
+      if (indices != nullptr) {
+        int64_t at = best_at;
+        if (column_major && at >= 0) {
+          const int64_t x2 = at % g.input[2], x1 = at / g.input[2] % g.input[1], x0 = at / (g.input[1] * g.input[2]);
+          at = x0 + (x1 + x2 * g.input[1]) * g.input[0];
+        }
+        indices[i] = at < 0 ? -1 : base + at;
+      }
     } else {
       int64_t count = 1;
       for (int d = 0; d < kMaxPoolDims; ++d) {
@@ -113,19 +126,21 @@ __global__ void batch_norm_kernel(const float* src, float* dst, int64_t n, int64
 }  // namespace
 
 cudaError_t launch_window_pool(PoolMode mode, const float* src, float* dst, const PoolGeometry& geometry,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, int64_t* indices, bool column_major) {
   if (geometry.rank < 1 || geometry.rank > kMaxPoolDims) return cudaErrorInvalidValue;
   const PoolGeometry g = pool_geometry_as_3d(geometry);
   const int64_t n = g.batch * g.channels * g.output[0] * g.output[1] * g.output[2];
   if (n == 0) return cudaSuccess;
   const unsigned blocks = blocks_for(n);
   switch (mode) {
-    case PoolMode::kMax: window_pool_kernel<PoolMode::kMax><<<blocks, kThreads, 0, stream>>>(src, dst, n, g); break;
+    case PoolMode::kMax:
+      window_pool_kernel<PoolMode::kMax><<<blocks, kThreads, 0, stream>>>(src, dst, n, g, indices, column_major);
+      break;
     case PoolMode::kAverageExcludePad:
-      window_pool_kernel<PoolMode::kAverageExcludePad><<<blocks, kThreads, 0, stream>>>(src, dst, n, g);
+      window_pool_kernel<PoolMode::kAverageExcludePad><<<blocks, kThreads, 0, stream>>>(src, dst, n, g, nullptr, false);
       break;
     case PoolMode::kAverageIncludePad:
-      window_pool_kernel<PoolMode::kAverageIncludePad><<<blocks, kThreads, 0, stream>>>(src, dst, n, g);
+      window_pool_kernel<PoolMode::kAverageIncludePad><<<blocks, kThreads, 0, stream>>>(src, dst, n, g, nullptr, false);
       break;
   }
   return cudaGetLastError();

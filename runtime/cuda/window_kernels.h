@@ -36,9 +36,12 @@ PoolGeometry pool_geometry_as_3d(const PoolGeometry& g);
 // cuDNN's CUDNN_PROPAGATE_NAN). Averages divide the sum of the taps inside the
 // input by the taps inside the input (exclude) or inside the padded input
 // [-pad_begin, input + pad_end) (include): runtime/cpu/pooling.cc's semantics.
+// kMax may also write `indices` (non-null, NCHW only): each maximum's flat index in X, its spatial position
+// row-major, or column-major with `column_major` (MaxPool's Indices output, runtime/ops/pooling.cc); -1 for
+// a window with no tap inside X.
 enum class PoolMode { kMax, kAverageExcludePad, kAverageIncludePad };
 cudaError_t launch_window_pool(PoolMode mode, const float* src, float* dst, const PoolGeometry& geometry,
-                               cudaStream_t stream);
+                               cudaStream_t stream, int64_t* indices = nullptr, bool column_major = false);
 
 // GlobalAveragePool: y[n, c] = the mean of X's `spatial` values of (n, c), X being [batch, channels,
 // spatial] or, channels_last, [batch, spatial, channels]. Summed in float in a fixed order (one

@@ -18,7 +18,7 @@
   X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh)                                        \
   /* pooling */                                                                     \
   X(MaxPool) X(AveragePool) X(GlobalAveragePool) X(GlobalMaxPool) X(Resize)         \
-  X(Upsample) X(GridSample)                                                         \
+  X(Upsample) X(GridSample) X(MaxUnpool)                                            \
   /* matrix products */                                                             \
   X(Gemm) X(MatMul)                                                                 \
   /* broadcasting binary */                                                         \
@@ -57,7 +57,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 142, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 143, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -15,6 +15,7 @@
 #include "runtime/ops/instance_norm.h"
 #include "runtime/ops/layer_norm.h"
 #include "runtime/ops/max_min.h"
+#include "runtime/ops/max_unpool.h"
 #include "runtime/ops/mean_variance_norm.h"
 #include "runtime/ops/nll_loss.h"
 #include "runtime/ops/one_hot.h"
@@ -117,6 +118,7 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_gather_nds(graph));
   UCUDNN_RETURN_IF_ERROR(lower_one_hots(graph));
   UCUDNN_RETURN_IF_ERROR(lower_mean_variance_norms(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_max_unpools(graph));  // before ConstantOfShape's: it makes one
   return lower_constants_of_shape(graph);
 }
 

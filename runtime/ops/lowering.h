@@ -20,7 +20,8 @@ namespace ucudnn {
 // Reshapes (einsum.h), NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss a GatherElements, a Gather of
 // the weights and reductions (nll_loss.h), Hardmax an ArgMax compared with the positions (hardmax.h),
 // GatherND Gathers of a stride table and of the data's rows (gather_nd.h), OneHot an Equal with the positions
-// and a Where (one_hot.h), MeanVarianceNormalization a normalization (mean_variance_norm.h). Each
+// and a Where (one_hot.h), MeanVarianceNormalization a normalization (mean_variance_norm.h), MaxUnpool a
+// ScatterElements into zeros (max_unpool.h). Each
 // has a descriptor (its shape rule checks the model), no kernel on any backend, and a lowering the importer
 // runs after shape inference and constant folding; the optimizer's passes then fuse the pieces as they fuse
 // any others. Some ops are lowered only in part: Max and Min of other than two
@@ -39,7 +40,7 @@ using LowerNode = Status (*)(ir::Graph& graph, const ir::Node& node, std::vector
   X(ConvTranspose) X(LayerNormalization) X(InstanceNormalization) X(GroupNormalization)       \
   X(DepthToSpace) X(SpaceToDepth) X(Tile) X(Sum) X(Mean) X(Upsample) X(ConstantOfShape) X(CastLike) \
   X(Einsum) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Hardmax) X(GatherND) X(OneHot)      \
-  X(MeanVarianceNormalization)
+  X(MeanVarianceNormalization) X(MaxUnpool)
 Status lower_each(ir::Graph& graph, OpKind kind, LowerNode lower, const char* what);
 
 // The nodes and values one lowered node becomes, appended to `out` and named after it ("<node>/<what>").

@@ -2,7 +2,9 @@
 // 2-D ones, Note [3-D pools as 2-D ones] in volumetric.h) and GlobalAveragePool, GlobalMaxPool (any spatial
 // rank).
 // Window pools: X [N, C, spatial...] → Y [N, C, out...] with the geometry of
-// window_geometry.h. MaxPool's optional Indices output is Unsupported.
+// window_geometry.h. MaxPool's optional Indices output (1-D and 2-D windows; int64, opset 8 on): the flat
+// index of each maximum in X taken as NCHW, the spatial position row-major (storage_order 0) or column-major
+// (1: h + w·H), as ONNX Runtime and PyTorch count it; MaxUnpool reads it (max_unpool.h).
 // Gradient rules: MaxPoolGrad and AveragePoolGrad (runtime/ops/pooling_grad.cc) with the forward
 // node's attributes; the global pools as window pools whose kernel is the whole spatial extent (a 3-D
 // GlobalAveragePool: dY scaled and Expanded; a 3-D GlobalMaxPool is refused).
@@ -17,8 +19,9 @@ namespace {
 
 Status infer_window_pool(InferContext& ctx) {
   UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
-  if (ctx.num_outputs() > 1) return ctx.unsupported_error("the Indices output of MaxPool is not supported");
   const Shape& x = ctx.input(0).shape;
+  if (ctx.num_outputs() > 1 && x.size() > 4)
+    return ctx.unsupported_error("the Indices output of a 3-D MaxPool is not supported (1-D and 2-D are)");
   if (x.size() < 3) return ctx.error("X must have rank >= 3 ([N, C, spatial...]), got rank " + std::to_string(x.size()));
   if (x.size() > 5)
     return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D pooling; ucudnn supports 1-D to 3-D");
@@ -29,6 +32,7 @@ Status infer_window_pool(InferContext& ctx) {
   if (!geometry) return ctx.error(geometry.status().message());
   Shape y = {x[0], x[1]};
   y.insert(y.end(), geometry->output.begin(), geometry->output.end());
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DType::kInt64, y);
   ctx.set_output(0, DType::kFloat32, std::move(y));
   return Status::ok();
 }

@@ -313,6 +313,28 @@ Tensor reference_global_pool(const Tensor& x, bool max) {
 Tensor reference_max_pool(const ir::Node& node, const std::vector<const Tensor*>& src) {
   return reference_window_pool(node, *src[0], true);
 }
+Tensor reference_max_pool_indices(const ir::Node& node, const Tensor& x) {
+  const bool ceil_mode = node.attrs.has("ceil_mode") && node.attrs.get_int("ceil_mode") != 0;
+  const bool column_major = node.attrs.get_int("storage_order") != 0;
+  const std::vector<Axis> ax = window_axes(node.attrs, x.shape(), node.attrs.get_ints("kernel_shape"), ceil_mode);
+  const Tensor values = reference_window_pool(node, x, true);
+  Tensor indices = Tensor::allocate(DType::kInt64, values.shape()).value();
+  const int64_t out_plane = ax[1].out * ax[2].out, in_plane = ax[1].in * ax[2].in;
+  for (int64_t i = 0; i < values.numel(); ++i) {  // the first tap holding the window's maximum
+    const int64_t p = i / out_plane, oh = i % out_plane / ax[2].out, ow = i % ax[2].out;
+    int64_t found = -1;
+    for (int64_t kh = 0; kh < ax[1].kernel && found < 0; ++kh)
+      for (int64_t kw = 0; kw < ax[2].kernel && found < 0; ++kw) {
+        const int64_t h = oh * ax[1].stride - ax[1].pad_begin + kh * ax[1].dilation;
+        const int64_t w = ow * ax[2].stride - ax[2].pad_begin + kw * ax[2].dilation;
+        if (h >= 0 && h < ax[1].in && w >= 0 && w < ax[2].in &&
+            x.data<float>()[p * in_plane + h * ax[2].in + w] == values.data<float>()[i])
+          found = p * in_plane + (column_major ? h + w * ax[1].in : h * ax[2].in + w);
+      }
+    indices.data<int64_t>()[i] = found;
+  }
+  return indices;
+}
 Tensor reference_average_pool(const ir::Node& node, const std::vector<const Tensor*>& src) {
   return reference_window_pool(node, *src[0], false);
 }

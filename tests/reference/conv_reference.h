@@ -23,6 +23,8 @@ Tensor reference_conv_transpose(const ir::Node& node, const std::vector<const Te
 Tensor reference_batch_norm(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_lrn(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_max_pool(const ir::Node& node, const std::vector<const Tensor*>& src);
+// MaxPool's Indices output (1-D and 2-D windows): the flat index in X of the first tap holding each maximum.
+Tensor reference_max_pool_indices(const ir::Node& node, const Tensor& x);
 Tensor reference_average_pool(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_global_average_pool(const ir::Node& node, const std::vector<const Tensor*>& src);
 Tensor reference_global_max_pool(const ir::Node& node, const std::vector<const Tensor*>& src);

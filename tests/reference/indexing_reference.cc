@@ -102,6 +102,25 @@ Tensor one_hot(const Tensor& indices, int64_t depth, const Tensor& values, int64
   return y;
 }
 
+// MaxUnpool: x[i] goes to flat index I[i] of the unpooled shape ((in - 1)·stride + kernel - pads per spatial
+// axis), which then sits at the start of each axis of output_shape when one is given.
+Tensor max_unpool(const ir::Node& node, const std::vector<const Tensor*>& in) {
+  const Shape& x = in[0]->shape();
+  const size_t axes = x.size() - 2;
+  Shape unpooled = {x[0], x[1]};
+  for (size_t d = 0; d < axes; ++d) {
+    const int64_t stride = node.attrs.has("strides") ? node.attrs.get_ints("strides")[d] : 1;
+    const std::vector<int64_t> pads = node.attrs.has("pads") ? node.attrs.get_ints("pads") : std::vector<int64_t>(2 * axes);
+    unpooled.push_back((x[d + 2] - 1) * stride + node.attrs.get_ints("kernel_shape")[d] - pads[d] - pads[d + axes]);
+  }
+  const Tensor* given = input(in, 2);
+  const std::vector<int64_t> output = given != nullptr ? ints(given) : unpooled;
+  Tensor y = make(DType::kFloat32, Shape(output.begin(), output.end()));
+  for (int64_t i = 0; i < in[0]->numel(); ++i)
+    copy_element(*in[0], i, y, ravel(unravel(get_int(*in[1], i), unpooled), y.shape()));
+  return y;
+}
+
 }  // namespace
 
 Expected<std::vector<Tensor>> indexing_reference(const ir::Node& node, const std::vector<const Tensor*>& in) {
@@ -116,6 +135,7 @@ Expected<std::vector<Tensor>> indexing_reference(const ir::Node& node, const std
                                      node.attrs.get_string("reduction")));
       break;
     case OpKind::kScatterND: out.push_back(scatter_nd(in, node.attrs.get_string("reduction"))); break;
+    case OpKind::kMaxUnpool: out.push_back(max_unpool(node, in)); break;
     case OpKind::kGatherND: out.push_back(gather_nd(*in[0], *in[1], node.attrs.get_int("batch_dims"))); break;
     case OpKind::kOneHot: {
       const int64_t depth = in[1]->dtype() == DType::kFloat32 ? static_cast<int64_t>(get(*in[1], 0)) : get_int(*in[1], 0);

@@ -17,6 +17,8 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
     case OpKind::kMatMul: {
       std::vector<Tensor> outputs;
       outputs.push_back(reference_for(node, inputs));
+      if (node.op == OpKind::kMaxPool && node.outputs.size() > 1)
+        outputs.push_back(reference_max_pool_indices(node, *inputs[0]));
       return outputs;
     }
     case OpKind::kFusedPointwise: return fused_pointwise_reference(node, inputs);
@@ -26,7 +28,7 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
       return outputs;
     }
     case OpKind::kGatherElements: case OpKind::kScatterElements: case OpKind::kScatterND: case OpKind::kGatherND:
-    case OpKind::kOneHot:
+    case OpKind::kOneHot: case OpKind::kMaxUnpool:
       return indexing_reference(node, inputs);
     default: {
       auto training = training_reference(node, inputs);
