@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/ops/indexing.h"
 #include "runtime/ops/lowering.h"
 #include "runtime/ops/op_descriptor.h"
 
@@ -32,12 +33,8 @@ Status gather_nd_infer(InferContext& ctx) {
                      std::to_string(r - b));
   if (ctx.input(1).constant != nullptr) {
     UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> values, ctx.input(1).constant->to_int64_vector());
-    for (size_t i = 0; i < values.size(); ++i) {
-      const int64_t dim = data[static_cast<size_t>(b) + i % static_cast<size_t>(k)];
-      if (values[i] < -dim || values[i] >= dim)
-        return ctx.error("index " + std::to_string(values[i]) + " is out of range for a dimension of " +
-                         std::to_string(dim));
-    }
+    const Status s = check_indices(values, std::vector<int64_t>(data.begin() + b, data.begin() + b + k), "indices");
+    if (!s.is_ok()) return ctx.error(s.message());
   }
   Shape out(indices.begin(), indices.end() - 1);
   out.insert(out.end(), data.begin() + b + k, data.end());
