@@ -66,16 +66,14 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
     const int64_t dim = data.shape[b + j];
     stride /= dim == 0 ? 1 : dim;
     const std::string tag = std::to_string(j);
-    const int64_t at = static_cast<int64_t>(j);
     const ir::ValueId component =
         build.emit(OpKind::kGather, "component" + tag,
-                   {node.inputs[1], build.constant("component" + tag + "_at", Tensor::from_int64s({}, {&at, 1}))},
+                   {node.inputs[1], build.int64_scalar("component" + tag + "_at", static_cast<int64_t>(j))},
                    indices.dtype, tuple_shape, ir::kNoValue, last_axis);
-    std::vector<int64_t> table(static_cast<size_t>(dim));
-    for (int64_t i = 0; i < dim; ++i) table[static_cast<size_t>(i)] = i * stride;
-    terms.push_back(build.emit(OpKind::kGather, "offset" + tag,
-                               {build.constant("stride" + tag, Tensor::from_int64s({dim}, table)), component},
-                               DType::kInt64, tuple_shape));
+    const ir::ValueId table = build.emit(OpKind::kMul, "strides" + tag,
+                                         {build.iota("positions" + tag, dim), build.int64_scalar("stride" + tag, stride)},
+                                         DType::kInt64, {dim});
+    terms.push_back(build.emit(OpKind::kGather, "offset" + tag, {table, component}, DType::kInt64, tuple_shape));
   }
   if (b > 0) {  // the first row of each batch, broadcast over I
     Shape first_shape(data.shape.begin(), data.shape.begin() + b);

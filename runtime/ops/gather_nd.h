@@ -11,7 +11,7 @@ namespace ucudnn {
 // Rewrites every GatherND of `graph` (shapes inferred). With data [B..., D0..Dk-1, R...] (b = batch_dims
 // dims B) and indices [B..., I..., k]:
 //   rows   = Reshape(data, [B·D0···Dk-1, R...])
-//   row    = Σj Gather(strides_j, indices[..., j]) + the batch's first row   (strides_j[i] = i·Dj+1···Dk-1)
+//   row    = Σj Gather(strides_j, indices[..., j]) + the batch's first row   (strides_j = Range(0, Dj)·Dj+1···Dk-1)
 //   output = Gather(rows, row)                                               [B..., I..., R...]
 // Gather of the stride table is what checks and wraps each index component against its own dim.
 Status lower_gather_nds(ir::Graph& graph);

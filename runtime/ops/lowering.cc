@@ -100,6 +100,16 @@ ir::ValueId LoweringBuilder::int64s(const std::string& what, const std::vector<i
   return constant(what, Tensor::from_int64s({static_cast<int64_t>(values.size())}, values));
 }
 
+ir::ValueId LoweringBuilder::int64_scalar(const std::string& what, int64_t value) {
+  return constant(what, Tensor::from_int64s({}, {&value, 1}));
+}
+
+ir::ValueId LoweringBuilder::iota(const std::string& what, int64_t count) {
+  return emit(OpKind::kRange, what,
+              {int64_scalar(what + "_start", 0), int64_scalar(what + "_limit", count), int64_scalar(what + "_delta", 1)},
+              DType::kInt64, {count});
+}
+
 Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));
   UCUDNN_RETURN_IF_ERROR(lower_volumetric_ops(graph));

@@ -63,6 +63,11 @@ class LoweringBuilder {
   ir::ValueId constant(const std::string& what, Tensor data);
   // A 1-D int64 constant (a Reshape's shape, axes).
   ir::ValueId int64s(const std::string& what, const std::vector<int64_t>& values);
+  // An int64 scalar constant.
+  ir::ValueId int64_scalar(const std::string& what, int64_t value);
+  // [0, 1, ..., count - 1] (int64), computed by a Range node when the graph runs: a size the model gives
+  // (OneHot's depth, an axis of data) never becomes a table allocated at load (Range refuses over 2^31).
+  ir::ValueId iota(const std::string& what, int64_t count);
   // A new value of `dtype` and `shape` for a node to write.
   ir::ValueId intermediate(const std::string& what, DType dtype, const Shape& shape);
 

@@ -65,19 +65,15 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   spread.insert(spread.begin() + axis, 1);
   index = build.emit(OpKind::kUnsqueeze, "spread", {index, build.int64s("axis", {axis})}, DType::kInt64, spread);
 
-  Shape positions_shape(y.size(), 1);
+  Shape positions_shape(y.size(), 1);  // depth along the new axis
   positions_shape[static_cast<size_t>(axis)] = depth;
-  std::vector<int64_t> from_start(static_cast<size_t>(depth)), from_end(static_cast<size_t>(depth));
-  for (int64_t i = 0; i < depth; ++i) {
-    from_start[static_cast<size_t>(i)] = i;
-    from_end[static_cast<size_t>(i)] = i - depth;
-  }
-  const ir::ValueId hit_start = build.emit(
-      OpKind::kEqual, "hit_from_start",
-      {index, build.constant("positions", Tensor::from_int64s(positions_shape, from_start))}, DType::kBool, y);
-  const ir::ValueId hit_end = build.emit(
-      OpKind::kEqual, "hit_from_end",
-      {index, build.constant("negative_positions", Tensor::from_int64s(positions_shape, from_end))}, DType::kBool, y);
+  const ir::ValueId from_start =
+      build.emit(OpKind::kReshape, "positions", {build.iota("iota", depth), build.int64s("positions_shape", positions_shape)},
+                 DType::kInt64, positions_shape);
+  const ir::ValueId from_end = build.emit(OpKind::kSub, "negative_positions",
+                                          {from_start, build.int64_scalar("depth", depth)}, DType::kInt64, positions_shape);
+  const ir::ValueId hit_start = build.emit(OpKind::kEqual, "hit_from_start", {index, from_start}, DType::kBool, y);
+  const ir::ValueId hit_end = build.emit(OpKind::kEqual, "hit_from_end", {index, from_end}, DType::kBool, y);
   const ir::ValueId hit = build.emit(OpKind::kOr, "hit", {hit_start, hit_end}, DType::kBool, y);
 
   // values[0] and values[1] as scalars: constants when values is one, else Gathers.
@@ -94,11 +90,8 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   } else {
     const ir::ValueId flat = build.emit(OpKind::kReshape, "values", {node.inputs[2], build.int64s("values_shape", {2})},
                                         values.dtype, {2});
-    const int64_t zero = 0, one = 1;
-    off = build.emit(OpKind::kGather, "off", {flat, build.constant("off_at", Tensor::from_int64s({}, {&zero, 1}))},
-                     values.dtype, {});
-    on = build.emit(OpKind::kGather, "on", {flat, build.constant("on_at", Tensor::from_int64s({}, {&one, 1}))},
-                    values.dtype, {});
+    off = build.emit(OpKind::kGather, "off", {flat, build.int64_scalar("off_at", 0)}, values.dtype, {});
+    on = build.emit(OpKind::kGather, "on", {flat, build.int64_scalar("on_at", 1)}, values.dtype, {});
   }
   build.emit(OpKind::kWhere, "select", {hit, on, off}, values.dtype, y, node.outputs[0]);
   return Status::ok();
