@@ -1,5 +1,6 @@
 // Descriptor of ConvTranspose: X [N, C, spatial...], W [C, M/group, kernel...], optional B [M]
-// → Y [N, M, out...] (the geometry in conv_transpose.h). 1-D and 2-D, as Conv. It never reaches a
+// → Y [N, M, out...] (the geometry in conv_transpose.h). 1-D to 3-D, as Conv (a 3-D one is first rewritten
+// into 2-D ones: Note [3-D ConvTranspose as 2-D ones], volumetric.h). It never reaches a
 // backend: the importer rewrites it into ConvGradData (+ the bias), the data gradient of the Conv
 // from Y's shape to X's with the same weights (lower_conv_transposes below; Note [ConvTranspose as
 // ConvGradData], conv_transpose.h), which the optimizer plans and divides like any convolution.
@@ -111,8 +112,8 @@ Status infer_conv_transpose(InferContext& ctx) {
   if (x.size() < 3) return ctx.error("X must have rank >= 3 ([N, C, spatial...]), got rank " + std::to_string(x.size()));
   if (w.size() != x.size())
     return ctx.error("W has rank " + std::to_string(w.size()) + " but X has rank " + std::to_string(x.size()));
-  if (x.size() > 4)
-    return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D ConvTranspose; ucudnn supports 1-D and 2-D");
+  if (x.size() > 5)
+    return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D ConvTranspose; ucudnn supports 1-D to 3-D");
   const int64_t group = ctx.attrs().get_int("group");
   if (group < 1) return ctx.error("group " + std::to_string(group) + " must be >= 1");
   if (x[1] % group != 0)

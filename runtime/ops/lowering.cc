@@ -111,6 +111,7 @@ ir::ValueId LoweringBuilder::iota(const std::string& what, int64_t count) {
 }
 
 Status lower_composite_ops(ir::Graph& graph) {
+  UCUDNN_RETURN_IF_ERROR(lower_volumetric_conv_transposes(graph));
   UCUDNN_RETURN_IF_ERROR(lower_conv_transposes(graph));
   UCUDNN_RETURN_IF_ERROR(lower_volumetric_ops(graph));
   UCUDNN_RETURN_IF_ERROR(lower_layer_norms(graph));

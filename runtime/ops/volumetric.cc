@@ -2,9 +2,11 @@
 #include "runtime/ops/volumetric.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/ops/conv_transpose.h"
 #include "runtime/ops/lowering.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -140,7 +142,118 @@ Status lower_conv(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>&
   return Status::ok();
 }
 
+// W [C, M/group, Kd, kh, kw] of a 3-D ConvTranspose, its depth taps `taps` (in the order of the frames they
+// meet) as [C · P, M/group, kh, kw]: row c · P + p is W[c, :, taps[p]].
+Tensor depth_taps_as_channels(const Tensor& w, const Ints& taps) {
+  const Shape& s = w.shape();
+  const int64_t c = s[0], filters = s[1], kd = s[2], plane = s[3] * s[4];
+  const auto p = static_cast<int64_t>(taps.size());
+  Tensor out = Tensor::allocate(DType::kFloat32, {c * p, filters, s[3], s[4]}).value();
+  const float* src = w.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t ci = 0; ci < c; ++ci)
+    for (int64_t pi = 0; pi < p; ++pi)
+      for (int64_t f = 0; f < filters; ++f)
+        std::copy_n(src + ((ci * filters + f) * kd + taps[static_cast<size_t>(pi)]) * plane, plane,
+                    dst + ((ci * p + pi) * filters + f) * plane);
+  return out;
+}
+
+// Note [3-D ConvTranspose as 2-D ones]
+Status lower_conv_transpose(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
+  if (!is_volumetric(graph, node)) {
+    out.push_back(node);
+    return Status::ok();
+  }
+  const Shape x = graph.value(node.inputs[0]).shape;
+  const std::optional<Tensor> weight = graph.value(node.inputs[1]).constant;  // copies: adding values moves them
+  const Shape wshape = graph.value(node.inputs[1]).shape;
+  auto geometry = conv_transpose_geometry(node.attrs, Shape(x.begin() + 2, x.end()), Ints(wshape.begin() + 2, wshape.end()));
+  if (!geometry) return internal_error(node.describe() + ": " + geometry.status().message());
+  const ConvTransposeGeometry& g = *geometry;
+  const int64_t n = x[0], c = x[1], d = x[2], h = x[3], w = x[4];
+  const int64_t group = node.attrs.get_int("group"), m = wshape[1] * group, kd = wshape[2];
+  const int64_t od = g.output[0], oh = g.output[1], ow = g.output[2];
+  const DType f32 = DType::kFloat32;
+  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
+  // The plane's data gradient, as lower_conv_transposes writes a 2-D ConvTranspose (a negative pad_end
+  // is rows past the kernel's reach that input_shape holds).
+  ir::Attributes plane;
+  plane.set("kernel_shape", Ints{wshape[3], wshape[4]});
+  plane.set("pads", Ints{g.pad_begin[1], g.pad_begin[2], std::max<int64_t>(g.pad_end[1], 0),
+                         std::max<int64_t>(g.pad_end[2], 0)});
+  plane.set("strides", Ints{g.stride[1], g.stride[2]});
+  plane.set("dilations", Ints{g.dilation[1], g.dilation[2]});
+  plane.set("group", group);
+  plane.set("input_shape", Ints{n, m, oh, ow});
+  ir::Attributes depth_axis;
+  depth_axis.set("axis", int64_t{2});
+  std::vector<ir::ValueId> depths_out;
+  for (int64_t t = 0; t < od; ++t) {
+    const std::string i = std::to_string(t);
+    Ints frames, taps;  // output depth t = frame · stride - pad_begin + tap · dilation
+    for (int64_t k = 0; k < kd; ++k) {
+      const int64_t at = t + g.pad_begin[0] - k * g.dilation[0];
+      if (at % g.stride[0] == 0 && at >= 0 && at / g.stride[0] < d) {
+        frames.push_back(at / g.stride[0]);
+        taps.push_back(k);
+      }
+    }
+    const auto p = static_cast<int64_t>(frames.size());
+    ir::ValueId y;
+    if (p == 0) {  // no frame reaches this depth: zeros (the bias is added below)
+      y = build.emit(OpKind::kConstantOfShape, "zeros" + i, {build.int64s("zeros_shape" + i, {n, m, oh, ow})}, f32,
+                     {n, m, oh, ow});
+    } else {
+      const ir::ValueId picked =
+          build.emit(OpKind::kGather, "frames" + i, {node.inputs[0], build.int64s("frame_at" + i, frames)}, f32,
+                     {n, c, p, h, w}, ir::kNoValue, depth_axis);
+      const ir::ValueId images = build.emit(OpKind::kReshape, "images" + i,
+                                            {picked, build.int64s("images_shape" + i, {n, c * p, h, w})}, f32,
+                                            {n, c * p, h, w});
+      ir::ValueId taps_w;
+      if (weight.has_value()) {
+        taps_w = build.constant("weight_2d" + i, depth_taps_as_channels(*weight, taps));
+      } else {  // the same rearrangement when the graph runs
+        const ir::ValueId picked_w =
+            build.emit(OpKind::kGather, "weight_taps" + i, {node.inputs[1], build.int64s("tap_at" + i, taps)}, f32,
+                       {wshape[0], wshape[1], p, wshape[3], wshape[4]}, ir::kNoValue, depth_axis);
+        ir::Attributes perm;
+        perm.set("perm", Ints{0, 2, 1, 3, 4});
+        const ir::ValueId moved = build.emit(OpKind::kTranspose, "weight_taps_first" + i, {picked_w}, f32,
+                                             {wshape[0], p, wshape[1], wshape[3], wshape[4]}, ir::kNoValue, perm);
+        const Shape planes = {wshape[0] * p, wshape[1], wshape[3], wshape[4]};
+        taps_w = build.emit(OpKind::kReshape, "weight_2d" + i, {moved, build.int64s("weight_2d_shape" + i, planes)},
+                            f32, planes);
+      }
+      y = build.emit(OpKind::kConvGradData, "plane" + i, {images, taps_w}, f32, {n, m, oh, ow}, ir::kNoValue, plane);
+    }
+    depths_out.push_back(build.emit(OpKind::kUnsqueeze, "depth" + i, {y, build.int64s("depth_axis" + i, {2})}, f32,
+                                    {n, m, 1, oh, ow}));
+  }
+  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
+  const ir::ValueId volume_into = has_bias ? ir::kNoValue : node.outputs[0];
+  ir::ValueId volume;
+  if (depths_out.size() == 1) {
+    volume = build.emit(OpKind::kIdentity, "volume", {depths_out[0]}, f32, {n, m, od, oh, ow}, volume_into);
+  } else {
+    ir::Attributes concat;
+    concat.set("axis", int64_t{2});
+    volume = build.emit(OpKind::kConcat, "volume", depths_out, f32, {n, m, od, oh, ow}, volume_into, concat);
+  }
+  if (has_bias) {
+    const ir::ValueId bias = build.emit(OpKind::kReshape, "bias", {node.inputs[2], build.int64s("bias_shape", {m, 1, 1, 1})},
+                                        f32, {m, 1, 1, 1});
+    build.emit(OpKind::kAdd, "add_bias", {volume, bias}, f32, {n, m, od, oh, ow}, node.outputs[0]);
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+Status lower_volumetric_conv_transposes(ir::Graph& graph) {
+  return lower_each(graph, OpKind::kConvTranspose, lower_conv_transpose, "3-D ConvTranspose");
+}
 
 Status lower_volumetric_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_each(graph, OpKind::kConv, lower_conv, "3-D Conv"));

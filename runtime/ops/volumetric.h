@@ -11,6 +11,16 @@
 // bias added by each; the Do outputs, Unsqueezed to [N, M, 1, Ho, Wo], are Concatenated along depth. The
 // strided Slices copy each input frame about Kd/sd times: im2col along depth only.
 //
+// Note [3-D ConvTranspose as 2-D ones]
+// Output depth t of a transposed convolution sums, over the taps kd that reach it from a frame
+// (t = frame · sd - pd + kd · dd), the 2-D transposed convolution of that frame with W[:, :, kd]. So each t
+// is one 2-D ConvTranspose (written, as lower_conv_transposes writes one, as a ConvGradData) of its P frames
+// taken as channels ([N, C · P, H, W], a Gather and a Reshape) with those taps' weights as [C · P, M/group,
+// kh, kw] (rearranged at load when W is a constant, else by a Gather, a Transpose and a Reshape); a depth no
+// frame reaches is zeros. The Do outputs are
+// Concatenated along depth and the bias added once. No zeros are inserted between frames, so a stride costs
+// nothing; the strides' P differ by at most sd shapes of 2-D kernel, each planned like any other.
+//
 // Note [3-D pools as 2-D ones]
 // A pooling window is a box, so a pool over (D, H, W) is a pool over (H, W) of X as [N, C·D, H, W], then a
 // pool over D of that as [N, C, D, Ho·Wo] (kernel (kd, 1)): the max of the maxes is the max, and the mean of
@@ -25,5 +35,7 @@ namespace ucudnn {
 
 // Rewrites every 3-D Conv, MaxPool and AveragePool of `graph` (shapes inferred).
 Status lower_volumetric_ops(ir::Graph& graph);
+// Rewrites every 3-D ConvTranspose of `graph` (shapes inferred); before lower_conv_transposes.
+Status lower_volumetric_conv_transposes(ir::Graph& graph);
 
 }  // namespace ucudnn

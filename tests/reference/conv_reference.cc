@@ -138,8 +138,7 @@ std::vector<Axis> transposed_axes(const ir::Attributes& attrs, const Shape& x, c
   Ints output_shape = attrs.has("output_shape") ? attrs.get_ints("output_shape") : Ints{};
   if (output_shape.size() == rank + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
   const std::string auto_pad = attrs.has("auto_pad") ? attrs.get_string("auto_pad") : "NOTSET";
-  std::vector<Axis> axes;
-  if (rank == 1) axes.push_back(Axis{});
+  std::vector<Axis> axes(3 - rank);  // three axes, unit ones first
   for (size_t i = 0; i < rank; ++i) {
     Axis a;
     a.in = x[i + 2];
@@ -171,36 +170,41 @@ Tensor reference_conv_transpose(const ir::Node& node, const std::vector<const Te
   const Tensor* b = src.size() > 2 ? src[2] : nullptr;
   const int64_t group = node.attrs.has("group") ? node.attrs.get_int("group") : 1;
   const Ints kernel(w.shape().begin() + 2, w.shape().end());
-  const std::vector<Axis> ax = transposed_axes(node.attrs, x.shape(), kernel);
-  const Axis& ah = ax[0];
-  const Axis& aw = ax[1];
+  const std::vector<Axis> ax = transposed_axes(node.attrs, x.shape(), kernel);  // (D, H, W), units first
   const int64_t batch = x.dim(0), channels = x.dim(1), mg = w.dim(1), filters = mg * group;
   const int64_t cg = channels / group;
   Shape y_shape = {batch, filters};
   for (size_t i = ax.size() - (x.shape().size() - 2); i < ax.size(); ++i) y_shape.push_back(ax[i].out);
-  std::vector<double> sum(static_cast<size_t>(batch * filters * ah.out * aw.out), 0.0);
+  const int64_t in_volume = ax[0].in * ax[1].in * ax[2].in, out_volume = ax[0].out * ax[1].out * ax[2].out;
+  const int64_t taps = ax[0].kernel * ax[1].kernel * ax[2].kernel;
+  std::vector<double> sum(static_cast<size_t>(batch * filters * out_volume), 0.0);
   const float* xd = x.data<float>();
   const float* wd = w.data<float>();
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t c = 0; c < channels; ++c)
-      for (int64_t ih = 0; ih < ah.in; ++ih)
-        for (int64_t iw = 0; iw < aw.in; ++iw) {
-          const double xv = xd[((n * channels + c) * ah.in + ih) * aw.in + iw];
-          for (int64_t m = 0; m < mg; ++m)
-            for (int64_t kh = 0; kh < ah.kernel; ++kh)
-              for (int64_t kw = 0; kw < aw.kernel; ++kw) {
-                const int64_t oh = ih * ah.stride - ah.pad_begin + kh * ah.dilation;
-                const int64_t ow = iw * aw.stride - aw.pad_begin + kw * aw.dilation;
-                if (oh < 0 || oh >= ah.out || ow < 0 || ow >= aw.out) continue;
-                const int64_t filter = (c / cg) * mg + m;
-                sum[static_cast<size_t>(((n * filters + filter) * ah.out + oh) * aw.out + ow)] +=
-                    xv * wd[((c * mg + m) * ah.kernel + kh) * aw.kernel + kw];
-              }
-        }
+      for (int64_t i = 0; i < in_volume; ++i) {
+        const int64_t in[3] = {i / (ax[1].in * ax[2].in), i / ax[2].in % ax[1].in, i % ax[2].in};
+        const double xv = xd[(n * channels + c) * in_volume + i];
+        for (int64_t m = 0; m < mg; ++m)
+          for (int64_t k = 0; k < taps; ++k) {
+            const int64_t tap[3] = {k / (ax[1].kernel * ax[2].kernel), k / ax[2].kernel % ax[1].kernel,
+                                    k % ax[2].kernel};
+            int64_t o[3];
+            bool inside = true;
+            for (int a = 0; a < 3; ++a) {
+              o[a] = in[a] * ax[a].stride - ax[a].pad_begin + tap[a] * ax[a].dilation;
+              inside = inside && o[a] >= 0 && o[a] < ax[a].out;
+            }
+            if (!inside) continue;
+            const int64_t filter = (c / cg) * mg + m;
+            sum[static_cast<size_t>((n * filters + filter) * out_volume + (o[0] * ax[1].out + o[1]) * ax[2].out + o[2])] +=
+                xv * wd[(c * mg + m) * taps + k];
+          }
+      }
   Tensor y = new_tensor(y_shape);
   float* yd = y.data<float>();
   for (size_t i = 0; i < sum.size(); ++i) {
-    const int64_t filter = static_cast<int64_t>(i) / (ah.out * aw.out) % filters;
+    const int64_t filter = static_cast<int64_t>(i) / out_volume % filters;
     yd[i] = static_cast<float>(sum[i] + (b ? b->data<float>()[filter] : 0.0));
   }
   return y;
