@@ -1,9 +1,9 @@
 // Which nodes the importer can take, decided from the NodeProtos alone, so that
 // load_model can list every unsupported node in one error and summarize_model
 // can list them without failing.
-#include "onnx_import/internal.h"
-
 #include <algorithm>
+
+#include "onnx_import/internal.h"
 
 namespace ucudnn::onnx_import {
 

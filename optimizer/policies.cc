@@ -58,8 +58,8 @@ Expected<PolicyResult> plan_undivided(const std::vector<NamedKernel>& kernels, i
   });
 }
 
-Expected<PolicyResult> plan_wr(const std::vector<NamedKernel>& kernels, int64_t batch,
-                               size_t per_kernel_limit, const PolicyOptions& options) {
+Expected<PolicyResult> plan_wr(const std::vector<NamedKernel>& kernels, int64_t batch, size_t per_kernel_limit,
+                               const PolicyOptions& options) {
   return plan_time_shared(kernels, batch, per_kernel_limit, [&](const NamedKernel& kernel) {
     const int64_t b = batch_of(kernel, batch);
     return choose_with_threshold(kernel.timings, b, per_kernel_limit, micro_batch_sizes(options.batch_sizes, b),
@@ -67,8 +67,8 @@ Expected<PolicyResult> plan_wr(const std::vector<NamedKernel>& kernels, int64_t 
   });
 }
 
-Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t batch,
-                               size_t total_budget, const PolicyOptions& options) {
+Expected<PolicyResult> plan_wd(const std::vector<NamedKernel>& kernels, int64_t batch, size_t total_budget,
+                               const PolicyOptions& options) {
   // Per kernel: its Pareto front, with divisions that do not beat the undivided
   // choice at the same workspace by the threshold replaced by that choice.
   std::vector<std::vector<Configuration>> fronts;

@@ -1,9 +1,10 @@
 // GridSample on the CPU (NCHW; the descriptor: runtime/ops/grid_sample.h): threads over the output rows of
 // every sample; each grid point's sampling (grid_sample_math.h) is done once per channel plane.
+#include "runtime/ops/grid_sample.h"
+
 #include <omp.h>
 
 #include "runtime/cpu/cpu_kernel.h"
-#include "runtime/ops/grid_sample.h"
 
 namespace ucudnn::cpu {
 

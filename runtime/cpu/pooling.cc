@@ -128,8 +128,7 @@ inline void for_each_tap(const PoolProblem& p, int64_t h0, int64_t w0, Tap tap) 
 // MaxPool with its Indices output (NCHW: the layout pass keeps such a node there): each maximum's flat index
 // in X, its position in the plane row-major, or column-major (ih + iw·H) with storage_order 1.
 Status run_max_pool_with_indices(const KernelArgs& args, const PoolProblem& p) {
-  if (p.channels != 1)
-    return unsupported(args.node.describe() + ": MaxPool's Indices output in a channels-last graph");
+  if (p.channels != 1) return unsupported(args.node.describe() + ": MaxPool's Indices output in a channels-last graph");
   const bool column_major = args.node.attrs.get_int("storage_order") != 0;
   const float* src = args.src[0]->data<float>();
   float* dst = args.dst[0]->data<float>();
@@ -159,7 +158,8 @@ Status run_max_pool_with_indices(const KernelArgs& args, const PoolProblem& p) {
         const int64_t at = i * out_plane + oh * p.out_w + ow;
         dst[at] = best;
         // A window with no tap inside X (possible with large pads) names no element: -1.
-        indices[at] = best_h < 0 ? -1 : i * in_plane + (column_major ? best_h + best_w * p.in_h : best_h * p.in_w + best_w);
+        indices[at] =
+            best_h < 0 ? -1 : i * in_plane + (column_major ? best_h + best_w * p.in_h : best_h * p.in_w + best_w);
       }
   return Status::ok();
 }

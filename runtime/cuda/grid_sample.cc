@@ -1,12 +1,13 @@
 // GridSample on the GPU (runtime/ops/grid_sample.h): the parameters resolved at prepare from the call's
 // shapes, then one kernel (grid_sample_kernels.cu).
+#include "runtime/ops/grid_sample.h"
+
 #include <memory>
 
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/grid_sample_kernels.h"
 #include "runtime/ir/layout.h"
-#include "runtime/ops/grid_sample.h"
 
 namespace ucudnn::cuda {
 

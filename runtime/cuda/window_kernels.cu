@@ -97,7 +97,6 @@ __global__ void window_pool_kernel(const float* src, float* dst, int64_t n, Pool
   }
 }
 
-
 __global__ void lrn_kernel(const float* src, float* dst, int64_t n, int64_t channels, int64_t inner, int64_t before,
                            int64_t after, float coefficient, float beta, float bias) {
   UCUDNN_GRID_LOOP(i, n) {

@@ -55,9 +55,8 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   rows_shape.insert(rows_shape.end(), data.shape.begin() + b + k, data.shape.end());
 
   LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
-  const ir::ValueId rows =
-      build.emit(OpKind::kReshape, "rows", {node.inputs[0], build.int64s("rows_shape", rows_shape)}, data.dtype,
-                 rows_shape);
+  const ir::ValueId rows = build.emit(OpKind::kReshape, "rows",
+                                      {node.inputs[0], build.int64s("rows_shape", rows_shape)}, data.dtype, rows_shape);
   ir::Attributes last_axis;
   last_axis.set("axis", int64_t{-1});
   std::vector<ir::ValueId> terms;
@@ -70,9 +69,9 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
         build.emit(OpKind::kGather, "component" + tag,
                    {node.inputs[1], build.int64_scalar("component" + tag + "_at", static_cast<int64_t>(j))},
                    indices.dtype, tuple_shape, ir::kNoValue, last_axis);
-    const ir::ValueId table = build.emit(OpKind::kMul, "strides" + tag,
-                                         {build.iota("positions" + tag, dim), build.int64_scalar("stride" + tag, stride)},
-                                         DType::kInt64, {dim});
+    const ir::ValueId table = build.emit(
+        OpKind::kMul, "strides" + tag, {build.iota("positions" + tag, dim), build.int64_scalar("stride" + tag, stride)},
+        DType::kInt64, {dim});
     terms.push_back(build.emit(OpKind::kGather, "offset" + tag, {table, component}, DType::kInt64, tuple_shape));
   }
   if (b > 0) {  // the first row of each batch, broadcast over I

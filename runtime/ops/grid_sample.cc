@@ -11,15 +11,23 @@ namespace ucudnn {
 Expected<GridSampleParams> resolve_grid_sample(const ir::Attributes& attrs, const Shape& x, const Shape& grid) {
   GridSampleParams p;
   const std::string mode = attrs.get_string("mode");
-  if (mode == "bilinear" || mode == "linear") p.mode = GridSampleMode::kBilinear;
-  else if (mode == "nearest") p.mode = GridSampleMode::kNearest;
-  else if (mode == "bicubic" || mode == "cubic") p.mode = GridSampleMode::kBicubic;
-  else return invalid_model("mode '" + mode + "' (bilinear/linear, nearest and bicubic/cubic are defined)");
+  if (mode == "bilinear" || mode == "linear")
+    p.mode = GridSampleMode::kBilinear;
+  else if (mode == "nearest")
+    p.mode = GridSampleMode::kNearest;
+  else if (mode == "bicubic" || mode == "cubic")
+    p.mode = GridSampleMode::kBicubic;
+  else
+    return invalid_model("mode '" + mode + "' (bilinear/linear, nearest and bicubic/cubic are defined)");
   const std::string padding = attrs.get_string("padding_mode");
-  if (padding == "zeros") p.padding = GridSamplePadding::kZeros;
-  else if (padding == "border") p.padding = GridSamplePadding::kBorder;
-  else if (padding == "reflection") p.padding = GridSamplePadding::kReflection;
-  else return invalid_model("padding_mode '" + padding + "' (zeros, border and reflection are defined)");
+  if (padding == "zeros")
+    p.padding = GridSamplePadding::kZeros;
+  else if (padding == "border")
+    p.padding = GridSamplePadding::kBorder;
+  else if (padding == "reflection")
+    p.padding = GridSamplePadding::kReflection;
+  else
+    return invalid_model("padding_mode '" + padding + "' (zeros, border and reflection are defined)");
   p.align_corners = attrs.get_int("align_corners") != 0;
   p.in_h = x[2];
   p.in_w = x[3];
@@ -56,14 +64,14 @@ int64_t grid_sample_flops(const InferContext& ctx) {
 }  // namespace
 
 const OpDescriptor& describe_GridSample() {
-  static const OpDescriptor d{.kind = OpKind::kGridSample,
-                              .min_inputs = 2,
-                              .max_inputs = 2,
-                              .min_opset = 16,
-                              .attrs = {attr_int("align_corners", 0), attr_string("mode", "bilinear"),
-                                        attr_string("padding_mode", "zeros")},
-                              .infer = grid_sample_infer,
-                              .flops = grid_sample_flops};
+  static const OpDescriptor d{
+      .kind = OpKind::kGridSample,
+      .min_inputs = 2,
+      .max_inputs = 2,
+      .min_opset = 16,
+      .attrs = {attr_int("align_corners", 0), attr_string("mode", "bilinear"), attr_string("padding_mode", "zeros")},
+      .infer = grid_sample_infer,
+      .flops = grid_sample_flops};
   return d;
 }
 

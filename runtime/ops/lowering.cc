@@ -105,9 +105,10 @@ ir::ValueId LoweringBuilder::int64_scalar(const std::string& what, int64_t value
 }
 
 ir::ValueId LoweringBuilder::iota(const std::string& what, int64_t count) {
-  return emit(OpKind::kRange, what,
-              {int64_scalar(what + "_start", 0), int64_scalar(what + "_limit", count), int64_scalar(what + "_delta", 1)},
-              DType::kInt64, {count});
+  return emit(
+      OpKind::kRange, what,
+      {int64_scalar(what + "_start", 0), int64_scalar(what + "_limit", count), int64_scalar(what + "_delta", 1)},
+      DType::kInt64, {count});
 }
 
 Status lower_composite_ops(ir::Graph& graph) {

@@ -72,16 +72,16 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
   LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
   const ir::ValueId zeros =
       build.emit(OpKind::kConstantOfShape, "zeros", {build.int64s("zeros_shape", {total})}, f32, {total});
-  const ir::ValueId flat_i = build.emit(OpKind::kReshape, "flat_indices",
-                                        {node.inputs[1], build.int64s("flat_shape", {elements})}, DType::kInt64,
-                                        {elements});
-  const ir::ValueId flat_x =
-      build.emit(OpKind::kReshape, "flat_values", {node.inputs[0], build.int64s("values_shape", {elements})}, f32,
-                 {elements});
+  const ir::ValueId flat_i =
+      build.emit(OpKind::kReshape, "flat_indices", {node.inputs[1], build.int64s("flat_shape", {elements})},
+                 DType::kInt64, {elements});
+  const ir::ValueId flat_x = build.emit(OpKind::kReshape, "flat_values",
+                                        {node.inputs[0], build.int64s("values_shape", {elements})}, f32, {elements});
   const ir::ValueId scattered = build.emit(OpKind::kScatterElements, "scatter", {zeros, flat_i, flat_x}, f32, {total});
   const bool padded = y != unpooled;
-  const ir::ValueId unflat = build.emit(OpKind::kReshape, "unflatten", {scattered, build.int64s("unpooled_shape", unpooled)},
-                                        f32, unpooled, padded ? ir::kNoValue : node.outputs[0]);
+  const ir::ValueId unflat =
+      build.emit(OpKind::kReshape, "unflatten", {scattered, build.int64s("unpooled_shape", unpooled)}, f32, unpooled,
+                 padded ? ir::kNoValue : node.outputs[0]);
   if (padded) {
     std::vector<int64_t> pads(2 * y.size(), 0);
     for (size_t d = 0; d < y.size(); ++d) pads[y.size() + d] = y[d] - unpooled[d];
@@ -93,14 +93,14 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
 }  // namespace
 
 const OpDescriptor& describe_MaxUnpool() {
-  static const OpDescriptor d{.kind = OpKind::kMaxUnpool,
-                              .min_inputs = 2,
-                              .max_inputs = 3,
-                              .min_opset = 9,
-                              .attrs = {attr_required("kernel_shape", ir::AttrType::kInts),
-                                        attr_optional("pads", ir::AttrType::kInts),
-                                        attr_optional("strides", ir::AttrType::kInts)},
-                              .infer = max_unpool_infer};
+  static const OpDescriptor d{
+      .kind = OpKind::kMaxUnpool,
+      .min_inputs = 2,
+      .max_inputs = 3,
+      .min_opset = 9,
+      .attrs = {attr_required("kernel_shape", ir::AttrType::kInts), attr_optional("pads", ir::AttrType::kInts),
+                attr_optional("strides", ir::AttrType::kInts)},
+      .infer = max_unpool_infer};
   return d;
 }
 

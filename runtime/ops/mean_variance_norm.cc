@@ -22,7 +22,8 @@ Expected<std::vector<int64_t>> normalized_axes(const std::vector<int64_t>& axes,
   std::vector<int64_t> out;
   for (int64_t a : axes) {
     const int64_t n = normalize_axis(a, rank);
-    if (n < 0) return invalid_argument("axis " + std::to_string(a) + " is out of range for X of rank " + std::to_string(rank));
+    if (n < 0)
+      return invalid_argument("axis " + std::to_string(a) + " is out of range for X of rank " + std::to_string(rank));
     out.push_back(n);
   }
   std::sort(out.begin(), out.end());

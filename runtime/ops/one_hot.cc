@@ -16,11 +16,11 @@ namespace {
 
 // depth (input 1): a constant scalar or one-element tensor of any numeric dtype; a float one is truncated.
 Expected<int64_t> read_depth(const Tensor& depth) {
-  if (depth.numel() != 1)
-    return invalid_argument("depth must hold one value, got " + depth.describe());
+  if (depth.numel() != 1) return invalid_argument("depth must hold one value, got " + depth.describe());
   if (depth.dtype() == DType::kFloat32) {
     const float v = depth.data<float>()[0];
-    if (!std::isfinite(v) || std::fabs(v) > 1e15f) return invalid_argument("depth " + std::to_string(v) + " is not a size");
+    if (!std::isfinite(v) || std::fabs(v) > 1e15f)
+      return invalid_argument("depth " + std::to_string(v) + " is not a size");
     return static_cast<int64_t>(v);
   }
   UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> v, depth.to_int64_vector());
@@ -67,11 +67,12 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
 
   Shape positions_shape(y.size(), 1);  // depth along the new axis
   positions_shape[static_cast<size_t>(axis)] = depth;
-  const ir::ValueId from_start =
-      build.emit(OpKind::kReshape, "positions", {build.iota("iota", depth), build.int64s("positions_shape", positions_shape)},
-                 DType::kInt64, positions_shape);
-  const ir::ValueId from_end = build.emit(OpKind::kSub, "negative_positions",
-                                          {from_start, build.int64_scalar("depth", depth)}, DType::kInt64, positions_shape);
+  const ir::ValueId from_start = build.emit(
+      OpKind::kReshape, "positions", {build.iota("iota", depth), build.int64s("positions_shape", positions_shape)},
+      DType::kInt64, positions_shape);
+  const ir::ValueId from_end =
+      build.emit(OpKind::kSub, "negative_positions", {from_start, build.int64_scalar("depth", depth)}, DType::kInt64,
+                 positions_shape);
   const ir::ValueId hit_start = build.emit(OpKind::kEqual, "hit_from_start", {index, from_start}, DType::kBool, y);
   const ir::ValueId hit_end = build.emit(OpKind::kEqual, "hit_from_end", {index, from_end}, DType::kBool, y);
   const ir::ValueId hit = build.emit(OpKind::kOr, "hit", {hit_start, hit_end}, DType::kBool, y);
@@ -88,8 +89,8 @@ Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& 
     off = build.constant("off", std::move(off_value));
     on = build.constant("on", std::move(on_value));
   } else {
-    const ir::ValueId flat = build.emit(OpKind::kReshape, "values", {node.inputs[2], build.int64s("values_shape", {2})},
-                                        values.dtype, {2});
+    const ir::ValueId flat =
+        build.emit(OpKind::kReshape, "values", {node.inputs[2], build.int64s("values_shape", {2})}, values.dtype, {2});
     off = build.emit(OpKind::kGather, "off", {flat, build.int64_scalar("off_at", 0)}, values.dtype, {});
     on = build.emit(OpKind::kGather, "on", {flat, build.int64_scalar("on_at", 1)}, values.dtype, {});
   }

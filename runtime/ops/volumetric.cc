@@ -168,7 +168,8 @@ Status lower_conv_transpose(ir::Graph& graph, const ir::Node& node, std::vector<
   const Shape x = graph.value(node.inputs[0]).shape;
   const std::optional<Tensor> weight = graph.value(node.inputs[1]).constant;  // copies: adding values moves them
   const Shape wshape = graph.value(node.inputs[1]).shape;
-  auto geometry = conv_transpose_geometry(node.attrs, Shape(x.begin() + 2, x.end()), Ints(wshape.begin() + 2, wshape.end()));
+  auto geometry =
+      conv_transpose_geometry(node.attrs, Shape(x.begin() + 2, x.end()), Ints(wshape.begin() + 2, wshape.end()));
   if (!geometry) return internal_error(node.describe() + ": " + geometry.status().message());
   const ConvTransposeGeometry& g = *geometry;
   const int64_t n = x[0], c = x[1], d = x[2], h = x[3], w = x[4];
@@ -208,9 +209,9 @@ Status lower_conv_transpose(ir::Graph& graph, const ir::Node& node, std::vector<
       const ir::ValueId picked =
           build.emit(OpKind::kGather, "frames" + i, {node.inputs[0], build.int64s("frame_at" + i, frames)}, f32,
                      {n, c, p, h, w}, ir::kNoValue, depth_axis);
-      const ir::ValueId images = build.emit(OpKind::kReshape, "images" + i,
-                                            {picked, build.int64s("images_shape" + i, {n, c * p, h, w})}, f32,
-                                            {n, c * p, h, w});
+      const ir::ValueId images =
+          build.emit(OpKind::kReshape, "images" + i, {picked, build.int64s("images_shape" + i, {n, c * p, h, w})}, f32,
+                     {n, c * p, h, w});
       ir::ValueId taps_w;
       if (weight.has_value()) {
         taps_w = build.constant("weight_2d" + i, depth_taps_as_channels(*weight, taps));
@@ -228,8 +229,8 @@ Status lower_conv_transpose(ir::Graph& graph, const ir::Node& node, std::vector<
       }
       y = build.emit(OpKind::kConvGradData, "plane" + i, {images, taps_w}, f32, {n, m, oh, ow}, ir::kNoValue, plane);
     }
-    depths_out.push_back(build.emit(OpKind::kUnsqueeze, "depth" + i, {y, build.int64s("depth_axis" + i, {2})}, f32,
-                                    {n, m, 1, oh, ow}));
+    depths_out.push_back(
+        build.emit(OpKind::kUnsqueeze, "depth" + i, {y, build.int64s("depth_axis" + i, {2})}, f32, {n, m, 1, oh, ow}));
   }
   const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
   const ir::ValueId volume_into = has_bias ? ir::kNoValue : node.outputs[0];
@@ -242,8 +243,8 @@ Status lower_conv_transpose(ir::Graph& graph, const ir::Node& node, std::vector<
     volume = build.emit(OpKind::kConcat, "volume", depths_out, f32, {n, m, od, oh, ow}, volume_into, concat);
   }
   if (has_bias) {
-    const ir::ValueId bias = build.emit(OpKind::kReshape, "bias", {node.inputs[2], build.int64s("bias_shape", {m, 1, 1, 1})},
-                                        f32, {m, 1, 1, 1});
+    const ir::ValueId bias = build.emit(OpKind::kReshape, "bias",
+                                        {node.inputs[2], build.int64s("bias_shape", {m, 1, 1, 1})}, f32, {m, 1, 1, 1});
     build.emit(OpKind::kAdd, "add_bias", {volume, bias}, f32, {n, m, od, oh, ow}, node.outputs[0]);
   }
   return Status::ok();

@@ -197,8 +197,8 @@ Tensor reference_conv_transpose(const ir::Node& node, const std::vector<const Te
             }
             if (!inside) continue;
             const int64_t filter = (c / cg) * mg + m;
-            sum[static_cast<size_t>((n * filters + filter) * out_volume + (o[0] * ax[1].out + o[1]) * ax[2].out + o[2])] +=
-                xv * wd[(c * mg + m) * taps + k];
+            sum[static_cast<size_t>((n * filters + filter) * out_volume + (o[0] * ax[1].out + o[1]) * ax[2].out +
+                                    o[2])] += xv * wd[(c * mg + m) * taps + k];
           }
       }
   Tensor y = new_tensor(y_shape);

@@ -189,7 +189,9 @@ Tensor grid_sample(const Tensor& x, const Tensor& grid, const ir::Attributes& at
   const bool align = attrs.get_int("align_corners") != 0;
   const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
   const int64_t oh = grid.shape()[1], ow = grid.shape()[2];
-  const auto pixel = [&](double g, int64_t size) { return align ? (g + 1) / 2 * (size - 1) : ((g + 1) * size - 1) / 2; };
+  const auto pixel = [&](double g, int64_t size) {
+    return align ? (g + 1) / 2 * (size - 1) : ((g + 1) * size - 1) / 2;
+  };
   const auto pad = [&](double v, int64_t size) {
     if (padding == "reflection") {
       const double low = align ? 0.0 : -0.5, high = align ? size - 1.0 : size - 0.5, span = high - low;
@@ -224,7 +226,8 @@ Tensor grid_sample(const Tensor& x, const Tensor& grid, const ir::Attributes& at
               v += keys(uy - (y0 + dy)) * keys(ux - (x0 + dx)) *
                    at(plane, static_cast<int64_t>(pad(y0 + dy, h)), static_cast<int64_t>(pad(x0 + dx, w)));
         } else if (mode == "nearest") {
-          v = at(plane, static_cast<int64_t>(std::nearbyint(pad(uy, h))), static_cast<int64_t>(std::nearbyint(pad(ux, w))));
+          v = at(plane, static_cast<int64_t>(std::nearbyint(pad(uy, h))),
+                 static_cast<int64_t>(std::nearbyint(pad(ux, w))));
         } else {
           const double sx = pad(ux, w), sy = pad(uy, h), x0 = std::floor(sx), y0 = std::floor(sy);
           for (int dy = 0; dy <= 1; ++dy)

@@ -96,7 +96,8 @@ Tensor one_hot(const Tensor& indices, int64_t depth, const Tensor& values, int64
     const int64_t position = index[static_cast<size_t>(axis)];
     index.erase(index.begin() + axis);
     const int64_t at = ravel(index, indices.shape());
-    const int64_t hot = indices.dtype() == DType::kFloat32 ? static_cast<int64_t>(get(indices, at)) : get_int(indices, at);
+    const int64_t hot =
+        indices.dtype() == DType::kFloat32 ? static_cast<int64_t>(get(indices, at)) : get_int(indices, at);
     copy_element(values, hot == position || hot + depth == position ? 1 : 0, y, i);
   }
   return y;
@@ -110,7 +111,8 @@ Tensor max_unpool(const ir::Node& node, const std::vector<const Tensor*>& in) {
   Shape unpooled = {x[0], x[1]};
   for (size_t d = 0; d < axes; ++d) {
     const int64_t stride = node.attrs.has("strides") ? node.attrs.get_ints("strides")[d] : 1;
-    const std::vector<int64_t> pads = node.attrs.has("pads") ? node.attrs.get_ints("pads") : std::vector<int64_t>(2 * axes);
+    const std::vector<int64_t> pads =
+        node.attrs.has("pads") ? node.attrs.get_ints("pads") : std::vector<int64_t>(2 * axes);
     unpooled.push_back((x[d + 2] - 1) * stride + node.attrs.get_ints("kernel_shape")[d] - pads[d] - pads[d + axes]);
   }
   const Tensor* given = input(in, 2);
@@ -138,7 +140,8 @@ Expected<std::vector<Tensor>> indexing_reference(const ir::Node& node, const std
     case OpKind::kMaxUnpool: out.push_back(max_unpool(node, in)); break;
     case OpKind::kGatherND: out.push_back(gather_nd(*in[0], *in[1], node.attrs.get_int("batch_dims"))); break;
     case OpKind::kOneHot: {
-      const int64_t depth = in[1]->dtype() == DType::kFloat32 ? static_cast<int64_t>(get(*in[1], 0)) : get_int(*in[1], 0);
+      const int64_t depth =
+          in[1]->dtype() == DType::kFloat32 ? static_cast<int64_t>(get(*in[1], 0)) : get_int(*in[1], 0);
       out.push_back(one_hot(*in[0], depth, *in[2], node.attrs.get_int("axis")));
       break;
     }
