@@ -2,6 +2,7 @@
 #include "runtime/ops/volumetric.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -144,11 +145,11 @@ Status lower_conv(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>&
 
 // W [C, M/group, Kd, kh, kw] of a 3-D ConvTranspose, its depth taps `taps` (in the order of the frames they
 // meet) as [C · P, M/group, kh, kw]: row c · P + p is W[c, :, taps[p]].
-Tensor depth_taps_as_channels(const Tensor& w, const Ints& taps) {
+Expected<Tensor> depth_taps_as_channels(const Tensor& w, const Ints& taps) {
   const Shape& s = w.shape();
   const int64_t c = s[0], filters = s[1], kd = s[2], plane = s[3] * s[4];
   const auto p = static_cast<int64_t>(taps.size());
-  Tensor out = Tensor::allocate(DType::kFloat32, {c * p, filters, s[3], s[4]}).value();
+  UCUDNN_ASSIGN_OR_RETURN(Tensor out, Tensor::allocate_uninitialized(DType::kFloat32, {c * p, filters, s[3], s[4]}));
   const float* src = w.data<float>();
   float* dst = out.data<float>();
   for (int64_t ci = 0; ci < c; ++ci)
@@ -190,6 +191,25 @@ Status lower_conv_transpose(ir::Graph& graph, const ir::Node& node, std::vector<
   ir::Attributes depth_axis;
   depth_axis.set("axis", int64_t{2});
   std::vector<ir::ValueId> depths_out;
+  // W's `taps` as [C · P, M/group, kh, kw]: a constant made now, or nodes when W is an input.
+  const auto taps_weight = [&](const Ints& taps, const std::string& i) -> Expected<ir::ValueId> {
+    const auto p = static_cast<int64_t>(taps.size());
+    if (weight.has_value()) {
+      UCUDNN_ASSIGN_OR_RETURN(Tensor rearranged, depth_taps_as_channels(*weight, taps));
+      return build.constant("weight_2d" + i, std::move(rearranged));
+    }
+    const ir::ValueId picked = build.emit(OpKind::kGather, "weight_taps" + i,
+                                          {node.inputs[1], build.int64s("tap_at" + i, taps)}, f32,
+                                          {wshape[0], wshape[1], p, wshape[3], wshape[4]}, ir::kNoValue, depth_axis);
+    ir::Attributes perm;
+    perm.set("perm", Ints{0, 2, 1, 3, 4});
+    const ir::ValueId moved = build.emit(OpKind::kTranspose, "weight_taps_first" + i, {picked}, f32,
+                                         {wshape[0], p, wshape[1], wshape[3], wshape[4]}, ir::kNoValue, perm);
+    const Shape planes = {wshape[0] * p, wshape[1], wshape[3], wshape[4]};
+    return build.emit(OpKind::kReshape, "weight_2d" + i, {moved, build.int64s("weight_2d_shape" + i, planes)}, f32,
+                      planes);
+  };
+  std::map<Ints, ir::ValueId> weights_of_taps;  // the inner depths repeat a few sets of taps
   for (int64_t t = 0; t < od; ++t) {
     const std::string i = std::to_string(t);
     Ints frames, taps;  // output depth t = frame · stride - pad_begin + tap · dilation
@@ -212,21 +232,12 @@ Status lower_conv_transpose(ir::Graph& graph, const ir::Node& node, std::vector<
       const ir::ValueId images =
           build.emit(OpKind::kReshape, "images" + i, {picked, build.int64s("images_shape" + i, {n, c * p, h, w})}, f32,
                      {n, c * p, h, w});
-      ir::ValueId taps_w;
-      if (weight.has_value()) {
-        taps_w = build.constant("weight_2d" + i, depth_taps_as_channels(*weight, taps));
-      } else {  // the same rearrangement when the graph runs
-        const ir::ValueId picked_w =
-            build.emit(OpKind::kGather, "weight_taps" + i, {node.inputs[1], build.int64s("tap_at" + i, taps)}, f32,
-                       {wshape[0], wshape[1], p, wshape[3], wshape[4]}, ir::kNoValue, depth_axis);
-        ir::Attributes perm;
-        perm.set("perm", Ints{0, 2, 1, 3, 4});
-        const ir::ValueId moved = build.emit(OpKind::kTranspose, "weight_taps_first" + i, {picked_w}, f32,
-                                             {wshape[0], p, wshape[1], wshape[3], wshape[4]}, ir::kNoValue, perm);
-        const Shape planes = {wshape[0] * p, wshape[1], wshape[3], wshape[4]};
-        taps_w = build.emit(OpKind::kReshape, "weight_2d" + i, {moved, build.int64s("weight_2d_shape" + i, planes)},
-                            f32, planes);
+      auto known = weights_of_taps.find(taps);
+      if (known == weights_of_taps.end()) {
+        UCUDNN_ASSIGN_OR_RETURN(const ir::ValueId made, taps_weight(taps, i));
+        known = weights_of_taps.emplace(taps, made).first;
       }
+      const ir::ValueId taps_w = known->second;
       y = build.emit(OpKind::kConvGradData, "plane" + i, {images, taps_w}, f32, {n, m, oh, ow}, ir::kNoValue, plane);
     }
     depths_out.push_back(
