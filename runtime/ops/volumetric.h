@@ -16,8 +16,8 @@
 // (t = frame · sd - pd + kd · dd), the 2-D transposed convolution of that frame with W[:, :, kd]. So each t
 // is one 2-D ConvTranspose (written, as lower_conv_transposes writes one, as a ConvGradData) of its P frames
 // taken as channels ([N, C · P, H, W], a Gather and a Reshape) with those taps' weights as [C · P, M/group,
-// kh, kw] (rearranged at load when W is a constant, else by a Gather, a Transpose and a Reshape); a depth no
-// frame reaches is zeros. The Do outputs are
+// kh, kw] (rearranged at load when W is a constant, else by a Gather, a Transpose and a Reshape; one per set of
+// taps, which the inner depths share); a depth no frame reaches is zeros. The Do outputs are
 // Concatenated along depth and the bias added once. No zeros are inserted between frames, so a stride costs
 // nothing; the strides' P differ by at most sd shapes of 2-D kernel, each planned like any other.
 //
