@@ -118,11 +118,12 @@ if [[ -f "$unsupported_model" ]]; then
   if [[ $rc -ne 1 ]] || ! grep -q "Det" <<<"$out"; then fail "info on an unsupported op: exit $rc, output: $out"; else echo "ok: info_unsupported"; fi
   expect_error run_unsupported 1 "Unsupported.*Det" -- "$ucudnn" run "$unsupported_model"
 fi
-# Known ops in a form ucudnn does not run (a 3-D convolution): info imports the model to see it.
-unsupported_form=/usr/share/libonnx-testdata/data/node/test_convtranspose_3d/model.onnx
+# A known op in a form ucudnn does not run (Resize's tf_crop_and_resize): info imports the model to see it.
+unsupported_form=/usr/share/libonnx-testdata/data/node/test_resize_tf_crop_and_resize/model.onnx
 if [[ -f "$unsupported_form" ]]; then
   out=$("$ucudnn" info "$unsupported_form" 2>&1); rc=$?
-  if [[ $rc -ne 1 ]] || ! grep -q "3-D" <<<"$out"; then fail "info on a 3-D ConvTranspose: exit $rc, output: $out"
+  if [[ $rc -ne 1 ]] || ! grep -q "tf_crop_and_resize" <<<"$out"; then
+    fail "info on Resize's tf_crop_and_resize: exit $rc, output: $out"
   else echo "ok: info_unsupported_form"; fi
 fi
 # --- bad input: flags and inputs
