@@ -5,6 +5,7 @@
 #include "tests/reference/einsum_reference.h"
 #include "tests/reference/elementwise_reference.h"
 #include "tests/reference/fused_pointwise_reference.h"
+#include "tests/reference/grid_sample_reference.h"
 #include "tests/reference/indexing_reference.h"
 #include "tests/reference/training_reference.h"
 
@@ -22,6 +23,11 @@ Expected<std::vector<Tensor>> reference_outputs(const ir::Node& node, const std:
       return outputs;
     }
     case OpKind::kFusedPointwise: return fused_pointwise_reference(node, inputs);
+    case OpKind::kGridSample: {
+      std::vector<Tensor> outputs;
+      outputs.push_back(grid_sample(*inputs[0], *inputs[1], node.attrs));
+      return outputs;
+    }
     case OpKind::kEinsum: {
       std::vector<Tensor> outputs;
       outputs.push_back(einsum(node, inputs));
