@@ -583,11 +583,19 @@ TEST(PlannerDirections, MeasuredPlanRunsMicroBatchedBackwardConvolutionsOnCpu) {
   auto undivided = plan_from_timings(graph, "cpu", options, *reused);
   ASSERT_TRUE(undivided.has_value()) << undivided.status().to_string();
 
-  // wd with a budget below what the whole-batch GEMMs take, forcing micro-batches somewhere.
+  // wd with a budget below what the whole-batch GEMMs take, forcing micro-batches somewhere, but never below
+  // the smallest budget these timings admit (timings measured once under load can make a quarter too little).
   size_t whole = 0;
   for (const KernelPlan& kp : undivided->policy.kernels) whole += kp.config.workspace_bytes;
+  size_t smallest = 0;
+  for (const NamedKernel& kernel : reused->timings) {
+    const auto least =
+        smallest_feasible_workspace(kernel.timings, 8, micro_batch_sizes(BatchSizePolicy::kPowerOfTwo, 8));
+    ASSERT_TRUE(least.has_value()) << kernel.name;
+    smallest += (*least + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  }
   options.policy = Policy::kWd;
-  options.workspace_bytes = whole / 4;
+  options.workspace_bytes = std::max(whole / 4, smallest);
   auto wd = plan_from_timings(graph, "cpu", options, *reused);
   ASSERT_TRUE(wd.has_value()) << wd.status().to_string();
   EXPECT_LE(wd->plan.workspace_pool_bytes, options.workspace_bytes);
