@@ -72,6 +72,14 @@ optimizer::PlanRequest plan_request(const SessionOptions& options) {
   return request;
 }
 
+std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
+  std::vector<TensorInfo> infos;
+  for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});
+  return infos;
+}
+
+Layout plan_layout(const runtime::Plan& plan) { return plan.layout == "nhwc" ? Layout::kNhwc : Layout::kNchw; }
+
 Status apply_cpu_thread_options(const SessionOptions& options) {
   cpu::set_num_threads(options.threads);
   return cpu::pin_threads(options.pin_threads);  // check_options refused pinning off the CPU

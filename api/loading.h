@@ -6,6 +6,7 @@
 #include <string>
 
 #include "optimizer/plan_model.h"
+#include "runtime/executor/plan.h"
 #include "runtime/ir/graph.h"
 #include "ucudnn/ucudnn.h"
 
@@ -20,6 +21,12 @@ Expected<ir::Graph> load_inference_graph(const std::string& model_path, const Se
 // under wd), micro-batch sizes, streams, math type, the layouts to try (Layout::kAuto
 // on the GPU: both), the database. `options` passed check_options.
 optimizer::PlanRequest plan_request(const SessionOptions& options);
+
+// Name, dtype and shape of each of `ids` (a session's inputs() or outputs()).
+std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids);
+
+// The Layout a plan runs (its "nchw" or "nhwc").
+Layout plan_layout(const runtime::Plan& plan);
 
 // The CPU's thread count for what follows (the CPU benchmarker, the kernels), and its threads
 // pinned or unpinned as options.pin_threads says (Note [pinned threads], runtime/cpu/cpu_registry.cc).

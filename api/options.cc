@@ -91,6 +91,17 @@ Status check_options(const SessionOptions& options) {
   if (options.pin_threads && options.device != Device::kCpu)
     return invalid_argument(std::string("pin_threads pins the CPU's threads; this session runs on the ") +
                             device_name(options.device) + " (run on the CPU, --device cpu, or leave pinning off)");
+  if (options.batch_groups < 0)
+    return invalid_argument("batch_groups must be 0 (auto), 1 (none) or more, got " +
+                            std::to_string(options.batch_groups));
+  if (options.batch_groups > 1 && options.device != Device::kCpu)
+    return invalid_argument("batch_groups " + std::to_string(options.batch_groups) + " cuts the batch over the " +
+                            "CPU's threads; this session runs on the " + device_name(options.device) +
+                            " (leave it 0 or 1)");
+  if (options.batch_groups > 1 && !options.plan_path.empty())
+    return invalid_argument("batch_groups " + std::to_string(options.batch_groups) + " plans one group of the "
+                            "batch at load; a saved plan ('" + options.plan_path + "') runs the whole batch "
+                            "(leave one of them out)");
   if (options.streams != 1 && options.streams != 2)
     return invalid_argument("streams must be 1 or 2, got " + std::to_string(options.streams));
   if (options.device == Device::kCpu && options.layout == Layout::kNhwc && !cpu::cpu_runs_channels_last())

@@ -1,12 +1,15 @@
-// Session::load and the one Session there is. The CPU and the GPU take the same
+// Session::load and the Session over one executor. The CPU and the GPU take the same
 // road: options checked → backend (runtime/cpu or runtime/cuda) → graph (import
 // + inference passes + the plan's layout) → plan (made now by
 // optimizer::plan_model, or a saved one checked against the graph, the device
-// and the GPU) → runtime::Executor over the backend.
+// and the GPU) → runtime::Executor over the backend. On the CPU a batch may run
+// as groups of samples instead, an executor each (Note [batch groups],
+// batch_group_session.h).
 #include <cstdio>
 #include <memory>
 #include <string>
 
+#include "api/batch_group_session.h"
 #include "api/device.h"
 #include "api/loading.h"
 #include "optimizer/bench/benchmarker.h"
@@ -18,14 +21,6 @@
 namespace ucudnn {
 
 namespace {
-
-Layout plan_layout(const runtime::Plan& plan) { return plan.layout == "nhwc" ? Layout::kNhwc : Layout::kNchw; }
-
-std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids) {
-  std::vector<TensorInfo> infos;
-  for (ir::ValueId id : ids) infos.push_back({graph.value(id).name, graph.value(id).dtype, graph.value(id).shape});
-  return infos;
-}
 
 // The saved plan named by options.plan_path, with `graph` (NCHW) converted to
 // the plan's layout; refused, naming the file, when it was made for another
@@ -86,16 +81,16 @@ runtime::CaptureMode capture_mode(CudaGraph mode) {
 // A graph and its plan running on one backend through the executor.
 class ExecutorSession final : public Session {
  public:
-  static Expected<std::unique_ptr<Session>> create(Device device, CudaGraph cuda_graph,
-                                                   std::unique_ptr<runtime::Backend> backend, ir::Graph graph,
-                                                   runtime::Plan plan) {
+  static Expected<std::unique_ptr<ExecutorSession>> create(Device device, CudaGraph cuda_graph,
+                                                           std::unique_ptr<runtime::Backend> backend,
+                                                           ir::Graph graph, runtime::Plan plan) {
     std::unique_ptr<ExecutorSession> session(new ExecutorSession(device, std::move(backend), std::move(graph)));
     // The executor keeps references to the backend and the graph: both live in the session.
     UCUDNN_ASSIGN_OR_RETURN(session->executor_, runtime::Executor::create(*session->backend_, session->graph_,
                                                                           std::move(plan), capture_mode(cuda_graph)));
     session->cuda_graph_ = cuda_graph;
     session->warn_if_eager();
-    return std::unique_ptr<Session>(std::move(session));
+    return session;
   }
 
   const std::vector<TensorInfo>& inputs() const override { return inputs_; }
@@ -120,6 +115,8 @@ class ExecutorSession final : public Session {
   }
   Layout layout() const override { return plan_layout(executor_->plan()); }
   std::string plan_json() const override { return runtime::plan_to_json(executor_->plan(), graph_); }
+  BatchGroups batch_groups() const override { return {1, 0, batch_groups_note_}; }
+  void set_batch_groups_note(std::string note) { batch_groups_note_ = std::move(note); }
 
   Status run_on_device(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) override {
     if (device_ != Device::kCuda)
@@ -167,7 +164,37 @@ class ExecutorSession final : public Session {
   std::unique_ptr<runtime::Executor> executor_;
   CudaGraph cuda_graph_ = CudaGraph::kAuto;
   bool warned_eager_ = false;
+  std::string batch_groups_note_;
 };
+
+std::string format_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", ms);
+  return text;
+}
+
+// batch_groups auto (Note [batch groups]): the whole batch's session and the groups' are each run on
+// the same random inputs, and the faster is kept; the other is freed. Either keeps both figures in
+// its note. The whole batch is kept when either cannot be timed (an input that is not float32).
+Expected<std::unique_ptr<Session>> faster_of(std::unique_ptr<ExecutorSession> whole,
+                                             std::unique_ptr<BatchGroupSession> grouped) {
+  const Expected<double> whole_ms = median_run_ms(*whole);
+  const Expected<double> grouped_ms = whole_ms ? median_run_ms(*grouped) : whole_ms;
+  if (!whole_ms || !grouped_ms) {
+    whole->set_batch_groups_note("not timed: " + grouped_ms.status().message());
+    return std::unique_ptr<Session>(std::move(whole));
+  }
+  const BatchGroups groups = grouped->batch_groups();
+  const std::string note = "measured run: whole batch " + format_ms(*whole_ms) + ", " +
+                           std::to_string(groups.groups) + " groups of " + std::to_string(groups.group_batch) +
+                           " " + format_ms(*grouped_ms);
+  if (*grouped_ms < *whole_ms) {
+    grouped->set_note(note);
+    return std::unique_ptr<Session>(std::move(grouped));
+  }
+  whole->set_batch_groups_note(note);
+  return std::unique_ptr<Session>(std::move(whole));
+}
 
 }  // namespace
 
@@ -180,16 +207,38 @@ Expected<std::unique_ptr<Session>> Session::load(const std::string& model_path, 
   UCUDNN_RETURN_IF_ERROR(backend->check_support(graph));
   // Before anything is benchmarked: the memory the least plan needs is available.
   UCUDNN_RETURN_IF_ERROR(runtime::check_model_fits_memory(*backend, graph));
-  runtime::Plan plan;
   if (!options.plan_path.empty()) {
-    UCUDNN_ASSIGN_OR_RETURN(plan, load_saved_plan(options, *backend, &graph));
-  } else {
-    UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned, optimizer::plan_model(graph, plan_request(options)));
-    graph = std::move(planned.graph);
-    plan = std::move(planned.result.plan);
+    UCUDNN_ASSIGN_OR_RETURN(runtime::Plan plan, load_saved_plan(options, *backend, &graph));
+    UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<ExecutorSession> session,
+                            ExecutorSession::create(options.device, options.cuda_graph, std::move(backend),
+                                                    std::move(graph), std::move(plan)));
+    return std::unique_ptr<Session>(std::move(session));
   }
-  return ExecutorSession::create(options.device, options.cuda_graph, std::move(backend), std::move(graph),
-                                 std::move(plan));
+  // Note [batch groups]: asked for (options.batch_groups > 1), the groups' session alone; under auto, both
+  // sessions, the faster kept.
+  UCUDNN_ASSIGN_OR_RETURN(const int groups, batch_groups_for(options, graph));
+  std::unique_ptr<BatchGroupSession> grouped;
+  std::string not_grouped;
+  if (groups > 1) {
+    Expected<ir::Graph> group_graph = import_group_graph(model_path, options, graph, groups);
+    Status made = group_graph.status();
+    if (group_graph) {
+      Expected<std::unique_ptr<BatchGroupSession>> session =
+          BatchGroupSession::create(options, graph, std::move(*group_graph), groups);
+      made = session.status();
+      if (session) grouped = std::move(*session);
+    }
+    if (!made.is_ok() && options.batch_groups > 1) return made;
+    if (!made.is_ok()) not_grouped = "not cut: " + made.message();
+  }
+  if (options.batch_groups > 1) return std::unique_ptr<Session>(std::move(grouped));
+  UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned, optimizer::plan_model(graph, plan_request(options)));
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<ExecutorSession> whole,
+                          ExecutorSession::create(options.device, options.cuda_graph, std::move(backend),
+                                                  std::move(planned.graph), std::move(planned.result.plan)));
+  if (grouped) return faster_of(std::move(whole), std::move(grouped));
+  whole->set_batch_groups_note(not_grouped);
+  return std::unique_ptr<Session>(std::move(whole));
 }
 
 Status Session::run_on_device(const std::vector<GpuTensor>& in, std::vector<GpuTensor>& out) {

@@ -68,6 +68,21 @@ Status pin_threads(bool pin);
 int num_threads();
 // Applies set_num_threads' count on the calling thread (OpenMP keeps it per thread); the
 // backend's calls run this first, so any thread that runs a session uses the session's count.
+// Inside a ThreadsOfThisThread scope the calling thread uses that scope's count instead.
 void use_session_threads();
+
+// While alive, the calling thread's kernels use `n` threads whatever the session's count: a batch
+// group's thread runs its group on itself alone (Note [batch groups], optimizer/batch_groups.h).
+class ThreadsOfThisThread {
+ public:
+  explicit ThreadsOfThisThread(int n);
+  ~ThreadsOfThisThread();
+  ThreadsOfThisThread(const ThreadsOfThisThread&) = delete;
+  ThreadsOfThisThread& operator=(const ThreadsOfThisThread&) = delete;
+
+ private:
+  int previous_override_;
+  int previous_threads_;
+};
 
 }  // namespace ucudnn::cpu

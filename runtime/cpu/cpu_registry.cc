@@ -53,6 +53,7 @@ int cpu_algorithm_count(OpKind op) {
 namespace {
 
 std::atomic<int> session_threads{0};  // 0: never set
+thread_local int thread_override = 0;  // ThreadsOfThisThread's count; 0: none
 
 // The CPUs this process may run on, as the operating system said when first asked (before any
 // pinning shrinks the calling thread's own mask); empty when it could not be read.
@@ -106,8 +107,19 @@ void set_num_threads(int n) {
 // OpenMP's thread count is per calling thread: a thread other than the one that loaded the
 // session starts with the default (all cores) until told.
 void use_session_threads() {
-  const int n = session_threads.load();
+  const int n = thread_override > 0 ? thread_override : session_threads.load();
   if (n > 0 && omp_get_max_threads() != n) omp_set_num_threads(n);
+}
+
+ThreadsOfThisThread::ThreadsOfThisThread(int n)
+    : previous_override_(thread_override), previous_threads_(omp_get_max_threads()) {
+  thread_override = n;
+  omp_set_num_threads(n);
+}
+
+ThreadsOfThisThread::~ThreadsOfThisThread() {
+  thread_override = previous_override_;
+  omp_set_num_threads(previous_threads_);
 }
 
 int num_threads() { return omp_get_max_threads(); }

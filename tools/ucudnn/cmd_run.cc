@@ -268,6 +268,8 @@ int cmd_run(int argc, char** argv) {
     j["layout"] = layout_name((*session)->layout());
     j["plan"] = options.plan_path.empty() ? policy_name(options.policy) : options.plan_path;
     j["threads"] = options.threads;
+    const BatchGroups groups = (*session)->batch_groups();
+    j["batch_groups"] = {{"groups", groups.groups}, {"group_batch", groups.group_batch}, {"note", groups.note}};
     j["iterations"] = *iterations;
     j["warmup"] = *warmup;
     j["latency_ms"] = {{"median", median}, {"min", min}, {"max", max}, {"each", times_ms}};
@@ -306,6 +308,12 @@ int cmd_run(int argc, char** argv) {
               static_cast<long long>(options.batch), layout_name((*session)->layout()),
               options.device == Device::kCuda ? (graph_in_use ? ", CUDA graph" : ", eager (no CUDA graph)") : "",
               device_io ? ", inputs and outputs in GPU memory (timed runs without host copies)" : "");
+  const BatchGroups groups = (*session)->batch_groups();
+  if (groups.groups > 1)
+    std::printf("groups:   %d groups of %lld samples, one thread each%s%s\n", groups.groups,
+                static_cast<long long>(groups.group_batch), groups.note.empty() ? "" : "; ", groups.note.c_str());
+  else if (!groups.note.empty())
+    std::printf("groups:   the whole batch at once; %s\n", groups.note.c_str());
   for (size_t i = 0; i < outputs.size(); ++i) {
     const OutputStats s = output_stats(outputs[i]);
     std::printf("output:   %s %s  min %.4g  max %.4g  mean %.4g  argmax %lld\n",

@@ -12,6 +12,7 @@
 namespace ucudnn::cli {
 
 const std::set<std::string> kSessionValueFlags = {"device",    "math",        "batch", "threads", "plan",
+                                                  "batch-groups",
                                                   "policy",    "workspace",   "batch-sizes", "db",
                                                   "layout",    "streams",     "cuda-graph",
                                                   "benchmark-devices"};
@@ -29,6 +30,10 @@ const char* const kSessionFlagsHelp =
     "  --threads N              CPU threads (default: all the CPUs the process may use)\n"
     "  --pin-threads            CPU (--device cpu): each thread on a CPU of its own, the first N the\n"
     "                           process may use; not for training\n"
+    "  --batch-groups auto|N    CPU (run, eval): the batch as N groups of samples, each through the\n"
+    "                           whole network on one thread, all at once. auto (default): as many as\n"
+    "                           the threads allow, kept when the model allows it and they ran faster\n"
+    "                           than the whole batch when both were timed at load; 1: never\n"
     "  --plan FILE              run a plan saved by `ucudnn plan -o` (instead of planning now)\n"
     "  --policy P               how convolutions are planned: undivided | wr | wd (default wr)\n"
     "  --workspace SIZE         per convolution (undivided, wr) or in total (wd); default 64MiB;\n"
@@ -89,6 +94,9 @@ Status session_options_from_flags(const Args& args, SessionOptions* options, boo
   UCUDNN_ASSIGN_OR_RETURN(options->batch, args.get_int("batch", 1, 1));
   UCUDNN_ASSIGN_OR_RETURN(options->threads, get_small_int(args, "threads", 0, 0));
   options->pin_threads = args.has("pin-threads");
+  if (args.get("batch-groups", "auto") != "auto") {
+    UCUDNN_ASSIGN_OR_RETURN(options->batch_groups, get_small_int(args, "batch-groups", 0, 1));
+  }
   options->plan_path = args.get("plan");
   if (!options->plan_path.empty() && args.has("policy"))
     return invalid_argument("give either --plan or --policy, not both");
