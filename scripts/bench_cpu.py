@@ -12,7 +12,9 @@ when missing). Prints a table with the ratios ucudnn/ORT and ucudnn/PyTorch (bel
 1 is ucudnn faster) and the machine; with --json-out also writes one JSON object
 per (model, batch). --layouts times ucudnn once per layout named (`--layout`;
 default auto, what a user runs), e.g. nchw,auto for the channels-last gain in the
-same command; the ratios use the last one. --rounds R times every system R times, one after the
+same command, and --batch-groups likewise (`--batch-groups`: 1,auto for the gain of running the
+batch as groups of samples); the ratios use the last one. "(ran)" is the layout auto chose, "/g8"
+when the batch ran as 8 groups. --rounds R times every system R times, one after the
 other, and reports the medians over rounds (a shared machine's slow spells then hit all of them);
 then, over every timed iteration of all rounds, the fastest and the 90th percentile of ucudnn and ONNX
 Runtime (the JSON has min, p10, median and p90 of each system: "ms_spread"), each round's ucudnn / ORT
@@ -21,7 +23,7 @@ largest batch over batch 1.
 
   python3 scripts/bench_cpu.py [--models resnet18,resnet50] [--batches 1,16]
       [--iterations 20] [--warmup 3] [--threads N] [--ucudnn build/bin/ucudnn]
-      [--layouts auto] [--rounds 1] [--model-dir build/models] [--json-out results.jsonl] [--no-ort] [--no-torch]
+      [--layouts auto] [--batch-groups auto] [--rounds 1] [--model-dir build/models] [--json-out results.jsonl] [--no-ort] [--no-torch]
 """
 import argparse
 import json
@@ -37,11 +39,11 @@ sys.path.insert(0, os.path.join(ROOT, "models"))
 import export_torchvision  # noqa: E402  (after the path tweak)
 
 
-def bench_ucudnn(binary, model_path, batch, iterations, warmup, threads, layout="auto"):
+def bench_ucudnn(binary, model_path, batch, iterations, warmup, threads, layout="auto", batch_groups="auto"):
     """Every timed iteration's latency in ms reported by `ucudnn run --json`, plus the whole JSON."""
     command = [binary, "run", model_path, "--device", "cpu", "--batch", str(batch), "--json",
                "--iterations", str(iterations), "--warmup", str(warmup), "--threads", str(threads),
-               "--layout", layout]
+               "--layout", layout, "--batch-groups", batch_groups]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr.strip()}")
@@ -152,6 +154,9 @@ def main(argv=None):
                         help="the ucudnn CLI to time (default build/bin/ucudnn)")
     parser.add_argument("--layouts", default="auto",
                         help="ucudnn's --layout values to time, comma-separated (the ratios use the last)")
+    parser.add_argument("--batch-groups", default="auto",
+                        help="ucudnn's --batch-groups values to time, comma-separated, each with every layout "
+                             "(1,auto: without and with groups in one run; the ratios use the last)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="times each system is timed, alternating; the figures are the medians over rounds")
     parser.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime")
@@ -162,9 +167,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     names = [n for n in args.models.split(",") if n]
-    layouts = [l for l in args.layouts.split(",") if l]
-    if not layouts or any(l not in ("auto", "nchw", "nhwc") for l in layouts):
+    layout_names = [l for l in args.layouts.split(",") if l]
+    if not layout_names or any(l not in ("auto", "nchw", "nhwc") for l in layout_names):
         parser.error(f"--layouts must name auto, nchw or nhwc, got '{args.layouts}'")
+    group_values = [g for g in args.batch_groups.split(",") if g]
+    if not group_values or any(g != "auto" and not g.isdigit() for g in group_values):
+        parser.error(f"--batch-groups must name auto or numbers, got '{args.batch_groups}'")
+    # Each ucudnn configuration timed: a layout, or with several --batch-groups values "layout/groups".
+    configs = {(l if len(group_values) == 1 else f"{l}/g{g}"): (l, g) for l in layout_names for g in group_values}
+    layouts = list(configs)
     unknown = [n for n in names if n not in export_torchvision.MODELS]
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(export_torchvision.MODELS)}")
@@ -188,7 +199,7 @@ def main(argv=None):
           f"(median of {args.rounds} alternating rounds); "
           f"ONNX Runtime {ort or 'unavailable'}, PyTorch {torch or 'unavailable'}; ucudnn {args.ucudnn}")
     header = f"{'model':<20} {'batch':>5} " + " ".join(f"{'ucudnn ' + l:>12}" for l in layouts)
-    header += f" {'(ran)':>6} {'ORT ms':>9} {'PyTorch ms':>11} {'/ORT':>6} {'/PyTorch':>8}"
+    header += f" {'(ran)':>8} {'ORT ms':>9} {'PyTorch ms':>11} {'/ORT':>6} {'/PyTorch':>8}"
     print(header)
     print("-" * len(header))
     for name in names:
@@ -207,21 +218,25 @@ def main(argv=None):
                         times = bench_torch(name, batch, args.iterations, args.warmup, args.threads)
                     else:
                         times, report = bench_ucudnn(args.ucudnn, paths["model"], batch, args.iterations,
-                                                     args.warmup, args.threads, system)
+                                                     args.warmup, args.threads, *configs[system])
                     each[system] += times
                     rounds[system].append(statistics.median(times))
             per_layout = {l: statistics.median(rounds[l]) for l in layouts}
             ucudnn_ms = per_layout[layouts[-1]]
             ran = report.get("layout", "?")
+            groups = report.get("batch_groups", {}).get("groups", 1)
             ort_ms = statistics.median(rounds["ort"]) if ort else None
             torch_ms = statistics.median(rounds["torch"]) if torch else None
             vs_ort, vs_torch = ratio(ucudnn_ms, ort_ms), ratio(ucudnn_ms, torch_ms)
             cells = " ".join(f"{per_layout[l]:>12.2f}" for l in layouts)
-            print(f"{name:<20} {batch:>5} {cells} {ran:>6} {cell(ort_ms, 9)} {cell(torch_ms, 11)} "
+            ran_text = ran if groups == 1 else f"{ran}/g{groups}"
+            print(f"{name:<20} {batch:>5} {cells} {ran_text:>8} {cell(ort_ms, 9)} {cell(torch_ms, 11)} "
                   f"{cell(vs_ort, 6)} {cell(vs_torch, 8)}", flush=True)
             row = {"model": name, "batch": batch, "threads": args.threads, "iterations": args.iterations,
                    "warmup": args.warmup, "machine": machine, "ucudnn": args.ucudnn, "ucudnn_ms": ucudnn_ms,
-                   "ucudnn_layout": ran, "ucudnn_ms_by_layout": per_layout, "rounds": args.rounds,
+                   "ucudnn_layout": ran, "ucudnn_batch_groups": groups,
+                   "ucudnn_batch_groups_note": report.get("batch_groups", {}).get("note", ""),
+                   "ucudnn_ms_by_layout": per_layout, "rounds": args.rounds,
                    "ms_by_round": rounds, "ms_spread": {s: spread(each[s]) for s in systems},
                    "ort_version": ort, "ort_ms": ort_ms, "torch_version": torch, "torch_ms": torch_ms,
                    "ratio_vs_ort": vs_ort, "ratio_vs_torch": vs_torch,

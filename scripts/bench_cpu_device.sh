@@ -4,8 +4,8 @@
 # installed there, not on the dev machine), then one `ucudnn run --profile` per model and batch: time by
 # op type, the slowest nodes. Runs from a bundle (scripts/device-bundle) or a checkout's build.
 #
-#   scripts/bench_cpu_device.sh [--models a,b,...] [--batches 1,16] [--threads 8] [--layouts auto] [--rounds 3]
-#                               [--no-torch]
+#   scripts/bench_cpu_device.sh [--models a,b,...] [--batches 1,16] [--threads 8] [--layouts auto]
+#                               [--batch-groups auto] [--rounds 3] [--no-torch]
 #
 # The benchmark database starts empty (every convolution is measured, at the threads given); it is left,
 # gzipped, beside the results for a later run. Everything goes under $OUT/cpu; the table to stdout and
@@ -16,6 +16,7 @@ MODELS=resnet18,resnet50,mobilenet_v3_large,efficientnet_b1
 BATCHES=1,16
 THREADS=8
 LAYOUTS=auto
+BATCH_GROUPS=auto
 ROUNDS=3
 EXTRA=()
 while [ $# -gt 0 ]; do
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
     --batches) BATCHES=$2; shift 2 ;;
     --threads) THREADS=$2; shift 2 ;;
     --layouts) LAYOUTS=$2; shift 2 ;;
+    --batch-groups) BATCH_GROUPS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --no-torch) EXTRA+=(--no-torch); shift ;;
     *) echo "bench_cpu_device.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -34,7 +36,8 @@ mkdir -p "$R/models"
 export XDG_CACHE_HOME=$R/cache  # the database: ucudnn/benchmarks.sqlite under it
 (lscpu; free -g) > "$R/machine.txt" 2>&1
 "$PYTHON" "$SRC/scripts/bench_cpu.py" --models "$MODELS" --batches "$BATCHES" --threads "$THREADS" \
-  --iterations 20 --warmup 3 --rounds "$ROUNDS" --layouts "$LAYOUTS" --ucudnn "$BIN/ucudnn" --model-dir "$R/models" \
+  --iterations 20 --warmup 3 --rounds "$ROUNDS" --layouts "$LAYOUTS" --batch-groups "$BATCH_GROUPS" \
+  --ucudnn "$BIN/ucudnn" --model-dir "$R/models" \
   --json-out "$R/bench.jsonl" "${EXTRA[@]}" 2>&1 | tee "$R/bench.txt"
 for model in ${MODELS//,/ }; do
   for batch in ${BATCHES//,/ }; do
