@@ -1,10 +1,11 @@
 // Note [batch groups]: on the CPU a batch can run as groups of samples, each group on one thread
 // through the whole network, all groups at once (api/batch_group_session.cc), instead of every node
 // splitting the whole batch over all threads. A thread then keeps its group's activations in its own
-// caches from one node to the next, and no node waits for the slowest of its threads: MobileNetV3-L,
-// EfficientNet-B1 and ResNet-18 at batch 16 on the 2-core dev VM took 8 to 15% less as two
-// single-thread batches of 8 than as one batch of 16 on two threads (docs/PERFORMANCE.md). It is the
-// micro-batch of μ-cuDNN turned sideways: the division is over threads instead of over time.
+// caches from one node to the next, and no node waits for the slowest of its threads: ResNet-18,
+// ResNet-50, MobileNetV3-L and EfficientNet-B1 at batch 16 on the 2-core dev VM took 4 to 22% less as two
+// groups of 8 than as one batch of 16 on two threads (docs/PERFORMANCE.md, "Batch groups"). It is the
+// micro-batch of μ-cuDNN turned sideways: the division is over threads instead of over time. Whether it
+// pays depends on the machine and the model, so a session under auto times both ways at load.
 //
 // It is right only when no node mixes samples. The graph imported at the group's batch b is
 // compared, node by node, with the graph at the whole batch B (check_samples_independent): the same
