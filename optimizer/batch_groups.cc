@@ -36,9 +36,12 @@ bool same_attributes(const ir::Attributes& a, const ir::Attributes& b) {
   return true;
 }
 
-// [batch, rest...] in the whole graph and [group_batch, rest...] in the group's.
-bool batched_pair(const Shape& whole, const Shape& group, int64_t batch, int64_t group_batch) {
-  if (whole.empty() || whole.size() != group.size() || whole[0] != batch || group[0] != group_batch) return false;
+// [k·batch, rest...] in the whole graph and [k·group_batch, rest...] in the group's, k >= 1 (k = 1 only when
+// `rows_per_sample` is false): sample s holds rows s·k to s·k + k - 1, the same bytes as in [batch, k, rest...].
+bool batched_pair(const Shape& whole, const Shape& group, int64_t batch, int64_t group_batch, bool rows_per_sample) {
+  if (whole.empty() || whole.size() != group.size() || whole[0] < batch || whole[0] % batch != 0) return false;
+  const int64_t k = whole[0] / batch;
+  if ((k != 1 && !rows_per_sample) || group[0] != k * group_batch) return false;
   for (size_t d = 1; d < whole.size(); ++d)
     if (whole[d] != group[d]) return false;
   return true;
@@ -48,9 +51,11 @@ Status mixes(const ir::Node& node, const std::string& why) {
   return unsupported(node.describe() + " " + why + ": its batch cannot run as groups of samples");
 }
 
-// Input `slot` of `node` may be a constant that differs between the two imports: a target shape.
+// Input `slot` of `node` may be a constant that differs between the two imports: a target shape (whose
+// output the shapes check).
 bool shape_slot(const ir::Node& node, size_t slot) {
-  return slot == 1 && (node.op == OpKind::kReshape || node.op == OpKind::kExpand);
+  return (slot == 1 && (node.op == OpKind::kReshape || node.op == OpKind::kExpand)) ||
+         (slot == 3 && node.op == OpKind::kResize);
 }
 
 // Nodes that work along axis 0 of input 0 while keeping shapes (the shapes catch the rest).
@@ -101,9 +106,9 @@ Status check_node(const ir::Graph& whole, const ir::Graph& group, size_t i, int6
   for (size_t o = 0; o < a.outputs.size(); ++o) {
     const ir::Value& va = whole.value(a.outputs[o]);
     const ir::Value& vb = group.value(b.outputs[o]);
-    if (!batched_pair(va.shape, vb.shape, batch, group_batch))
+    if (!batched_pair(va.shape, vb.shape, batch, group_batch, true))
       return mixes(a, "makes '" + va.name + "' " + shape_to_string(va.shape) + " (" + shape_to_string(vb.shape) +
-                          " at batch " + std::to_string(group_batch) + "), not one row per sample");
+                          " at batch " + std::to_string(group_batch) + "), not the same rows per sample");
   }
   return check_axes(whole, a);
 }
@@ -115,7 +120,7 @@ Status check_io(const ir::Graph& whole, const ir::Graph& group, const std::vecto
   for (size_t i = 0; i < a.size(); ++i) {
     const ir::Value& va = whole.value(a[i]);
     const ir::Value& vb = group.value(b[i]);
-    if (!batched_pair(va.shape, vb.shape, batch, group_batch) || va.dtype != vb.dtype)
+    if (!batched_pair(va.shape, vb.shape, batch, group_batch, false) || va.dtype != vb.dtype)
       return unsupported(std::string(kind) + " '" + va.name + "' is " + shape_to_string(va.shape) + " at batch " +
                          std::to_string(batch) + " and " + shape_to_string(vb.shape) + " at batch " +
                          std::to_string(group_batch) + ", not one row per sample: its batch cannot run as "

@@ -9,13 +9,15 @@
 //
 // It is right only when no node mixes samples. The graph imported at the group's batch b is
 // compared, node by node, with the graph at the whole batch B (check_samples_independent): the same
-// nodes with the same attributes; every value a node makes (and every graph input and output) is
-// [B, ...] in one and [b, ...] in the other with the rest of the shape equal; no node that works
-// along axis 0 of a computed value (Softmax, CumSum, Gather, TopK, LayerNorm over it ..., a Transpose
-// that moves axis 0, ScatterND's implicit leading axes); constants equal in both, except
-// a Reshape's or Expand's target shape. A dim of size B anywhere but first would be b in the group's
-// graph and differ, so a node that moves samples into another axis, or reduces over them, is caught
-// by the shapes; the axis rule catches those that keep the shape.
+// nodes with the same attributes; every graph input and output is [B, ...] in one and [b, ...] in the
+// other with the rest of the shape equal, every value a node makes [k·B, ...] and [k·b, ...] (Swin's
+// windows: k rows per sample, each sample's bytes where they were); no node that works along axis 0 of a
+// computed value (Softmax, CumSum, Gather, Concat, TopK, LayerNorm over it ..., a Transpose that moves
+// axis 0, ScatterND's implicit leading axes); constants equal in both, except a Reshape's or Expand's
+// target shape and Resize's sizes. A dim of size B anywhere but first would be b in the group's graph
+// and differ, so a node that moves samples into another axis, or reduces over them, is caught by the
+// shapes; the axis rule catches those that keep the shape. Each sample's bytes stay one block from
+// input to output (Reshape keeps the order of elements; the other nodes work row by row).
 #pragma once
 
 #include <cstdint>

@@ -185,7 +185,7 @@ std::vector<Mixing> mixing_models() {
          add_ints_attr(add_node(m, "Transpose", {"x"}, {"t"}, "mix"), "perm", {1, 0});
          add_ints_attr(add_node(m, "Transpose", {"t"}, {"m"}, "back"), "perm", {1, 0});
        },
-       "node 'mix' (Transpose, opset 13) makes 't' [4, 4] ([4, 2] at batch 2), not one row per sample"},
+       "node 'mix' (Transpose, opset 13) makes 't' [4, 4] ([4, 2] at batch 2), not the same rows per sample"},
       {"a mean over the batch",
        [](onnx::ModelProto& m) {
          add_ints_attr(add_node(m, "ReduceMean", {"x"}, {"mean"}, "mix"), "axes", {0});
@@ -241,6 +241,47 @@ TEST(BatchGroups, GatheringRowsOfAConstantTableIsPerSample) {
   for (size_t i = 0; i < ids.size(); ++i)
     for (int64_t k = 0; k < 4; ++k)
       EXPECT_EQ(got[0].data<float>()[i * 4 + static_cast<size_t>(k)], table[static_cast<size_t>(ids[i] * 4 + k)]);
+}
+
+// Models whose values are not [N, ...] inside yet keep each sample's bytes together: Swin's windows (a
+// Reshape to k rows per sample and back) and a Resize to sizes made from the input's shape (a constant
+// holding the batch, 4 in one import and 2 in the other).
+TEST(BatchGroups, RowsPerSampleAndResizeSizesAreCut) {
+  onnx::ModelProto windows = make_model(13);
+  add_input(windows, "x", {"N", "3", "8"});
+  add_int64_initializer(windows, "rows", {2}, {-1, 4});
+  add_int64_initializer(windows, "back", {3}, {-1, 3, 8});
+  add_node(windows, "Reshape", {"x", "rows"}, {"w"}, "windows");
+  add_int_attr(add_node(windows, "Softmax", {"w"}, {"s"}, "softmax"), "axis", -1);
+  add_node(windows, "Reshape", {"s", "back"}, {"y"}, "merge");
+  add_output(windows, "y", {"N", "3", "8"});
+
+  onnx::ModelProto resize = make_model(13);
+  add_input(resize, "x", {"N", "2", "3", "3"});
+  add_node(resize, "Shape", {"x"}, {"shape"}, "shape");
+  add_int64_initializer(resize, "starts", {1}, {0});
+  add_int64_initializer(resize, "ends", {1}, {2});
+  add_int64_initializer(resize, "hw", {2}, {6, 5});
+  add_node(resize, "Slice", {"shape", "starts", "ends"}, {"nc"}, "n_and_c");
+  add_int_attr(add_node(resize, "Concat", {"nc", "hw"}, {"sizes"}, "sizes"), "axis", 0);
+  add_node(resize, "Resize", {"x", "", "", "sizes"}, {"y"}, "resize");
+  add_output(resize, "y", {"N", "2", "6", "5"});
+
+  for (const auto& [name, model] : {std::pair{"windows", windows}, std::pair{"resize", resize}}) {
+    SCOPED_TRACE(name);
+    TempDir dir;
+    const std::string path = write_model(dir, name, model);
+    auto whole = load_ok(path, cpu_options(dir, 4, 1));
+    auto grouped = load_ok(path, cpu_options(dir, 4, 2));
+    ASSERT_TRUE(whole && grouped);
+    EXPECT_EQ(grouped->batch_groups().groups, 2);
+    const Tensor x = random_input(whole->inputs()[0].shape, 9);
+    const std::vector<Tensor> expected = run_ok(*whole, {x});
+    const std::vector<Tensor> got = run_ok(*grouped, {x});
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(got[0].shape(), expected[0].shape());
+    expect_near(expected[0], got[0]);
+  }
 }
 
 TEST(BatchGroups, BadGroupCountsAreRefusedNamingTheOption) {
