@@ -13,7 +13,7 @@
 #include "optimizer/batch_groups.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/cpu_kernel.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/plan_json.h"
 
 namespace ucudnn {
 

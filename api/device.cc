@@ -1,7 +1,9 @@
-// make_backend and cuda_available (see device.h).
+// make_backend, cuda_available and apply_cpu_thread_options (see device.h): the api file that
+// creates backends by device, so the one that includes the backends' headers (with gpu_tensor.cc).
 #include "api/device.h"
 
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/cpu_kernel.h"
 #ifdef UCUDNN_HAVE_CUDA
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_context.h"
@@ -24,6 +26,11 @@ Expected<std::unique_ptr<runtime::Backend>> make_backend(Device device, Math mat
   (void)math;
   return unsupported("device 'cuda' is not available: this build of ucudnn has no CUDA backend");
 #endif
+}
+
+Status apply_cpu_thread_options(const SessionOptions& options) {
+  cpu::set_num_threads(options.threads);
+  return cpu::pin_threads(options.pin_threads);  // check_options refused pinning off the CPU
 }
 
 }  // namespace ucudnn

@@ -1,5 +1,7 @@
 // The backend a session runs on: the api's one question to the build about CUDA
-// (with gpu_tensor.cc, which holds device memory itself).
+// (with gpu_tensor.cc, which holds device memory itself), and the CPU backend's threads.
+// device.cc is the api file that creates backends by device, so it includes their headers;
+// everything else asks a backend's capabilities (Note [backend capabilities]).
 #pragma once
 
 #include <memory>
@@ -12,5 +14,9 @@ namespace ucudnn {
 // The CPU backend, or the CUDA backend on GPU 0 with `math`; Unsupported saying
 // why when the build has no CUDA backend or no GPU is present.
 Expected<std::unique_ptr<runtime::Backend>> make_backend(Device device, Math math);
+
+// The CPU's thread count for what follows (the CPU benchmarker, the kernels), and its threads
+// pinned or unpinned as options.pin_threads says (Note [pinned threads], runtime/cpu/cpu_registry.cc).
+Status apply_cpu_thread_options(const SessionOptions& options);
 
 }  // namespace ucudnn

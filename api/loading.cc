@@ -1,10 +1,10 @@
-// load_inference_graph, plan_request and apply_cpu_thread_options (see loading.h).
+// load_inference_graph and plan_request (see loading.h): what the device can do comes from its
+// backend's capabilities (Note [backend capabilities], runtime/backend/backend.h), found by its name.
 #include "api/loading.h"
 
 #include "onnx_import/onnx_import.h"
+#include "optimizer/bench/device_benchmarker.h"
 #include "optimizer/passes/passes.h"
-#include "runtime/cpu/conv_algorithms.h"
-#include "runtime/cpu/cpu_kernel.h"
 
 namespace ucudnn {
 
@@ -28,11 +28,17 @@ optimizer::BatchSizePolicy optimizer_batch_sizes(BatchSizes sizes) {
   return optimizer::BatchSizePolicy::kPowerOfTwo;
 }
 
+// What the backend of options.device can do; the CPU's for a Device outside the enum (check_options refuses it).
+const runtime::BackendCapabilities& capabilities(const SessionOptions& options) {
+  const runtime::BackendCapabilities* known = optimizer::device_capabilities(device_name(options.device));
+  return known != nullptr ? *known : *optimizer::device_capabilities(device_name(Device::kCpu));
+}
+
 std::vector<optimizer::GraphLayout> layouts_to_try(const SessionOptions& options) {
   using optimizer::GraphLayout;
   if (options.layout == Layout::kNhwc) return {GraphLayout::kNhwc};
   // Auto plans both where the device runs both: the GPU, and a CPU build with oneDNN.
-  if (options.layout == Layout::kAuto && (options.device == Device::kCuda || cpu::cpu_runs_channels_last()))
+  if (options.layout == Layout::kAuto && capabilities(options).runs_channels_last())
     return {GraphLayout::kNchw, GraphLayout::kNhwc};
   return {GraphLayout::kNchw};
 }
@@ -46,7 +52,7 @@ Expected<ir::Graph> load_inference_graph(const std::string& model_path, const Se
   import_options.batch = options.batch;
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, onnx_import::load_model(model_path, import_options));
   optimizer::InferencePassOptions passes;
-  passes.gpu_fusions = options.device == Device::kCuda;
+  passes.gpu_fusions = capabilities(options).takes_gpu_fusions();
   UCUDNN_RETURN_IF_ERROR(optimizer::run_inference_passes(graph, passes).status());
   return graph;
 }
@@ -62,7 +68,7 @@ optimizer::PlanRequest plan_request(const SessionOptions& options) {
   request.planner.streams = options.streams;
   request.planner.workspace_in_arena = true;  // Note [workspace in the arena]
   request.planner.zero_copy_views = true;     // Note [views]
-  request.planner.residual_in_place = options.device == Device::kCpu;  // Note [residual in place]
+  request.planner.residual_in_place = capabilities(options).adds_residual_in_place();  // Note [residual in place]
   request.math_type = math_name(options.math);
   request.layouts = layouts_to_try(options);
   request.db_path = options.benchmark_db;
@@ -79,10 +85,5 @@ std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vecto
 }
 
 Layout plan_layout(const runtime::Plan& plan) { return plan.layout == "nhwc" ? Layout::kNhwc : Layout::kNchw; }
-
-Status apply_cpu_thread_options(const SessionOptions& options) {
-  cpu::set_num_threads(options.threads);
-  return cpu::pin_threads(options.pin_threads);  // check_options refused pinning off the CPU
-}
 
 }  // namespace ucudnn

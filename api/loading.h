@@ -6,7 +6,7 @@
 #include <string>
 
 #include "optimizer/plan_model.h"
-#include "runtime/executor/plan.h"
+#include "runtime/plan/plan.h"
 #include "runtime/ir/graph.h"
 #include "ucudnn/ucudnn.h"
 
@@ -27,9 +27,5 @@ std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vecto
 
 // The Layout a plan runs (its "nchw" or "nhwc").
 Layout plan_layout(const runtime::Plan& plan);
-
-// The CPU's thread count for what follows (the CPU benchmarker, the kernels), and its threads
-// pinned or unpinned as options.pin_threads says (Note [pinned threads], runtime/cpu/cpu_registry.cc).
-Status apply_cpu_thread_options(const SessionOptions& options);
 
 }  // namespace ucudnn

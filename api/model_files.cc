@@ -5,27 +5,8 @@
 
 namespace ucudnn {
 
-namespace {
-std::vector<ModelInfo::Io> public_io(const std::vector<onnx_import::ModelSummary::IoInfo>& list) {
-  std::vector<ModelInfo::Io> out;
-  for (const auto& io : list) out.push_back({io.name, io.dtype, io.dims});
-  return out;
-}
-}  // namespace
-
-Expected<ModelInfo> model_info(const std::string& model_path) {
-  UCUDNN_ASSIGN_OR_RETURN(onnx_import::ModelSummary summary, onnx_import::summarize_model(model_path));
-  ModelInfo info;
-  info.ir_version = summary.ir_version;
-  info.opset = summary.opset;
-  info.producer = summary.producer;
-  info.inputs = public_io(summary.inputs);
-  info.outputs = public_io(summary.outputs);
-  info.op_counts = summary.op_counts;
-  info.unsupported = summary.unsupported;
-  info.parameter_count = summary.parameter_count;
-  return info;
-}
+// The importer fills the public struct itself (runtime/core/model_info.h): nothing to convert.
+Expected<ModelInfo> model_info(const std::string& model_path) { return onnx_import::summarize_model(model_path); }
 
 Status check_model_imports(const std::string& model_path) {
   return onnx_import::load_model(model_path, onnx_import::ImportOptions{}).status();

@@ -2,9 +2,10 @@
 // way Session::load makes one, kept with the timings behind it for the report.
 #include <utility>
 
+#include "api/device.h"
 #include "api/loading.h"
 #include "optimizer/report.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/plan_json.h"
 #include "ucudnn/ucudnn.h"
 
 namespace ucudnn {

@@ -3,9 +3,9 @@
 #include <cstring>
 #include <string>
 
+#include "optimizer/bench/device_benchmarker.h"
 #include "optimizer/bench/sharded_benchmarking.h"
 #include "runtime/core/bytes.h"
-#include "runtime/cpu/conv_algorithms.h"
 #include "ucudnn/ucudnn.h"
 
 namespace ucudnn {
@@ -104,7 +104,9 @@ Status check_options(const SessionOptions& options) {
                             "(leave one of them out)");
   if (options.streams != 1 && options.streams != 2)
     return invalid_argument("streams must be 1 or 2, got " + std::to_string(options.streams));
-  if (options.device == Device::kCpu && options.layout == Layout::kNhwc && !cpu::cpu_runs_channels_last())
+  // Note [backend capabilities]: only the CPU without oneDNN answers no.
+  if (options.layout == Layout::kNhwc &&
+      !optimizer::device_capabilities(device_name(options.device))->runs_channels_last())
     return invalid_argument("layout nhwc on the CPU runs its convolutions through oneDNN, which this build lacks "
                             "(install libdnnl-dev and rebuild, or use layout nchw or auto)");
   if (options.cuda_graph == CudaGraph::kOn && options.device != Device::kCuda)
@@ -121,6 +123,10 @@ Status check_options(const SessionOptions& options) {
     UCUDNN_RETURN_IF_ERROR(optimizer::parse_benchmark_devices(options.benchmark_devices).status());
   }
   return Status::ok();
+}
+
+Status check_benchmark_devices(const std::string& devices) {
+  return optimizer::parse_benchmark_devices(devices).status();
 }
 
 }  // namespace ucudnn

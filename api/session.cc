@@ -15,7 +15,7 @@
 #include "optimizer/bench/benchmarker.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/executor/executor.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/plan_json.h"
 #include "ucudnn/ucudnn.h"
 
 namespace ucudnn {

@@ -19,19 +19,39 @@ endfunction()
 # and plan that names none.
 set(UCUDNN_TEST_CACHE_HOME ${PROJECT_BINARY_DIR}/test-cache)
 
-# add_ucudnn_test(NAME SOURCES... [LIBS libs...]): a GoogleTest binary registered with CTest.
-function(add_ucudnn_test name)
+# The GoogleTest tests are one binary, build/tests/ucudnn_tests: the library is linked once (a test
+# binary per area linked all of it each, 10-13 MiB apiece, minutes of linking on two cores and a device
+# bundle over the carry limit). CTest still runs every test on its own (Suite.Name, gtest_discover_tests);
+# `ucudnn_tests --gtest_filter='Suite.*'` runs a group by hand.
+set(UCUDNN_TEST_BINARY ucudnn_tests)
+
+# add_ucudnn_test(GROUP SOURCES... [LIBS libs...]): adds a group of test files (GROUP names it in the
+# CMakeLists only) and the libraries they need to the one test binary. A source named by two groups is
+# compiled once.
+function(add_ucudnn_test group)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
-  add_executable(${name} ${ARG_SOURCES})
-  ucudnn_target_defaults(${name})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest_main)
-  target_compile_definitions(${name} PRIVATE UCUDNN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")  # tests/test_paths.h
-  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
-  # XDG_CACHE_HOME: a session's default benchmark database lies in the build folder, not the user's
-  # cache. (A second variable in ENVIRONMENT would be split apart by gtest_discover_tests.)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-                       PROPERTIES ENVIRONMENT "UCUDNN_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
-                                  ENVIRONMENT_MODIFICATION "XDG_CACHE_HOME=set:${UCUDNN_TEST_CACHE_HOME}")
+  if(NOT TARGET ${UCUDNN_TEST_BINARY})
+    add_executable(${UCUDNN_TEST_BINARY})
+    ucudnn_target_defaults(${UCUDNN_TEST_BINARY})
+    target_link_libraries(${UCUDNN_TEST_BINARY} PRIVATE GTest::gtest_main)
+    target_compile_definitions(${UCUDNN_TEST_BINARY} PRIVATE UCUDNN_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")  # tests/test_paths.h
+    set_target_properties(${UCUDNN_TEST_BINARY} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
+    # XDG_CACHE_HOME: a session's default benchmark database lies in the build folder, not the user's
+    # cache. (A second variable in ENVIRONMENT would be split apart by gtest_discover_tests.)
+    gtest_discover_tests(${UCUDNN_TEST_BINARY} DISCOVERY_TIMEOUT 120
+                         PROPERTIES ENVIRONMENT "UCUDNN_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+                                    ENVIRONMENT_MODIFICATION "XDG_CACHE_HOME=set:${UCUDNN_TEST_CACHE_HOME}")
+  endif()
+  get_property(added GLOBAL PROPERTY _UCUDNN_TEST_SOURCES)
+  foreach(source IN LISTS ARG_SOURCES)
+    get_filename_component(source "${source}" ABSOLUTE)
+    if(NOT source IN_LIST added)
+      target_sources(${UCUDNN_TEST_BINARY} PRIVATE "${source}")
+      set_property(GLOBAL APPEND PROPERTY _UCUDNN_TEST_SOURCES "${source}")
+      list(APPEND added "${source}")
+    endif()
+  endforeach()
+  target_link_libraries(${UCUDNN_TEST_BINARY} PRIVATE ${ARG_LIBS})
 endfunction()
 
 # Gives every test of the current folder registered with add_test XDG_CACHE_HOME=UCUDNN_TEST_CACHE_HOME

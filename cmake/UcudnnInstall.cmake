@@ -63,7 +63,8 @@ install(TARGETS ucudnn_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # it includes them by. install_test.sh compares this list against the compiler's and fails
 # when they differ: a header that gains an #include of ours belongs here.
 install(FILES include/ucudnn/ucudnn.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ucudnn)
-install(FILES runtime/core/status.h
+install(FILES runtime/core/model_info.h
+              runtime/core/status.h
               runtime/core/tensor.h
               runtime/core/dtype.h
               runtime/core/shape.h

@@ -16,7 +16,7 @@
 #include "optimizer/bench/benchmark_db.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/plan_json.h"
 
 #ifndef UCUDNN_SOURCE_DIR
 #error "UCUDNN_SOURCE_DIR (the source tree, for models/tiny/tiny_cnn) must be defined"

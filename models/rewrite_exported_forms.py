@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Rewrites an exported model into the forms other exporters write the same network in, so that
-the optimizer's passes for those forms can be checked and timed on real networks (docs/PERFORMANCE.md,
+the optimizer's passes for those forms can be checked and timed on real networks (docs/history/PERFORMANCE-2026-12.md,
 issue 15's ninth part):
 
   mean       every GlobalAveragePool becomes ReduceMean(axes=[2, 3], keepdims=1) (over every spatial axis:

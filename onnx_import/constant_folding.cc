@@ -1,15 +1,17 @@
 // Constant folding at import: a node whose present inputs are all constant is
-// evaluated with its CPU kernel and its outputs become constants; Shape and Size
+// evaluated by a CPU backend (Note [folding through the backend]) and its outputs become constants; Shape and Size
 // are evaluated from their input's static shape alone, ConstantOfShape from its
 // value. Folded nodes are then removed and the graph pruned (shape_resolution.cc). Nodes whose kernel is not
 // available, whose kernel reports Unsupported for these inputs, or whose
 // outputs exceed kMaxFoldBytes are left to run at run time.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "onnx_import/internal.h"
-#include "runtime/cpu/cpu_kernel.h"
-#include "runtime/ops/constant_of_shape.h"
+#include "onnx_import/lowering/constant_of_shape.h"
+#include "runtime/backend/backend.h"
+#include "runtime/cpu/cpu_backend.h"
 
 namespace ucudnn::onnx_import {
 
@@ -49,7 +51,7 @@ Expected<bool> fold_size(ir::Graph& graph, ir::Node& node) {
 }
 
 // ConstantOfShape: its output filled with its value (constant_of_shape_value) when that output is at most
-// kMaxFoldBytes; a larger one is lowered into an Expand that runs (runtime/ops/constant_of_shape.h).
+// kMaxFoldBytes; a larger one is lowered into an Expand that runs (lowering/constant_of_shape.h).
 Expected<bool> fold_constant_of_shape(ir::Graph& graph, ir::Node& node) {
   ir::Value& out = graph.value(node.outputs[0]);
   const size_t element = dtype_size(out.dtype);
@@ -66,6 +68,22 @@ Expected<bool> fold_constant_of_shape(ir::Graph& graph, ir::Node& node) {
   return true;
 }
 
+// Note [folding through the backend]
+// Every other node is evaluated as the executor runs a step, through the Backend interface
+// (runtime/backend/backend.h): prepare a kernel for the node at the graph's shapes, then run it on views of
+// the constants into outputs allocated here. The backend is the CPU's with plain calls (cpu::CpuCalls::kPlain):
+// each op's kernel-table `run`, never a prepared oneDNN Conv or Gemm primitive, which is what folding has
+// always computed, so folded values do not change with the build's oneDNN.
+runtime::Backend& folding_backend() {
+  static const std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend(cpu::CpuCalls::kPlain);
+  return *backend;
+}
+
+// A view of host tensor `t` for a kernel.
+runtime::TensorRef tensor_ref(const Tensor& t) {
+  return runtime::TensorRef{t.dtype(), t.shape(), const_cast<void*>(t.raw())};
+}
+
 }  // namespace
 
 Expected<bool> fold_node(ir::Graph& graph, ir::NodeId id) {
@@ -74,46 +92,41 @@ Expected<bool> fold_node(ir::Graph& graph, ir::NodeId id) {
   if (node.op == OpKind::kSize) return fold_size(graph, node);
   if (node.op == OpKind::kConstantOfShape) return fold_constant_of_shape(graph, node);
 
-  std::vector<const Tensor*> src;
-  std::vector<Shape> src_shapes;
-  for (ir::ValueId in : node.inputs) {
-    if (in == ir::kNoValue) {
-      src.push_back(nullptr);
-      src_shapes.emplace_back();
-      continue;
-    }
-    const ir::Value& v = graph.value(in);
+  std::vector<runtime::TensorRef> src(node.inputs.size());  // an absent input: dtype kUndefined
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == ir::kNoValue) continue;
+    const ir::Value& v = graph.value(node.inputs[i]);
     if (!v.constant) return false;
-    src.push_back(&*v.constant);
-    src_shapes.push_back(v.shape);
+    src[i] = tensor_ref(*v.constant);
   }
-  const cpu::CpuKernel& kernel = cpu::cpu_kernel(node.op);
-  if (kernel.run == nullptr) return false;  // not written yet
+  // Note [folding through the backend]
+  Expected<std::unique_ptr<runtime::Kernel>> kernel =
+      folding_backend().prepare(runtime::kernel_request(graph, node, /*micro_batch=*/0, /*algorithm=*/-1));
+  if (!kernel) {
+    if (kernel.status().code() == StatusCode::kUnsupported) return false;  // no CPU kernel (yet)
+    return kernel.status().with_context("evaluating constant " + node.describe() + " at load time");
+  }
 
   std::vector<Tensor> dst_tensors(node.outputs.size());
-  std::vector<Tensor*> dst;
+  std::vector<runtime::TensorRef> dst(node.outputs.size());  // an absent output: dtype kUndefined
   for (size_t i = 0; i < node.outputs.size(); ++i) {
-    if (node.outputs[i] == ir::kNoValue) {
-      dst.push_back(nullptr);
-      continue;
-    }
+    if (node.outputs[i] == ir::kNoValue) continue;
     const ir::Value& v = graph.value(node.outputs[i]);
     if (static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype) > kMaxFoldBytes) return false;
     UCUDNN_ASSIGN_OR_RETURN(dst_tensors[i], Tensor::allocate(v.dtype, v.shape));
-    dst.push_back(&dst_tensors[i]);
+    dst[i] = tensor_ref(dst_tensors[i]);
   }
-  const size_t ws_bytes = kernel.workspace_bytes ? kernel.workspace_bytes(node, src_shapes, -1) : 0;
+  const size_t ws_bytes = (*kernel)->workspace_bytes();
   Tensor workspace;
   if (ws_bytes > 0) {
     if (ws_bytes > kMaxFoldBytes) return false;
     UCUDNN_ASSIGN_OR_RETURN(workspace, Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(ws_bytes)}));
   }
-  const cpu::KernelArgs args{.node = node,
-                             .src = std::move(src),
-                             .dst = std::move(dst),
-                             .workspace = ws_bytes ? workspace.raw() : nullptr,
-                             .workspace_bytes = ws_bytes};
-  const Status status = kernel.run(args);
+  const Status status = (*kernel)->run(runtime::KernelIo{.src = src,
+                                                         .dst = dst,
+                                                         .workspace = ws_bytes ? workspace.raw() : nullptr,
+                                                         .workspace_bytes = ws_bytes,
+                                                         .stream = 0});
   if (status.code() == StatusCode::kUnsupported) return false;  // leave it to run time
   if (!status.is_ok()) return status.with_context("evaluating constant " + node.describe() + " at load time");
   for (size_t i = 0; i < node.outputs.size(); ++i)

@@ -5,8 +5,8 @@
 // build_graph (graph_builder.cc: initializers, inputs with resolved shapes,
 // nodes with upgraded and validated attributes) → infer_and_fold
 // (shape_resolution.cc, typed_forms.cc + constant_folding.cc) → prune → lower_composite_ops
-// (runtime/ops/lowering.h: ConvTranspose runs as ConvGradData, LayerNormalization and
-// InstanceNormalization as reductions and elementwise ops).
+// (lowering/lowering.h, Note [lowered ops]: ConvTranspose runs as ConvGradData, LayerNormalization and
+// InstanceNormalization as reductions and elementwise ops, ...).
 #pragma once
 
 #include <functional>

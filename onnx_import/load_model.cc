@@ -2,7 +2,7 @@
 // File-level problems name the path; node-level ones name the node (the shape
 // rules' messages are passed on unchanged).
 #include "onnx_import/internal.h"
-#include "runtime/ops/lowering.h"
+#include "onnx_import/lowering/lowering.h"
 
 namespace ucudnn::onnx_import {
 

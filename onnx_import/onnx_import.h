@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/model_info.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
 #include "runtime/ir/graph.h"
@@ -43,22 +44,9 @@ struct ImportOptions {
 // Reshape targets are computed from shapes fail to load.
 Expected<ir::Graph> load_model(const std::string& path, const ImportOptions& options);
 
-// What `ucudnn info` prints, available without resolving shapes.
-struct ModelSummary {
-  int64_t ir_version = 0;
-  int opset = 0;
-  std::string producer;
-  struct IoInfo {
-    std::string name;
-    std::string dtype;              // "float32", or the ONNX name of an unsupported type
-    std::vector<std::string> dims;  // numbers or symbolic names ("batch_size", "?")
-  };
-  std::vector<IoInfo> inputs, outputs;
-  std::map<std::string, int> op_counts;        // op_type → count (domain-qualified if not default)
-  std::vector<std::string> unsupported;        // "node 'x' (Foo, opset 13): why" per problem
-  int64_t parameter_count = 0;
-};
-Expected<ModelSummary> summarize_model(const std::string& path);
+// What `ucudnn info` prints, available without resolving shapes: the public ModelInfo
+// (runtime/core/model_info.h), filled here and returned by ucudnn::model_info as it is.
+Expected<ModelInfo> summarize_model(const std::string& path);
 
 // Reads a tensor from an ONNX TensorProto file (.pb) or a NumPy file (.npy).
 Expected<Tensor> read_tensor_file(const std::string& path);

@@ -8,8 +8,8 @@ namespace ucudnn::onnx_import {
 
 namespace {
 
-ModelSummary::IoInfo io_info(const onnx::ValueInfoProto& v) {
-  ModelSummary::IoInfo info;
+ModelInfo::Io io_info(const onnx::ValueInfoProto& v) {
+  ModelInfo::Io info;
   info.name = v.name();
   const onnx::TypeProto& type = v.type();
   switch (type.value_case()) {
@@ -35,11 +35,11 @@ ModelSummary::IoInfo io_info(const onnx::ValueInfoProto& v) {
 
 }  // namespace
 
-Expected<ModelSummary> summarize_model(const std::string& path) {
+Expected<ModelInfo> summarize_model(const std::string& path) {
   UCUDNN_ASSIGN_OR_RETURN(ModelFile model, read_model_file(path));
   const onnx::ModelProto& proto = model.proto;
   const onnx::GraphProto& graph = proto.graph();
-  ModelSummary s;
+  ModelInfo s;
   s.ir_version = proto.ir_version();
   s.opset = model.opset;
   s.producer = proto.producer_name();

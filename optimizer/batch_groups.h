@@ -3,7 +3,7 @@
 // splitting the whole batch over all threads. A thread then keeps its group's activations in its own
 // caches from one node to the next, and no node waits for the slowest of its threads: ResNet-18,
 // ResNet-50, MobileNetV3-L and EfficientNet-B1 at batch 16 on the 2-core dev VM took 4 to 22% less as two
-// groups of 8 than as one batch of 16 on two threads (docs/PERFORMANCE.md, "Batch groups"). It is the
+// groups of 8 than as one batch of 16 on two threads (docs/history/PERFORMANCE-2026-12.md, "Batch groups"). It is the
 // micro-batch of μ-cuDNN turned sideways: the division is over threads instead of over time. Whether it
 // pays depends on the machine and the model, so a session under auto times both ways at load.
 //

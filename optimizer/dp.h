@@ -20,11 +20,11 @@
 
 #include "optimizer/benchmark_table.h"
 #include "runtime/core/status.h"
-#include "runtime/executor/plan.h"
+#include "runtime/plan/plan.h"
 
 namespace ucudnn::optimizer {
 
-// One part of a configuration: the plan's own type (runtime/executor/plan.h).
+// One part of a configuration: the plan's own type (runtime/plan/plan.h).
 using MicroBatch = runtime::MicroBatch;
 
 struct Configuration {

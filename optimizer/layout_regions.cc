@@ -1,3 +1,6 @@
+// choose_layout_regions (layout_regions.h): builds the two-label graph (source NCHW, sink NHWC; each
+// Conv's two times, each transposable activation's transpose cost) and labels the nodes by its minimum
+// cut; and layout_transposes_ms, the predicted time of the layout transposes a graph runs.
 #include "optimizer/layout_regions.h"
 
 #include <set>
@@ -87,18 +90,6 @@ double layout_transposes_ms(const ir::Graph& graph, const TransposeCost& transpo
       ms += transpose.of(transposable_bytes(graph, node.inputs[0]));
   }
   return ms;
-}
-
-TransposeCost transpose_cost(const std::string& device) {
-  if (device == "cuda") {
-    // The H200 (`ucudnn run --device-io` of one Transpose, median of 20): [128, 64, 112, 112] float32
-    // (411 MB) 0.31 ms either way, [128, 320, 14, 14] (32 MB) 0.036 ms; so ~1e-9 ms a byte. The
-    // fixed part is a launch and a pass the fused neighbours no longer share: RegNetY-800MF ran 1.05 ms
-    // slower with ~80 more Transposes of small tensors.
-    return {1e-9, 0.01};
-  }
-  // A CPU core copies ~5 GB/s with a transposed stride; an OpenMP region costs tens of µs.
-  return {2.0 / 5.0e6, 0.02};
 }
 
 }  // namespace ucudnn::optimizer

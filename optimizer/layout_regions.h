@@ -21,13 +21,14 @@
 // faster single layout: the predictions sum convolutions timed one at a time, and on
 // the H200 smaller predicted gains ran slower (MNASNet 1.0 at batch 128: the regions
 // were predicted 2.5 % faster and ran 11 % slower; RegNetY-800MF 1.1 % and 25 %;
-// docs/PERFORMANCE.md, "Layout per region").
+// docs/history/PERFORMANCE-2026-12.md, "Layout per region").
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "runtime/backend/backend.h"
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::optimizer {
@@ -35,14 +36,9 @@ namespace ucudnn::optimizer {
 // Predicted time of one call of each Conv node, by node name.
 using ConvTimes = std::map<std::string, double>;
 
-// What a layout Transpose costs on a device: `ms_per_byte` × its bytes + `fixed_ms`.
-struct TransposeCost {
-  double ms_per_byte = 0;
-  double fixed_ms = 0;
-  double of(double bytes) const { return bytes * ms_per_byte + fixed_ms; }
-};
-// Measured on each device (layout_regions.cc says how).
-TransposeCost transpose_cost(const std::string& device);  // "cpu", "cuda"
+// What a layout Transpose costs on a device, as its backend says (BackendCapabilities::layout_transpose_cost,
+// measured there: runtime/cpu/cpu_backend.cc and runtime/cuda/cuda_backend.cc say how).
+using TransposeCost = runtime::TransposeCost;
 
 // How much faster than the faster single layout the regions must be predicted to be kept.
 inline constexpr double kRegionsMargin = 0.05;

@@ -1,3 +1,5 @@
+// MinCut (min_cut.h): Edmonds–Karp max flow over a residual adjacency list; the source side of the
+// minimum cut is what the last breadth-first search still reaches.
 #include "optimizer/min_cut.h"
 
 #include <algorithm>

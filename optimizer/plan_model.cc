@@ -15,8 +15,6 @@
 #include "optimizer/bench/stored_benchmarker.h"
 #include "optimizer/layout_regions.h"
 #include "optimizer/passes/passes.h"
-#include "runtime/cpu/conv_algorithms.h"
-#include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
 #include "runtime/ir/fusion.h"
 
@@ -271,13 +269,13 @@ class TimingSource {
 };
 
 Status check_request(const PlanRequest& request) {
-  if (request.device != "cpu" && request.device != "cuda")
+  const runtime::BackendCapabilities* backend = device_capabilities(request.device);
+  if (backend == nullptr)
     return invalid_argument("cannot plan for device '" + request.device + "': expected cpu or cuda");
   if (request.math_type != "tf32" && request.math_type != "fp32")
     return invalid_argument("math type must be tf32 or fp32, got '" + request.math_type + "'");
   if (request.layouts.empty()) return invalid_argument("plan_model: no layout to plan");
-  if (request.device == "cpu" && request.layouts != std::vector<GraphLayout>{GraphLayout::kNchw} &&
-      !cpu::cpu_runs_channels_last())
+  if (request.layouts != std::vector<GraphLayout>{GraphLayout::kNchw} && !backend->runs_channels_last())
     return invalid_argument("layout nhwc on the CPU runs its convolutions through oneDNN, which this build lacks "
                             "(install libdnnl-dev and rebuild, or use layout nchw)");
   if (request.planner.streams != 1 && request.planner.streams != 2)
@@ -315,7 +313,7 @@ Expected<ir::Graph> in_layout(const ir::Graph& graph, GraphLayout layout) {
 // timed runs per layout on random inputs. Nothing is run when the layouts planned gave the same graph (a
 // model without convolutions or pools), and a graph with an input that is not float32 (a shape,
 // indices) is not run: the prediction decides.
-Expected<double> measure_cpu_run_ms(const ir::Graph& graph, const runtime::Plan& plan) {
+Expected<double> measure_run_ms(const ir::Graph& graph, const runtime::Plan& plan, const PlanRequest& request) {
   std::vector<Tensor> inputs;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -326,7 +324,8 @@ Expected<double> measure_cpu_run_ms(const ir::Graph& graph, const runtime::Plan&
     for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
     inputs.push_back(std::move(t));
   }
-  std::unique_ptr<runtime::Backend> backend = cpu::make_cpu_backend();
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Backend> backend,
+                          make_measuring_backend(request.device, request.math_type));
   UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executor> executor,
                           runtime::Executor::create(*backend, graph, plan, runtime::CaptureMode::kOff));
   std::vector<double> times;
@@ -441,8 +440,8 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
   UCUDNN_RETURN_IF_ERROR(check_request(request));
   TimingSource source(request);
   PlannerOptions options = request.planner;
-  if (options.step_workspace == nullptr) options.step_workspace = step_workspace_query(request.device);
-  const TransposeCost transpose = transpose_cost(request.device);
+  if (options.backend == nullptr) options.backend = device_capabilities(request.device);  // check_request: known
+  const TransposeCost transpose = options.backend->layout_transpose_cost();
   std::vector<Candidate> planned;  // one per layout that could be planned, then the regions
   Status first_error;
   std::string not_planned;
@@ -489,12 +488,12 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
   const bool layouts_differ = std::any_of(planned.begin(), planned.end(), [&](const Candidate& c) {
     return c.model.result.plan.layout != planned.front().model.result.plan.layout;
   });
-  if (request.device == "cpu" && layouts_differ) {  // Note [the CPU's layout is measured]
+  if (options.backend->chooses_layout_by_running() && layouts_differ) {  // Note [the CPU's layout is measured]
     const auto start = Clock::now();
     std::vector<double> ms(planned.size(), 0);
     bool all_measured = true;
     for (size_t i = 0; i < planned.size() && all_measured; ++i) {
-      Expected<double> run_ms = measure_cpu_run_ms(planned[i].model.graph, planned[i].model.result.plan);
+      Expected<double> run_ms = measure_run_ms(planned[i].model.graph, planned[i].model.result.plan, request);
       all_measured = run_ms.has_value();
       if (run_ms) ms[i] = *run_ms;
     }

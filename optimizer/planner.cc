@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "optimizer/bench/device_benchmarker.h"
 #include "optimizer/passes/passes.h"
-#include "runtime/cpu/cpu_backend.h"
-#include "runtime/executor/side_stream.h"
+#include "optimizer/plan_memory.h"
+#include "optimizer/side_streams.h"
 #include "runtime/ir/fusion.h"
 #include "runtime/ir/layout.h"
+#include "runtime/plan/side_stream.h"
 
 namespace ucudnn::optimizer {
 
@@ -38,13 +40,6 @@ Status check_timings(const ir::Graph& graph, const GraphTimings& timings) {
       return invalid_argument("plan_from_timings: " + graph.nodes[n].describe() + " is in " + std::to_string(seen[n]) +
                               " kernels' timings, expected 1");
   return Status::ok();
-}
-
-// Workspace of a step that is not a convolution (PlannerOptions::step_workspace).
-size_t other_step_workspace(const PlannerOptions& options, const std::string& device, const ir::Graph& graph,
-                            const ir::Node& node) {
-  if (options.step_workspace != nullptr) return options.step_workspace(graph, node);
-  return device == "cpu" ? cpu::cpu_step_workspace(graph, node, 0, -1) : 0;
 }
 
 // Each side-stream candidate's kernel with the kernel of every main-stream Conv in
@@ -90,8 +85,9 @@ const char* policy_name(Policy policy) {
 
 Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string& device,
                                        const PlannerOptions& options, GraphTimings timings) {
-  if (device != "cpu" && device != "cuda")
-    return invalid_argument("cannot plan for device '" + device + "': expected cpu or cuda");
+  const runtime::BackendCapabilities* backend =
+      options.backend != nullptr ? options.backend : device_capabilities(device);
+  if (backend == nullptr) return invalid_argument("cannot plan for device '" + device + "': expected cpu or cuda");
   UCUDNN_RETURN_IF_ERROR(check_timings(graph, timings));
   PlanResult result;
   result.options = options;
@@ -112,7 +108,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   policy_options.division_threshold = options.division_threshold;
   policy_options.share_workspace = options.share_workspace;
   const std::vector<ir::NodeId> side_candidates =
-      options.streams == 2 ? runtime::side_stream_candidates(graph) : std::vector<ir::NodeId>{};
+      options.streams == 2 ? side_stream_candidates(graph) : std::vector<ir::NodeId>{};
   if (options.policy == Policy::kWd && options.share_workspace)
     policy_options.concurrent_kernels = overlapping_kernel_pairs(graph, result.kernels, side_candidates);
   if (!result.kernels.empty()) {
@@ -138,7 +134,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
     plan.steps[n].node = static_cast<ir::NodeId>(n);
     if (ir::is_convolution(graph.nodes[n])) continue;
     // Other steps run alone, so they may use the pool from offset 0.
-    plan.steps[n].workspace_bytes = other_step_workspace(options, device, graph, graph.nodes[n]);
+    plan.steps[n].workspace_bytes = backend->step_workspace(graph, graph.nodes[n]);
     plan.workspace_pool_bytes = std::max(plan.workspace_pool_bytes, plan.steps[n].workspace_bytes);
   }
   for (size_t k = 0; k < result.kernels.size(); ++k) {
@@ -155,7 +151,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   if (!side_candidates.empty()) {
     // wd's budget bounds the pool; undivided and wr bound each kernel, so the pool may grow.
     const size_t pool_limit = options.policy == Policy::kWd ? options.workspace_bytes : SIZE_MAX;
-    runtime::assign_side_streams(graph, side_candidates, pool_limit, &plan);
+    assign_side_streams(graph, side_candidates, pool_limit, &plan);
     for (ir::NodeId n : side_candidates)
       if (plan.steps[n].stream == runtime::kSideStream) result.side_steps.push_back(n);
   }
@@ -163,7 +159,7 @@ Expected<PlanResult> plan_from_timings(const ir::Graph& graph, const std::string
   plan.workspace_in_arena = options.workspace_in_arena;
   plan.zero_copy_views = options.zero_copy_views;
   plan.residual_in_place = options.residual_in_place;
-  runtime::plan_activation_memory(graph, &plan);
+  plan_activation_memory(graph, &plan);
   return result;
 }
 

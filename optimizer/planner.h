@@ -7,11 +7,11 @@
 // kernel, forward and backward (conv_kernels.h) → per convolution step its
 // micro-batches and workspace slice → every other step its own workspace
 // (below) → with two streams, the side-stream steps and their slices
-// (runtime/executor/side_stream.h) → activation memory by liveness.
+// (runtime/plan/side_stream.h, optimizer/side_streams.h) → activation memory by liveness (plan_memory.h).
 //
-// Workspace of the steps that are not convolutions: what the device's own query
-// answers from shapes (PlannerOptions::step_workspace: cpu::cpu_step_workspace,
-// e.g. a Gemm's packing buffer; cuda::cuda_step_workspace, BatchNormTrain's
+// Workspace of the steps that are not convolutions: what the backend's own query
+// answers from shapes (BackendCapabilities::step_workspace, PlannerOptions::backend:
+// the CPU's e.g. a Gemm's packing buffer; the CUDA backend's BatchNormTrain's
 // partial sums). That is not taken on trust: the executor prepares every kernel at
 // load and refuses a plan whose slice is smaller than the kernel asks for,
 // naming the step, so a kernel that starts needing some fails loudly at load.
@@ -24,7 +24,11 @@
 
 #include "optimizer/conv_kernels.h"
 #include "optimizer/policies.h"
-#include "runtime/executor/plan.h"
+#include "runtime/plan/plan.h"
+
+namespace ucudnn::runtime {
+class BackendCapabilities;  // runtime/backend/backend.h
+}  // namespace ucudnn::runtime
 
 namespace ucudnn::optimizer {
 
@@ -48,17 +52,16 @@ struct PlannerOptions {
   int streams = 1;               // 2: independent convolutions on a side stream (Note [side stream])
   bool io_bound = false;         // the graph's inputs and outputs stay out of the arena (runtime::Plan::io_bound)
   // Each step's workspace a buffer of the arena, not a slice of a pool (Note [workspace in the arena],
-  // runtime/executor/plan.h): what sessions plan. The policies' budgets bound the workspaces alike.
+  // runtime/plan/plan.h): what sessions plan. The policies' budgets bound the workspaces alike.
   bool workspace_in_arena = false;
-  // Views' outputs on their inputs' bytes (Note [views], runtime/executor/plan.h): what sessions plan.
+  // Views' outputs on their inputs' bytes (Note [views], runtime/plan/plan.h): what sessions plan.
   bool zero_copy_views = false;
-  // A Conv's Y over its residual z where z dies there (Note [residual in place], runtime/executor/plan.h):
+  // A Conv's Y over its residual z where z dies there (Note [residual in place], runtime/plan/plan.h):
   // what CPU sessions plan.
   bool residual_in_place = false;
-  // The workspace of a step that is not a convolution, from shapes alone (the device's own
-  // query: plan_model sets it from bench/device_benchmarker.h); nullptr: the CPU's query on
-  // "cpu", 0 on "cuda" (a build without the CUDA backend).
-  size_t (*step_workspace)(const ir::Graph& graph, const ir::Node& node) = nullptr;
+  // What the backend that runs the plan can do (its step workspace query; Note [backend capabilities],
+  // runtime/backend/backend.h); nullptr: the device's (bench/device_benchmarker.h: device_capabilities).
+  const runtime::BackendCapabilities* backend = nullptr;
 };
 
 // Every convolution kernel of a graph with its timings: the planner's input.

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "optimizer/bench/device_benchmarker.h"
 #include "runtime/ir/pointwise_program.h"
 
 namespace ucudnn::optimizer {
@@ -162,7 +163,9 @@ std::string format_fused_pointwise(const ReportData& data) {
 std::string format_workspace_limit(const ReportData& data) {
   if (data.workspace_limit != SIZE_MAX) return format_bytes(data.workspace_limit);
   // The benchmarkers time every algorithm that gets its workspace allocated.
-  return std::string("unlimited (benchmarked with the free ") + (data.device == "cpu" ? "host" : "device") + " memory)";
+  const runtime::BackendCapabilities* backend = device_capabilities(data.device);
+  const bool host = backend != nullptr && backend->is_host_memory();
+  return std::string("unlimited (benchmarked with the free ") + (host ? "host" : "device") + " memory)";
 }
 
 std::string format_workspace_pool(const ReportData& data) {

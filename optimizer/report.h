@@ -69,7 +69,7 @@ struct ReportData {
   double total_unlimited_ms = 0;
   size_t pool_bytes = 0;           // the convolutions' pool (PolicyResult)
   size_t plan_pool_bytes = 0;      // the Plan's pool (all steps); 0 with its workspaces in the arena
-  bool workspace_in_arena = false;  // the Plan's (Note [workspace in the arena], runtime/executor/plan.h)
+  bool workspace_in_arena = false;  // the Plan's (Note [workspace in the arena], runtime/plan/plan.h)
   size_t largest_step_workspace = 0;  // the largest workspace one step of the Plan uses
   bool has_ilp = false;            // policy wd
   IlpSolution ilp;

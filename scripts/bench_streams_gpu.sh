@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One stream against two (Note [side stream], runtime/executor/side_stream.h) on
+# One stream against two (Note [side stream], runtime/plan/side_stream.h) on
 # the device machine, with everything else equal: per model, batch and layout,
 # `ucudnn plan --policy undivided --streams 2` makes one plan; a copy with the
 # side-stream marks removed runs the very same algorithms and memory layout on

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/loading.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/plan_json.h"
 #include "tests/support/tensor_checks.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"

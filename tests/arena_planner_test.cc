@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "runtime/memory/arena_planner.h"
+#include "optimizer/arena_planner.h"
 
-namespace ucudnn::memory {
+namespace ucudnn::optimizer {
 namespace {
 
 bool overlaps_in_time(const BufferRequest& a, const BufferRequest& b) {
@@ -74,4 +74,4 @@ TEST(ArenaPlanner, ALayoutPastSizeTSaturatesInsteadOfWrapping) {
 }
 
 }  // namespace
-}  // namespace ucudnn::memory
+}  // namespace ucudnn::optimizer

@@ -18,9 +18,11 @@
 
 #include "onnx_import/onnx_import.h"
 #include "optimizer/passes/passes.h"
+#include "optimizer/plan_memory.h"
+#include "optimizer/side_streams.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
-#include "runtime/executor/side_stream.h"
+#include "runtime/plan/side_stream.h"
 #include "tests/support/backend_runner.h"
 #include "tests/test_paths.h"
 
@@ -469,8 +471,8 @@ TEST(CudaGraph, TwoStreamPlanReplaysEqualEagerRuns) {
   UCUDNN_GPU_OR_SKIP(g);
   static const ir::Graph graph = load("tiny_downsample", 2);
   runtime::Plan plan = gpu_plan(*g.backend, graph);
-  ASSERT_EQ(runtime::assign_side_streams(graph, runtime::side_stream_candidates(graph), SIZE_MAX, &plan), 1);
-  runtime::plan_activation_memory(graph, &plan);
+  ASSERT_EQ(ucudnn::optimizer::assign_side_streams(graph, ucudnn::optimizer::side_stream_candidates(graph), SIZE_MAX, &plan), 1);
+  ucudnn::optimizer::plan_activation_memory(graph, &plan);
   expect_replays_equal_eager_runs(*g.backend, graph, plan);
 }
 

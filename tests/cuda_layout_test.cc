@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/loading.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/plan_json.h"
 #include "tests/support/tensor_checks.h"
 #include "tests/test_paths.h"
 #include "ucudnn/ucudnn.h"
@@ -136,7 +136,7 @@ TEST(CudaLayout, DividedResidualConvMatchesTheCpu) {
   }
 }
 
-// Two streams (Note [side stream], runtime/executor/side_stream.h): the
+// Two streams (Note [side stream], runtime/plan/side_stream.h): the
 // bottleneck block's downsample runs on the side stream beside conv1 and conv2.
 // Planned under wd with a shared workspace (saved, then loaded) and under the
 // default policy (wr), in both layouts, run repeatedly on host buffers and on

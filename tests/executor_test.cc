@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "optimizer/plan_memory.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
 #include "tests/support/backend_runner.h"
@@ -254,7 +255,7 @@ TEST_F(CpuExecutorTest, IoBoundPlanSlicesTheCallersInputPerMicroBatch) {
   auto plan = make_plan(*backend_, g, options);
   ASSERT_TRUE(plan.has_value()) << plan.status().to_string();
   plan->io_bound = true;
-  plan_activation_memory(g, &*plan);
+  optimizer::plan_activation_memory(g, &*plan);
   EXPECT_EQ(plan->arena_bytes, 0u);
   auto executor = Executor::create(*backend_, g, *plan);
   ASSERT_TRUE(executor.has_value()) << executor.status().to_string();

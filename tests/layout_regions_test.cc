@@ -17,7 +17,7 @@
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/plan_json.h"
 #include "runtime/ir/layout.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/temp_dir.h"

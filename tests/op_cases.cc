@@ -60,7 +60,7 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"conv_1d_dilated_groups", conv, 17, {input({2, 4, 10}), weight({4, 2, 3})},
        {{"dilations", IntList{2}}, {"group", int64_t{2}}}, 1, {{2, 4, 6}}},
       {"conv_1d_1x1", conv, 17, {input({2, 4, 10}), weight({3, 4, 1})}, {}, 1, {{2, 3, 10}}},
-      // 3-D: lowered at import into 2-D ones (Note [3-D convolution as 2-D ones], runtime/ops/volumetric.h).
+      // 3-D: lowered at import into 2-D ones (Note [3-D convolution as 2-D ones], onnx_import/lowering/volumetric.h).
       {"conv_3d", conv, 17, {input({2, 3, 5, 6, 7}), weight({4, 3, 3, 3, 3}), weight({4})},
        {{"pads", IntList{1, 1, 1, 1, 1, 1}}, {"strides", IntList{2, 1, 2}}}, 1, {{2, 4, 3, 6, 4}}},
       {"conv_3d_groups_dilated", conv, 17, {input({1, 4, 7, 5, 5}), weight({4, 2, 2, 3, 3})},
@@ -185,7 +185,7 @@ std::vector<OpCase> conv_and_matrix_cases() {
        {{"kernel_shape", IntList{2, 2}}, {"dilations", IntList{2, 1}}, {"storage_order", int64_t{1}}}, 2},
       {"maxpool_indices_1d", OpKind::kMaxPool, 12, {input({2, 2, 9})},
        {{"kernel_shape", IntList{3}}, {"strides", IntList{2}}}, 2},
-      // 3-D: lowered at import into 2-D ones (Note [3-D pools as 2-D ones], runtime/ops/volumetric.h).
+      // 3-D: lowered at import into 2-D ones (Note [3-D pools as 2-D ones], onnx_import/lowering/volumetric.h).
       {"maxpool_3d", OpKind::kMaxPool, 17, {input({2, 3, 6, 7, 8})},
        {{"kernel_shape", IntList{3, 3, 3}}, {"strides", IntList{2, 2, 2}}, {"pads", IntList{1, 1, 1, 1, 1, 1}}}, 1,
        {{2, 3, 3, 4, 4}}},

@@ -91,7 +91,8 @@ std::vector<OpCase> conv_transpose_cases() {
        Shape{1, 2, 8, 7}},
       {"conv_transpose_same_lower", OpKind::kConvTranspose, 17, {input({1, 2, 3, 4}), weight({2, 3, 3, 3})},
        {{"strides", IntList{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}, 1, Shape{1, 3, 6, 8}},
-      // 3-D: one 2-D data gradient per output depth (Note [3-D ConvTranspose as 2-D ones], volumetric.h).
+      // 3-D: one 2-D data gradient per output depth (Note [3-D ConvTranspose as 2-D ones],
+      // onnx_import/lowering/volumetric.h).
       {"conv_transpose_3d_stride2_bias", OpKind::kConvTranspose, 17,
        {input({2, 3, 3, 4, 5}), weight({3, 2, 3, 3, 3}), weight({2})},
        {{"strides", IntList{2, 2, 1}}, {"pads", IntList{1, 0, 1, 1, 1, 0}}, {"output_padding", IntList{1, 1, 0}}}},

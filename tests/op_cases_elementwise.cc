@@ -93,7 +93,7 @@ std::vector<OpCase> activation_and_binary_cases() {
       {"layer_norm_statistics", OpKind::kLayerNormalization, 17, {input({2, 3, 4, 5}), weight({4, 5}), weight({5})},
        {{"axis", int64_t{-2}}}, 3},
       {"layer_norm_scale_broadcast", OpKind::kLayerNormalization, 17, {input({4, 8}, 5, 7), weight({1}), weight({8})}},
-      // --- MeanVarianceNormalization (lowered at import: mean_variance_norm.h) ---
+      // --- MeanVarianceNormalization (lowered at import: onnx_import/lowering/mean_variance_norm.h) ---
       {"mean_variance_norm_default_axes", OpKind::kMeanVarianceNormalization, 13, {input({2, 3, 4, 5}, -2, 4)}},
       {"mean_variance_norm_last_axes", OpKind::kMeanVarianceNormalization, 9, {input({3, 4, 6})},
        {{"axes", std::vector<int64_t>{-1, 1}}}},
@@ -223,8 +223,9 @@ std::vector<OpCase> shape_and_cast_cases() {
        {{"reduction", std::string("min")}}},
       {"scatter_nd_bool", OpKind::kScatterND, 13,
        {typed_input(boolean, {2, 3}), typed_input(int32, {2, 2}, {1, 2, 0, 0}), typed_input(boolean, {2})}},
-      // GatherND and OneHot (lowered at import: gather_nd.h, one_hot.h): index tuples of every length, batch
-      // dims, negative indices; OneHot's float indices, indices out of range (a row of off), run-time values.
+      // GatherND and OneHot (lowered at import: onnx_import/lowering/gather_nd.h, one_hot.h): index tuples of
+      // every length, batch dims, negative indices; OneHot's float indices, indices out of range (a row of off),
+      // run-time values.
       {"gather_nd_elements", OpKind::kGatherND, 13, {input({3, 4}), typed_input(int64, {3, 2}, {0, 1, 2, -1, -3, 0})}},
       {"gather_nd_slices_constant", OpKind::kGatherND, 13,
        {input({4, 3, 2}), typed_constant(int32, {2, 2, 1}, {3, 0, -1, 1})}},
@@ -295,7 +296,7 @@ std::vector<OpCase> data_movement_cases() {
        {{"perm", IntList{0, 2, 3, 1}}}},
       {"transpose_generic", OpKind::kTranspose, 13, {input(image)}, {{"perm", IntList{1, 0, 3, 2}}}},
       {"transpose_bool", OpKind::kTranspose, 13, {typed_input(boolean, {3, 5})}, {{"perm", IntList{1, 0}}}},
-      // Lowered into Reshape, Transpose, Reshape at import (runtime/ops/depth_to_space.h).
+      // Lowered into Reshape, Transpose, Reshape at import (onnx_import/lowering/depth_to_space.h).
       {"depth_to_space_dcr", OpKind::kDepthToSpace, 13, {input({2, 8, 3, 4})}, {{"blocksize", int64_t{2}}}, 1,
        {{2, 2, 6, 8}}},
       {"depth_to_space_crd", OpKind::kDepthToSpace, 13, {input({1, 18, 2, 3})},
@@ -337,12 +338,12 @@ std::vector<OpCase> data_movement_cases() {
       {"where_int64_shape", OpKind::kWhere, 16,
        {typed_input(boolean, {3}, {0, 1, 0}), typed_input(int64, {3}, {1, 1, 1}),
         typed_input(int64, {3}, {1, -1, 768})}},
-      // Lowered into Reshape, Expand, Reshape (runtime/ops/tile.h).
+      // Lowered into Reshape, Expand, Reshape (onnx_import/lowering/tile.h).
       {"tile_2d", OpKind::kTile, 13, {input({2, 3}), ints({2, 3})}, {}, 1, {{4, 9}}},
       {"tile_some_axes_int64", OpKind::kTile, 13, {typed_input(int64, {2, 1, 3}), ints({1, 4, 2})}, {}, 1,
        {{2, 4, 6}}},
       {"tile_zero_repeats", OpKind::kTile, 13, {input({2, 3}), ints({0, 1})}, {}, 1, {{0, 3}}},
-      // Lowered into Adds and a Mul (runtime/ops/sum_mean.h).
+      // Lowered into Adds and a Mul (onnx_import/lowering/sum_mean.h).
       {"sum_three_broadcast", OpKind::kSum, 13, {input({2, 3, 4}), input({3, 1}), input({4})}, {}, 1, {{2, 3, 4}}},
       {"sum_one", OpKind::kSum, 13, {input({2, 3})}},
       // Max and Min: pairs run as they are, one input and more than two lowered at import.
@@ -395,15 +396,15 @@ std::vector<OpCase> data_movement_cases() {
       {"max_constant_operand", OpKind::kMax, 13, {input(image), weight_values({}, {0.25})}},
       {"mean_two", OpKind::kMean, 13, {input({2, 3}), input({2, 3})}},
       {"mean_four_broadcast", OpKind::kMean, 13, {input({1, 3}), input({2, 1}), input({2, 3}), input({3})}},
-      // Lowered into a Resize with asymmetric coordinates (runtime/ops/upsample.h).
+      // Lowered into a Resize with asymmetric coordinates (onnx_import/lowering/upsample.h).
       {"upsample_nearest_opset9", OpKind::kUpsample, 9, {input({1, 2, 3, 4}), weight_values({4}, {1, 1, 2, 3})}, {},
        1, {{1, 2, 6, 12}}},
       {"upsample_nearest_opset7", OpKind::kUpsample, 7, {input({2, 3, 4, 2})},
        {{"scales", std::vector<float>{1, 1, 2, 2.5f}}}, 1, {{2, 3, 8, 5}}},
       {"upsample_linear_opset9", OpKind::kUpsample, 9, {input({1, 2, 3, 4}), weight_values({4}, {1, 1, 2, 2})},
        {{"mode", std::string("linear")}}, 1, {{1, 2, 6, 8}}},
-      // MaxUnpool (lowered at import: max_unpool.h): indices as MaxPool gives them (one per window), an
-      // output_shape that pads.
+      // MaxUnpool (lowered at import: onnx_import/lowering/max_unpool.h): indices as MaxPool gives them (one per
+      // window), an output_shape that pads.
       {"max_unpool_2x2", OpKind::kMaxUnpool, 11,
        {input({1, 2, 2, 2}), typed_input(DType::kInt64, {1, 2, 2, 2}, {0, 3, 9, 14, 17, 18, 24, 31})},
        {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}},
@@ -545,7 +546,7 @@ std::vector<OpCase> reduction_cases() {
       {"argmin_ties_last", OpKind::kArgMin, 13, {input_values({3, 2}, {0, 1, 0, 1, 2, 1})},
        {{"select_last_index", int64_t{1}}}},
       {"softmax_opset11_default", OpKind::kSoftmax, 11, {input({2, 3, 4})}},
-      // Hardmax (lowered at import: runtime/ops/hardmax.h); ties go to the first maximum.
+      // Hardmax (lowered at import: onnx_import/lowering/hardmax.h); ties go to the first maximum.
       {"hardmax_opset13_axis_1", OpKind::kHardmax, 13, {input({2, 5, 3})}, {{"axis", int64_t{1}}}},
       {"hardmax_opset13_ties", OpKind::kHardmax, 13, {input_values({2, 4}, {1, 3, 3, 0, 2, 2, 2, 2})}},
       {"hardmax_opset11_rows", OpKind::kHardmax, 11, {input({2, 3, 4})}, {{"axis", int64_t{1}}}},

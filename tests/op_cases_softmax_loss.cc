@@ -42,7 +42,7 @@ std::vector<OpCase> softmax_grad_cases() {
        {{"label_smoothing", smooth}}, 2},
       {"cross_entropy_many_classes", OpKind::kSoftmaxCrossEntropyMean, 13, {input({3, 1000}, -5, 5), labels(3, 1000)},
        {}, 2},
-      // --- the ONNX losses (lowered at import: runtime/ops/nll_loss.h) ---
+      // --- the ONNX losses (lowered at import: onnx_import/lowering/nll_loss.h) ---
       {"nll_loss_mean", OpKind::kNegativeLogLikelihoodLoss, 13, {input({4, 5}, -4, 0), labels(4, 5)}, {}, 1,
        {ucudnn::Shape{}}},
       {"nll_loss_none_weight_ignore", OpKind::kNegativeLogLikelihoodLoss, 13,

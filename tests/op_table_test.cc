@@ -28,7 +28,7 @@
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/ir/fusion.h"
 #include "runtime/ir/layout.h"
-#include "runtime/ops/lowering.h"
+#include "runtime/ops/lowered_ops.h"
 #include "tests/op_cases.h"
 #include "tests/reference/op_reference.h"
 #include "tests/support/backend_runner.h"
@@ -396,7 +396,7 @@ bool is_lowered(OpKind op) {
 }
 
 // The failure names the node and its op, with the expected code and phrase. A lowered op (Note [lowered
-// ops], runtime/ops/lowering.h) fails at run time in one of its pieces, named "<node>/<what>" with its own op.
+// ops], runtime/ops/lowered_ops.h) fails at run time in one of its pieces, named "<node>/<what>" with its own op.
 void expect_rejected(const ErrorCase& e, const Status& status) {
   const OpCase& c = e.op_case;
   ASSERT_FALSE(status.is_ok()) << c.name << " was accepted";

@@ -14,11 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "optimizer/passes/passes.h"
+#include "optimizer/plan_memory.h"
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/liveness.h"
+#include "runtime/plan/plan_checks.h"
+#include "runtime/plan/plan_json.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/tensor_checks.h"
 
@@ -51,7 +54,7 @@ runtime::Plan liveness_plan(const ir::Graph& graph, runtime::Plan plan = {}) {
   plan.device = "cpu";
   plan.steps.resize(graph.nodes.size());
   for (size_t n = 0; n < graph.nodes.size(); ++n) plan.steps[n].node = static_cast<ir::NodeId>(n);
-  runtime::plan_activation_memory(graph, &plan);
+  optimizer::plan_activation_memory(graph, &plan);
   return plan;
 }
 
@@ -211,7 +214,7 @@ Expansion make_expansion() {
   return e;
 }
 
-// Note [in-place pointwise] (runtime/executor/plan.cc): the SiLU writes over the Conv output it last
+// Note [in-place pointwise] (runtime/plan/liveness.cc): the SiLU writes over the Conv output it last
 // reads, so the arena holds x and a, or a and y (10 channels), not a and s together (16); the run
 // matches one with a buffer per value, bit for bit.
 TEST(PlanChecks, APointwiseNodeWritesOverTheInputItReadsLast) {
@@ -285,7 +288,7 @@ Join make_join(bool z_is_x) {
   return j;
 }
 
-// Note [residual in place] (runtime/executor/plan.cc): with Plan::residual_in_place the join's Y takes
+// Note [residual in place] (runtime/plan/liveness.cc): with Plan::residual_in_place the join's Y takes
 // the bytes of the shortcut it adds, and the CPU run matches one where every value has its own bytes.
 // Without the flag, or when z is also the Conv's X, sharing those bytes is refused.
 // The Convs run the direct loops (no workspace).
@@ -357,7 +360,7 @@ runtime::Plan arena_workspace_plan(const ir::Graph& graph) {
     plan.steps[n].node = static_cast<ir::NodeId>(n);
     plan.steps[n].workspace_bytes = bytes[n % 3];
   }
-  runtime::plan_activation_memory(graph, &plan);
+  optimizer::plan_activation_memory(graph, &plan);
   return plan;
 }
 

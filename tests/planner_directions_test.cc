@@ -26,7 +26,7 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/executor/executor.h"
-#include "runtime/executor/side_stream.h"
+#include "runtime/plan/side_stream.h"
 #include "runtime/ir/fusion.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/temp_dir.h"

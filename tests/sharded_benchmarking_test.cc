@@ -25,7 +25,7 @@
 #include "optimizer/passes/passes.h"
 #include "optimizer/plan_model.h"
 #include "optimizer/planner.h"
-#include "runtime/executor/plan_json.h"
+#include "runtime/plan/plan_json.h"
 #include "tests/support/temp_dir.h"
 #include "tests/test_paths.h"
 #include "training/training_graph.h"

@@ -1,4 +1,4 @@
-// The side-stream analysis (Note [side stream], runtime/executor/side_stream.h)
+// The side-stream analysis (Note [side stream], runtime/plan/side_stream.h)
 // on the tiny ResNet bottleneck block with a downsample branch: which Conv goes
 // to the side stream and its window, the activation memory that keeps its
 // buffers apart from the steps it may overlap, the placement of its workspace
@@ -11,10 +11,12 @@
 
 #include "onnx_import/onnx_import.h"
 #include "optimizer/passes/passes.h"
+#include "optimizer/plan_memory.h"
+#include "optimizer/side_streams.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
-#include "runtime/executor/plan_json.h"
-#include "runtime/executor/side_stream.h"
+#include "runtime/plan/plan_json.h"
+#include "runtime/plan/side_stream.h"
 #include "tests/support/backend_runner.h"
 #include "tests/test_paths.h"
 
@@ -65,7 +67,7 @@ bool share_bytes(const Plan& plan, const ir::Graph& graph, ir::ValueId a, ir::Va
 TEST(SideStream, TheDownsampleGoesBesideTheMainBranch) {
   const ir::Graph graph = load("tiny_downsample");
   const ir::NodeId downsample = find_node(graph, "downsample");
-  EXPECT_EQ(side_stream_candidates(graph), std::vector<ir::NodeId>{downsample});
+  EXPECT_EQ(optimizer::side_stream_candidates(graph), std::vector<ir::NodeId>{downsample});
   const SideWindow window = side_window(graph, downsample);
   EXPECT_EQ(window.fork, -1);  // it reads the graph input only
   ASSERT_GE(window.join, 0);
@@ -77,10 +79,10 @@ TEST(SideStream, TheDownsampleGoesBesideTheMainBranch) {
 }
 
 TEST(SideStream, NoCandidatesWithoutIndependentConvolutions) {
-  EXPECT_TRUE(side_stream_candidates(load("tiny_residual")).empty());  // identity skip: one chain of convs
-  EXPECT_TRUE(side_stream_candidates(load("tiny_cnn")).empty());
+  EXPECT_TRUE(optimizer::side_stream_candidates(load("tiny_residual")).empty());  // identity skip: one chain of convs
+  EXPECT_TRUE(optimizer::side_stream_candidates(load("tiny_cnn")).empty());
   // Two branches from the input: exactly one of the two goes to the side.
-  EXPECT_EQ(side_stream_candidates(load("tiny_branches")).size(), 1u);
+  EXPECT_EQ(optimizer::side_stream_candidates(load("tiny_branches")).size(), 1u);
 }
 
 // Serially the downsample's output may reuse conv1's bytes (conv1's output is
@@ -98,7 +100,7 @@ TEST(SideStream, ItsBuffersStayApartFromTheStepsItMayOverlap) {
 
   Plan side = *serial;
   side.steps[find_node(graph, "downsample")].stream = kSideStream;
-  plan_activation_memory(graph, &side);
+  optimizer::plan_activation_memory(graph, &side);
   EXPECT_FALSE(share_bytes(side, graph, conv1_out, z));
   for (ir::ValueId id : {conv1_out, graph.nodes[find_node(graph, "conv2")].outputs[0]}) {
     EXPECT_FALSE(share_bytes(side, graph, id, z)) << graph.value(id).name;
@@ -119,14 +121,14 @@ TEST(SideStream, SlicesAreMovedBesideTheWindowOrTheStepStaysSerial) {
   base->workspace_pool_bytes = 1000;
 
   Plan roomy = *base;
-  EXPECT_EQ(assign_side_streams(graph, {downsample}, SIZE_MAX, &roomy), 1);
+  EXPECT_EQ(optimizer::assign_side_streams(graph, {downsample}, SIZE_MAX, &roomy), 1);
   EXPECT_EQ(roomy.steps[downsample].stream, kSideStream);
   EXPECT_EQ(roomy.steps[downsample].workspace_offset, 1024u);  // above conv2's slice, 256-aligned
   EXPECT_EQ(roomy.workspace_pool_bytes, 1524u);
   EXPECT_TRUE(check_side_streams(graph, roomy).is_ok());
 
   Plan tight = *base;  // a 1200-byte pool cannot hold both slices: the downsample stays serial
-  EXPECT_EQ(assign_side_streams(graph, {downsample}, 1200, &tight), 0);
+  EXPECT_EQ(optimizer::assign_side_streams(graph, {downsample}, 1200, &tight), 0);
   EXPECT_EQ(tight.steps[downsample].stream, kMainStream);
   EXPECT_EQ(tight.steps[downsample].workspace_offset, 0u);
   EXPECT_EQ(tight.workspace_pool_bytes, 1000u);
@@ -134,7 +136,7 @@ TEST(SideStream, SlicesAreMovedBesideTheWindowOrTheStepStaysSerial) {
   Plan disjoint = *base;  // already apart: kept where it is
   disjoint.steps[downsample].workspace_offset = 1000;
   disjoint.workspace_pool_bytes = 1500;
-  EXPECT_EQ(assign_side_streams(graph, {downsample}, 1500, &disjoint), 1);
+  EXPECT_EQ(optimizer::assign_side_streams(graph, {downsample}, 1500, &disjoint), 1);
   EXPECT_EQ(disjoint.steps[downsample].workspace_offset, 1000u);
 }
 
@@ -172,7 +174,7 @@ TEST(SideStream, InconsistentPlansAreRefused) {
   EXPECT_NE(refusal(overlapping).find("overlaps that of node 'conv2'"), std::string::npos) << refusal(overlapping);
 
   // The executor refuses it too, before allocating anything (its arena laid out for the side step).
-  plan_activation_memory(graph, &overlapping);
+  optimizer::plan_activation_memory(graph, &overlapping);
   auto executor = Executor::create(cpu_backend(), graph, overlapping);
   ASSERT_FALSE(executor.has_value());
   EXPECT_NE(executor.status().to_string().find("workspace slice overlaps"), std::string::npos);
@@ -194,8 +196,8 @@ TEST(SideStream, CpuRunsAPlanWithASideStepCorrectly) {
   const ir::Graph graph = load("tiny_downsample");
   auto plan = make_cpu_plan(graph);
   ASSERT_TRUE(plan.has_value());
-  ASSERT_EQ(assign_side_streams(graph, side_stream_candidates(graph), SIZE_MAX, &*plan), 1);  // apart from conv1's im2col
-  plan_activation_memory(graph, &*plan);
+  ASSERT_EQ(optimizer::assign_side_streams(graph, optimizer::side_stream_candidates(graph), SIZE_MAX, &*plan), 1);  // apart from conv1's im2col
+  optimizer::plan_activation_memory(graph, &*plan);
   auto executor = Executor::create(cpu_backend(), graph, *plan);
   ASSERT_TRUE(executor.has_value()) << executor.status().to_string();
   auto input = onnx_import::read_tensor_file(model_dir("tiny_downsample") + "/test_data_set_0/input_0.pb");

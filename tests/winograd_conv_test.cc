@@ -161,7 +161,7 @@ TEST_F(WinogradConv, TilesPerBlockChoice) {
 
 TEST_F(WinogradConv, EveryActivation) {
   const cpu::ConvProblem p = problem(2, 16, 10, 6, 32, 1, 1, 10, 6);
-  for (Kind kind : {Kind::kNone, Kind::kRelu, Kind::kSiLU, Kind::kHardSwish, Kind::kSigmoid, Kind::kClip}) {
+  for (Kind kind : {Kind::kIdentity, Kind::kRelu, Kind::kSiLU, Kind::kHardSwish, Kind::kSigmoid, Kind::kClip}) {
     const ucudnn::ir::ConvActivation activation{kind, -0.5f, 0.75f};
     expect_matches_direct(p, {.bias = true, .residual = true, .activation = activation},
                           "activation " + std::to_string(static_cast<int>(kind)));

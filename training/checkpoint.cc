@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "runtime/core/fnv1a.h"
+
 namespace ucudnn::training {
 
 static_assert(std::endian::native == std::endian::little, "checkpoint files are written in host byte order");
@@ -28,14 +30,6 @@ constexpr int kOnnxFloat32 = 1, kOnnxInt64 = 7;
 // The smallest tensor record: empty name, dtype, rank 0, one element of 4 bytes.
 constexpr uint64_t kMinRecordBytes = 4 + 4 + 4 + 4;
 
-// FNV-1a 64: a checksum against corruption (not against tampering).
-struct Fnv1a {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  void add(const void* data, size_t n) {
-    const auto* bytes = static_cast<const unsigned char*>(data);
-    for (size_t i = 0; i < n; ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ull;
-  }
-};
 
 // Writes a file through a temporary beside it; commit() makes it durable and renames it into place.
 // Destroyed without a commit, it removes the temporary file.

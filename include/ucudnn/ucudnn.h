@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/core/model_info.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
 
@@ -151,6 +152,10 @@ struct SessionOptions {
 // to tell bad options from a model that fails to load calls it first (the
 // command line does, to exit with 2 for usage errors).
 Status check_options(const SessionOptions& options);
+// A SessionOptions::benchmark_devices value checked alone, whatever the device: OK for "all" or
+// distinct GPU ids "0,2", else InvalidArgument naming the text ("" names no GPU). The command line
+// checks its flag and UCUDNN_BENCHMARK_DEVICES with it.
+Status check_benchmark_devices(const std::string& devices);
 
 struct TensorInfo {
   std::string name;
@@ -407,21 +412,8 @@ class Trainer {
   virtual Expected<double> replica_difference() = 0;
 };
 
-// What `ucudnn info` shows of a model, read without resolving shapes.
-struct ModelInfo {
-  int64_t ir_version = 0;
-  int opset = 0;
-  std::string producer;
-  struct Io {
-    std::string name;
-    std::string dtype;              // "float32", or the ONNX name of an unsupported type
-    std::vector<std::string> dims;  // numbers or symbolic names ("batch_size", "?")
-  };
-  std::vector<Io> inputs, outputs;
-  std::map<std::string, int> op_counts;  // op_type → count (domain-qualified if not the default)
-  std::vector<std::string> unsupported;  // "node 'x' (Foo, opset 13): why", one per problem
-  int64_t parameter_count = 0;
-};
+// What `ucudnn info` shows of a model, read without resolving shapes (ModelInfo:
+// runtime/core/model_info.h, filled by the importer itself).
 Expected<ModelInfo> model_info(const std::string& model_path);
 // Imports the model as a session does (symbolic dims at 1, shapes resolved by every op's shape rule,
 // constants folded, composite ops lowered) without planning or running it: OK when ucudnn can run it,

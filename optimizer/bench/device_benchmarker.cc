@@ -1,14 +1,14 @@
 // Which benchmarker measures on a device (see device_benchmarker.h): the only
 // optimizer file with `#ifdef UCUDNN_HAVE_CUDA`, around what a CUDA build adds —
 // whether a GPU is here, how many and their names, the cuDNN benchmarker and the
-// workspace query of the CUDA kernels that are not convolutions.
+// CUDA backend's capabilities. With the cuDNN and CPU benchmarkers, the one optimizer
+// file that includes a backend's headers.
 #include "optimizer/bench/device_benchmarker.h"
 
 #ifdef UCUDNN_HAVE_CUDA
 #include "optimizer/bench/cudnn_benchmarker.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_context.h"
-#include "runtime/cuda/cuda_kernel.h"
 #endif
 #include "runtime/cpu/cpu_backend.h"
 
@@ -17,6 +17,10 @@ namespace ucudnn::optimizer {
 namespace {
 
 #ifdef UCUDNN_HAVE_CUDA
+const runtime::BackendCapabilities& cuda_capabilities() { return cuda::cuda_capabilities(); }
+Expected<std::unique_ptr<runtime::Backend>> make_gpu_backend(const std::string& math_type) {
+  return cuda::make_cuda_backend(0, math_type == "fp32" ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32);
+}
 bool gpu_present() { return cuda::device_count() > 0; }
 std::string gpu_name() { return cuda::gpu_name(0); }  // what the cuDNN benchmarker records too
 
@@ -45,6 +49,26 @@ Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string& m
 int gpu_count() { return cuda::device_count(); }
 std::string gpu_name(int device) { return cuda::gpu_name(device); }
 #else
+// Note [CUDA capabilities without CUDA] (runtime/cuda/cuda_backend.cc): CudaCapabilities' answers, but no
+// step workspace — plans for a GPU made in a build without the CUDA backend give such steps 0.
+class CudaCapabilitiesWithoutCuda final : public runtime::BackendCapabilities {
+ public:
+  const char* name() const override { return "cuda"; }
+  bool runs_channels_last() const override { return true; }
+  size_t step_workspace(const ir::Graph&, const ir::Node&) const override { return 0; }
+  bool adds_residual_in_place() const override { return false; }
+  bool takes_gpu_fusions() const override { return true; }
+  bool is_host_memory() const override { return false; }
+  runtime::TransposeCost layout_transpose_cost() const override { return {1e-9, 0.01}; }
+  bool chooses_layout_by_running() const override { return false; }
+};
+const runtime::BackendCapabilities& cuda_capabilities() {
+  static const CudaCapabilitiesWithoutCuda capabilities;
+  return capabilities;
+}
+Expected<std::unique_ptr<runtime::Backend>> make_gpu_backend(const std::string&) {
+  return internal_error("no CUDA backend in this build to run with");
+}
 bool gpu_present() { return false; }  // built without the CUDA backend
 std::string gpu_name() { return ""; }
 Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string&, int = 0) {
@@ -56,16 +80,17 @@ std::string gpu_name(int) { return ""; }
 
 }  // namespace
 
-size_t cpu_workspace(const ir::Graph& graph, const ir::Node& node) {
-  return cpu::cpu_step_workspace(graph, node, 0, -1);
+const runtime::BackendCapabilities* device_capabilities(const std::string& device) {
+  if (device == "cpu") return &cpu::cpu_capabilities();
+  if (device == "cuda") return &cuda_capabilities();
+  return nullptr;
 }
 
-StepWorkspaceQuery step_workspace_query(const std::string& device) {
-  if (device == "cpu") return cpu_workspace;
-#ifdef UCUDNN_HAVE_CUDA
-  if (device == "cuda") return cuda::cuda_step_workspace;
-#endif
-  return nullptr;
+Expected<std::unique_ptr<runtime::Backend>> make_measuring_backend(const std::string& device,
+                                                                   const std::string& math_type) {
+  if (device == "cpu") return cpu::make_cpu_backend();
+  if (!can_measure_on(device)) return unsupported("cannot run plans on device '" + device + "' here");
+  return make_gpu_backend(math_type);
 }
 
 bool can_measure_on(const std::string& device) { return device == "cpu" || (device == "cuda" && gpu_present()); }

@@ -1,6 +1,8 @@
 // The benchmarker that measures on a device in this process: the CPU's for
 // "cpu", cuDNN's on GPU 0 for "cuda". The one optimizer file that knows whether
-// this build has the CUDA backend (device_benchmarker.cc); plan_model.cc falls
+// this build has the CUDA backend (device_benchmarker.cc) and the one that names
+// devices: the rest of the optimizer asks the backend's capabilities found here
+// (Note [backend capabilities], runtime/backend/backend.h). plan_model.cc falls
 // back to the stored database (stored_benchmarker.h) where nothing can measure.
 #pragma once
 
@@ -9,16 +11,20 @@
 
 #include "optimizer/bench/benchmarker.h"
 #include "optimizer/bench/sharded_benchmarking.h"
+#include "runtime/backend/backend.h"
 #include "runtime/core/status.h"
 #include "runtime/ir/graph.h"
 
 namespace ucudnn::optimizer {
 
-// The workspace a step that is not a convolution needs on `device`, from shapes alone (no device
-// is touched): the CPU's kernels' query, or with the CUDA backend cuda::cuda_step_workspace;
-// nullptr on "cuda" in a build without it (the planner then gives such steps 0).
-using StepWorkspaceQuery = size_t (*)(const ir::Graph& graph, const ir::Node& node);
-StepWorkspaceQuery step_workspace_query(const std::string& device);
+// What the backend of `device` ("cpu", "cuda") can do, found without touching a device; on "cuda" in
+// a build without the CUDA backend the same answers with no step workspace (0). nullptr for another name.
+const runtime::BackendCapabilities* device_capabilities(const std::string& device);
+
+// A backend of `device` to run whole plans on while planning (Note [the CPU's layout is measured],
+// plan_model.cc); Unsupported where can_measure_on(device) does not hold. `math_type` as below.
+Expected<std::unique_ptr<runtime::Backend>> make_measuring_backend(const std::string& device,
+                                                                   const std::string& math_type);
 
 // True for "cpu"; for "cuda" when this build has the CUDA backend and a GPU is present.
 bool can_measure_on(const std::string& device);

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "optimizer/passes/passes.h"
-#include "runtime/executor/plan.h"
+#include "runtime/plan/plan.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ir/pointwise_program.h"
 

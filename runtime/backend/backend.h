@@ -16,6 +16,8 @@
 // Ops are found by name through each backend's kernel table
 // (runtime/cpu/cpu_kernel.h, runtime/cuda/cuda_kernel.h), generated from
 // runtime/ir/op_list.h. A backend never includes the executor.
+//   - capabilities: what it can do, asked without a device (BackendCapabilities,
+//     Note [backend capabilities]).
 #pragma once
 
 #include <cstddef>
@@ -110,6 +112,41 @@ class CapturedWork {
   virtual ~CapturedWork() = default;
 };
 
+// What a layout Transpose (NCHW↔NHWC) is predicted to cost: `ms_per_byte` × its bytes + `fixed_ms`.
+struct TransposeCost {
+  double ms_per_byte = 0;
+  double fixed_ms = 0;
+  double of(double bytes) const { return bytes * ms_per_byte + fixed_ms; }
+};
+
+// Note [backend capabilities]: what a backend can do, answered from shapes and the build alone —
+// no device is touched, so plans for a GPU are made on machines without one. The optimizer and the
+// api plan by these answers instead of comparing device names (ONNX Runtime's GetCapability and
+// GetPreferredLayout are the model): Backend::capabilities() gives a backend's own, and
+// optimizer/bench/device_benchmarker.h finds them by the name the user gives a device.
+class BackendCapabilities {
+ public:
+  virtual ~BackendCapabilities() = default;
+  // The Backend::name() these answer for ("cpu", "cuda"): a Plan's device.
+  virtual const char* name() const = 0;
+  // True when its Conv and pool kernels run channels-last (NHWC, Note [channels-last]) as well as NCHW.
+  virtual bool runs_channels_last() const = 0;
+  // Workspace bytes the kernel of `node`, a step that is not a convolution, needs at the graph's shapes.
+  virtual size_t step_workspace(const ir::Graph& graph, const ir::Node& node) const = 0;
+  // True when its Conv may write Y over the residual input z it adds (Note [residual in place]).
+  virtual bool adds_residual_in_place() const = 0;
+  // True when its kernels take the GPU's fusions (optimizer/passes/passes.h, InferencePassOptions::gpu_fusions:
+  // a depthwise Conv's activation in its epilogue, a Conv's bias into the FusedPointwise reading it).
+  virtual bool takes_gpu_fusions() const = 0;
+  // True when its memory is the host's (Backend::is_host_memory).
+  virtual bool is_host_memory() const = 0;
+  // What one layout Transpose costs on it, as measured there (Note [layout regions], optimizer/layout_regions.h).
+  virtual TransposeCost layout_transpose_cost() const = 0;
+  // True when a whole run is cheap enough that --layout auto runs each layout's plan and keeps the faster
+  // measured one instead of the faster predicted (Note [the CPU's layout is measured], optimizer/plan_model.cc).
+  virtual bool chooses_layout_by_running() const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -120,6 +157,8 @@ class Backend {
   virtual std::string device_name() const = 0;
   // Unsupported naming every op of `graph` without a kernel here (and what to do); OK when none.
   virtual Status check_support(const ir::Graph& graph) const = 0;
+  // What this backend can do (Note [backend capabilities]); lives as long as the program.
+  virtual const BackendCapabilities& capabilities() const = 0;
   // The kernel for one call (see KernelRequest). Unsupported for shapes or attributes it lacks.
   virtual Expected<std::unique_ptr<Kernel>> prepare(const KernelRequest& request) = 0;
 

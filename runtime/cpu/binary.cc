@@ -341,7 +341,7 @@ const CpuKernel& cpu_kernel_Mod() {
   static const CpuKernel k{.run = run_binary};
   return k;
 }
-// Max and Min of two operands: the importer lowers other counts into pairs (runtime/ops/max_min.h); before
+// Max and Min of two operands: the importer lowers other counts into pairs (onnx_import/lowering/max_min.h); before
 // that, constant folding finds them Unsupported and leaves them.
 Status run_pair(const KernelArgs& args) {
   if (args.node.inputs.size() != 2)

@@ -411,8 +411,8 @@ size_t conv_workspace_bytes(const ConvProblem& p, int algorithm) {
 
 namespace {
 
-// apply_conv_epilogue for one activation kind, known at compile time so the loops vectorise (Relu is
-// std::max; the others inline ir::apply_conv_activation with the switch folded away). SiLU and
+// apply_conv_epilogue for one activation kind, known at compile time so the loops vectorise
+// (ir::apply_conv_activation inlined with the switch folded away). SiLU and
 // sigmoid run over whole spans after the sums, through vector_activations (Note [vector activations]):
 // a scalar expf per element cost more than the convolution.
 template <ir::ConvActivationKind kKind>
@@ -422,8 +422,7 @@ void epilogue_pass(const ConvProblem& p, const float* bias, const float* z, cons
   constexpr bool kSpans = kKind == Kind::kSiLU || kKind == Kind::kSigmoid;
   const ir::ConvActivation act{kKind, activation.min, activation.max};
   auto apply = [&](float v) {
-    if constexpr (kKind == Kind::kNone || kSpans) return v;
-    if constexpr (kKind == Kind::kRelu) return std::max(v, 0.0f);
+    if constexpr (kSpans) return v;
     return ir::apply_conv_activation(act, v);
   };
   const bool sums = bias != nullptr || z != nullptr || !kSpans;
@@ -466,14 +465,15 @@ void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z
                          float* y) {
   using Kind = ir::ConvActivationKind;
   switch (activation.kind) {
-    case Kind::kNone:
-      if (bias != nullptr || z != nullptr) epilogue_pass<Kind::kNone>(p, bias, z, activation, y);
+    case Kind::kIdentity:
+      if (bias != nullptr || z != nullptr) epilogue_pass<Kind::kIdentity>(p, bias, z, activation, y);
       return;
     case Kind::kRelu: return epilogue_pass<Kind::kRelu>(p, bias, z, activation, y);
     case Kind::kSiLU: return epilogue_pass<Kind::kSiLU>(p, bias, z, activation, y);
     case Kind::kHardSwish: return epilogue_pass<Kind::kHardSwish>(p, bias, z, activation, y);
     case Kind::kSigmoid: return epilogue_pass<Kind::kSigmoid>(p, bias, z, activation, y);
     case Kind::kClip: return epilogue_pass<Kind::kClip>(p, bias, z, activation, y);
+    default: break;  // ir::conv_activation gives no other kind
   }
 }
 

@@ -162,7 +162,7 @@ class PreparedConv {
   // Scratch bytes run() needs: at most conv_workspace_bytes(problem, algorithm).
   virtual size_t workspace_bytes() const = 0;
   // Y = epilogue(conv(X, W)); bias and z are read only when the epilogue has them. z may be y
-  // (Note [residual in place], runtime/executor/plan.h) where adds_residual_in_place().
+  // (Note [residual in place], runtime/plan/liveness.cc) where adds_residual_in_place().
   virtual void run(const float* x, const float* w, const float* bias, const float* z, float* y,
                    void* workspace) = 0;
   // Whether run() accepts z == y: Y then holds z before the call and the convolution adds to it

@@ -30,7 +30,7 @@ namespace {
 // kernel's defrag setting is "madvise" the first touch of a page may wait for memory to be compacted:
 // once, at the first run. On the device host ("madvise"), batch 16 took 0.87× the time without them for
 // MobileNetV3-L, 0.91× for EfficientNet-B1 and 0.85× for ResNet-18 (medians of three alternating
-// rounds; ResNet-50's rounds went both ways; docs/PERFORMANCE.md, issue 15, eighth part).
+// rounds; ResNet-50's rounds went both ways; docs/history/PERFORMANCE-2026-12.md, issue 15, eighth part).
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 using runtime::KernelIo;
@@ -128,10 +128,30 @@ bool runs_channels_last(OpKind op) {
          op == OpKind::kGlobalAveragePool || op == OpKind::kGlobalMaxPool;
 }
 
-class CpuBackend final : public runtime::Backend {
+class CpuCapabilities final : public runtime::BackendCapabilities {
  public:
   const char* name() const override { return "cpu"; }
+  bool runs_channels_last() const override { return cpu_runs_channels_last(); }  // with oneDNN only
+  size_t step_workspace(const ir::Graph& graph, const ir::Node& node) const override {
+    return cpu_step_workspace(graph, node, 0, -1);
+  }
+  // oneDNN's sum post-op, Winograd's output transform and the Eigen algorithms add into Y.
+  bool adds_residual_in_place() const override { return true; }
+  // A CPU Conv adds its bias and any activation in its own epilogue (passes.h: fuse_any_conv_activation).
+  bool takes_gpu_fusions() const override { return false; }
+  bool is_host_memory() const override { return true; }
+  // A CPU core copies ~5 GB/s with a transposed stride; an OpenMP region costs tens of µs.
+  runtime::TransposeCost layout_transpose_cost() const override { return {2.0 / 5.0e6, 0.02}; }
+  bool chooses_layout_by_running() const override { return true; }
+};
+
+class CpuBackend final : public runtime::Backend {
+ public:
+  explicit CpuBackend(CpuCalls calls) : calls_(calls) {}
+
+  const char* name() const override { return "cpu"; }
   std::string device_name() const override { return ""; }
+  const runtime::BackendCapabilities& capabilities() const override { return cpu_capabilities(); }
 
   Status check_support(const ir::Graph& graph) const override {
     std::set<std::string> missing;
@@ -153,7 +173,7 @@ class CpuBackend final : public runtime::Backend {
       return invalid_argument(request.node.describe() + ": no CPU algorithm " + std::to_string(request.algorithm) +
                               (count > 0 ? " (this op has 0 to " + std::to_string(count - 1) + ", -1 is the default)"
                                          : " (only -1, the default, for this op)"));
-    if (kernel.prepare != nullptr) {
+    if (kernel.prepare != nullptr && calls_ == CpuCalls::kPrepared) {
       UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Kernel> prepared, kernel.prepare(request));
       if (prepared != nullptr) return prepared;  // else the plain call of `run`
     }
@@ -213,11 +233,19 @@ class CpuBackend final : public runtime::Backend {
                                                      static_cast<const TimePoint&>(start).at)
         .count();
   }
+
+ private:
+  CpuCalls calls_;
 };
 
 }  // namespace
 
-std::unique_ptr<runtime::Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<runtime::Backend> make_cpu_backend(CpuCalls calls) { return std::make_unique<CpuBackend>(calls); }
+
+const runtime::BackendCapabilities& cpu_capabilities() {
+  static const CpuCapabilities capabilities;
+  return capabilities;
+}
 
 size_t cpu_step_workspace(const ir::Graph& graph, const ir::Node& node, int64_t micro_batch, int algorithm) {
   const CpuKernel& kernel = cpu_kernel(node.op);

@@ -10,7 +10,15 @@
 
 namespace ucudnn::cpu {
 
-std::unique_ptr<runtime::Backend> make_cpu_backend();
+// Which call a CPU backend's `prepare` gives an op that has a prepared one (CpuKernel::prepare: oneDNN's
+// Conv and Gemm primitives). kPlain always gives the plain call of CpuKernel::run: what the importer's constant
+// folding evaluates with (Note [folding through the backend], onnx_import/constant_folding.cc).
+enum class CpuCalls { kPrepared, kPlain };
+
+std::unique_ptr<runtime::Backend> make_cpu_backend(CpuCalls calls = CpuCalls::kPrepared);
+
+// What the CPU backend can do (Note [backend capabilities]), without making one.
+const runtime::BackendCapabilities& cpu_capabilities();
 
 // Workspace the CPU kernel of `node` needs for one call with a batch of
 // `micro_batch` (input 0's leading dim replaced; 0 = the graph's) and `algorithm`

@@ -14,7 +14,7 @@
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_kernel.h"
-#include "runtime/ops/lowering.h"
+#include "runtime/ops/lowered_ops.h"
 
 namespace ucudnn::cpu {
 
@@ -22,7 +22,7 @@ namespace ucudnn::cpu {
 UCUDNN_FOR_EACH_OP(UCUDNN_DECLARE_CPU_KERNEL)
 #undef UCUDNN_DECLARE_CPU_KERNEL
 
-// None for the ops the importer lowers (Note [lowered ops], runtime/ops/lowering.h).
+// None for the ops the importer lowers (Note [lowered ops], runtime/ops/lowered_ops.h).
 #define UCUDNN_NO_CPU_KERNEL(name)         \
   const CpuKernel& cpu_kernel_##name() { \
     static const CpuKernel k{};          \

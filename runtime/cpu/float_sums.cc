@@ -1,3 +1,5 @@
+// sum_in_float_runs (float_sums.h): a span summed by Eigen in float runs of kFloatRunTerms, the runs
+// added in double.
 #include "runtime/cpu/float_sums.h"
 
 #include <algorithm>

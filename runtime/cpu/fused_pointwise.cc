@@ -14,7 +14,7 @@
 // that shape before the blocks, into a buffer that the blocks then read as a leaf of that shape
 // (one of scalars only, a Constant among them, becomes a scalar leaf):
 // EfficientNet-B1's 23 SE gates took one logistic per output element before, 9.1 ms at batch 16 on
-// the device host where ONNX Runtime's Mul took 3.7 ms (docs/PERFORMANCE.md).
+// the device host where ONNX Runtime's Mul took 3.7 ms (docs/history/PERFORMANCE-2026-12.md).
 #include <omp.h>
 
 #include <algorithm>
@@ -167,11 +167,17 @@ inline float erf_rational(float v) {
 }
 
 template <int Op>
-// dst may be a or b itself (Note [in-place pointwise], runtime/executor/plan.cc): no __restrict.
+// dst may be a or b itself (Note [in-place pointwise], runtime/plan/liveness.cc): no __restrict.
 void run_instruction(float* dst, const float* a, const float* b, float p0, float p1, int64_t n) {
   constexpr auto op = static_cast<PointwiseOp>(Op);
-  // The transcendental ones through Eigen's vectorised exp/tanh (a scalar expf per element made
-  // SiLU cost more than EfficientNet's convolutions on the CPU); the rest vectorise as written.
+  // Note [CPU vector forms]: the CPU's forms of the ops eval_pointwise (Note [one formula per op])
+  // does not give here. The transcendental ones through Eigen's vectorised exp/tanh/logistic (a
+  // scalar expf per element made SiLU cost more than EfficientNet's convolutions on the CPU) and a
+  // rational erf: they round differently from eval_pointwise (Elu as exp(x) - 1, Eigen has no
+  // vectorised expm1). Relu, HardSigmoid, Clip, Max and Min as comparisons that vectorise, which give
+  // fmaxf/fminf's results: where eval_pointwise's Relu and HardSigmoid pass a NaN (and -0) as
+  // std::max does, these give 0 (+0), as they always have here — nothing else tells them apart. The
+  // rest are eval_pointwise, which vectorises as written.
   using Array = Eigen::Array<float, Eigen::Dynamic, 1>;
   Eigen::Map<Array> y(dst, n);
   const Eigen::Map<const Array> x(a, n);
@@ -193,14 +199,18 @@ void run_instruction(float* dst, const float* a, const float* b, float p0, float
     y = x.abs();
   } else if constexpr (op == PointwiseOp::kSoftplus) {
     y = (x > 0.f).select(x + (-x).exp().log1p(), x.exp().log1p());
-  } else if constexpr (op == PointwiseOp::kHardSigmoid || op == PointwiseOp::kHardSwish ||
-                       op == PointwiseOp::kClip || op == PointwiseOp::kMax || op == PointwiseOp::kMin) {
+  } else if constexpr (op == PointwiseOp::kRelu || op == PointwiseOp::kHardSigmoid ||
+                       op == PointwiseOp::kHardSwish || op == PointwiseOp::kClip || op == PointwiseOp::kMax ||
+                       op == PointwiseOp::kMin) {
     // fmaxf/fminf stay calls per element (x86 has no vector instruction with their NaN rule), so
-    // these are written as comparisons that vectorise and give eval_pointwise's results, NaN
-    // included: `v > c ? v : c` is fmaxf(v, c) for a c that is not NaN, and so on.
+    // these are written as comparisons that vectorise and give fmaxf/fminf's results, NaN
+    // included: `v > c ? v : c` is fmaxf(v, c) for a c that is not NaN, and so on. (HardSwish and
+    // Clip are eval_pointwise's; Relu and HardSigmoid differ on a NaN and -0: Note [CPU vector forms].)
     for (int64_t j = 0; j < n; ++j) {
       const float v = a[j];
-      if constexpr (op == PointwiseOp::kHardSigmoid || op == PointwiseOp::kHardSwish) {
+      if constexpr (op == PointwiseOp::kRelu) {
+        dst[j] = v > 0.f ? v : 0.f;  // fmaxf(v, 0): NaN → 0
+      } else if constexpr (op == PointwiseOp::kHardSigmoid || op == PointwiseOp::kHardSwish) {
         float t = op == PointwiseOp::kHardSigmoid ? p0 * v + p1 : v * (1.f / 6.f) + 0.5f;
         t = t < 1.f ? t : 1.f;  // fminf(1, t): NaN → 1
         t = t > 0.f ? t : 0.f;  // fmaxf(0, t)

@@ -96,12 +96,13 @@ bool fuses_activation(const ir::ConvActivation& a) {
 void append_activation(const ir::ConvActivation& a, dnnl::post_ops& ops) {
   using dnnl::algorithm;
   switch (a.kind) {
-    case ir::ConvActivationKind::kNone: return;
+    case ir::ConvActivationKind::kIdentity: return;
     case ir::ConvActivationKind::kRelu: ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f); return;
     case ir::ConvActivationKind::kSiLU: ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f); return;
     case ir::ConvActivationKind::kHardSwish: ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f); return;
     case ir::ConvActivationKind::kSigmoid: ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f); return;
     case ir::ConvActivationKind::kClip: ops.append_eltwise(1.0f, algorithm::eltwise_clip, a.min, a.max); return;
+    default: return;  // ir::conv_activation gives no other kind
   }
 }
 
@@ -288,7 +289,7 @@ class OnednnConv final : public PreparedConv {
     if (!fused_)
       apply_conv_epilogue(p_, epilogue_.bias ? bias : nullptr, epilogue_.residual ? z : nullptr, epilogue_.activation,
                           y);
-    else if (after_.kind != ir::ConvActivationKind::kNone)
+    else if (after_.kind != ir::ConvActivationKind::kIdentity)
       apply_conv_epilogue(p_, nullptr, nullptr, after_, y);
   }
 
@@ -353,7 +354,7 @@ size_t workspace_bytes(const ConvProblem& p, Kind kind) {
   for (const bool bias : {false, true})
     for (const bool relu : {false, true}) {
       const ConvEpilogue residual{.bias = bias, .residual = true,
-                                  .activation = {relu ? ir::ConvActivationKind::kRelu : ir::ConvActivationKind::kNone}};
+                                  .activation = {relu ? ir::PointwiseOp::kRelu : ir::PointwiseOp::kIdentity}};
       const Entry& fused = entry(p, kind, residual);
       if (fused.ok) bytes = std::max(bytes, fused.total);
     }

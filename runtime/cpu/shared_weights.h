@@ -17,6 +17,8 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/core/fnv1a.h"
+
 namespace ucudnn::cpu {
 
 // A hash of `count` floats' bytes (FNV-1a over 64-bit words, each mixed first): a prefilter only.
@@ -26,15 +28,15 @@ inline uint64_t hash_weights(const float* w, size_t count) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   };
-  uint64_t h = 14695981039346656037ull;
+  uint64_t h = kFnv1aOffsetBasis;
   const size_t bytes = count * sizeof(float), words = bytes / sizeof(uint64_t);
   const auto* raw = reinterpret_cast<const unsigned char*>(w);
   for (size_t i = 0; i < words; ++i) {
     uint64_t word;
     std::memcpy(&word, raw + i * sizeof(uint64_t), sizeof(word));
-    h = (h ^ mix(word)) * 1099511628211ull;
+    h = fnv1a_step(h, mix(word));
   }
-  for (size_t i = words * sizeof(uint64_t); i < bytes; ++i) h = (h ^ raw[i]) * 1099511628211ull;
+  for (size_t i = words * sizeof(uint64_t); i < bytes; ++i) h = fnv1a_step(h, raw[i]);
   return h;
 }
 

@@ -6,7 +6,7 @@
 // as the device bundle uses it too), else through Eigen at the build's instruction set. Both give
 // SiLU(-inf) = NaN, as x / (1 + exp(-x)) does. They are what a convolution's SiLU or sigmoid epilogue
 // runs after oneDNN's primitive: oneDNN 2.6's own swish post-op cost 2 to 3 times more on
-// EfficientNet's 1x1 and depthwise convolutions (docs/PERFORMANCE.md, "SiLU after oneDNN's
+// EfficientNet's 1x1 and depthwise convolutions (docs/history/PERFORMANCE-2026-12.md, "SiLU after oneDNN's
 // convolutions"). One thread: the callers split the work.
 #pragma once
 

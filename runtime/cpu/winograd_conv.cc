@@ -350,12 +350,13 @@ void convolve(const ConvProblem& p, const float* x, const float* u, const Epilog
               float* y) {
   using Kind = ir::ConvActivationKind;
   switch (e.activation.kind) {
-    case Kind::kNone: return convolve_with<Kind::kNone>(p, x, u, e, t, y);
+    case Kind::kIdentity: return convolve_with<Kind::kIdentity>(p, x, u, e, t, y);
     case Kind::kRelu: return convolve_with<Kind::kRelu>(p, x, u, e, t, y);
     case Kind::kSiLU: return convolve_with<Kind::kSiLU>(p, x, u, e, t, y);
     case Kind::kHardSwish: return convolve_with<Kind::kHardSwish>(p, x, u, e, t, y);
     case Kind::kSigmoid: return convolve_with<Kind::kSigmoid>(p, x, u, e, t, y);
     case Kind::kClip: return convolve_with<Kind::kClip>(p, x, u, e, t, y);
+    default: break;  // ir::conv_activation gives no other kind
   }
 }
 

@@ -26,7 +26,7 @@
 // every block then reads all the filters. The bounds are measured, not derived: on the device host
 // at 8 threads and batch 16, blocks took 0.75× the time of chunks for C = M = 64 at 56×56, 0.62× for
 // 32 at 112×112, 0.89× for 128 at 28×28, and 1.31× for 256 at 14×14, 2.1× for 512 at 7×7
-// (docs/PERFORMANCE.md, issue 15, eighth part).
+// (docs/history/PERFORMANCE-2026-12.md, issue 15, eighth part).
 #pragma once
 
 #include <cstddef>

@@ -173,7 +173,7 @@ class ConvState final : public KernelState {
                                                  algorithm, cudnn_workspace, workspace, &zero, y.get(), a.dst[0].data),
                          "algorithm " + std::to_string(algorithm));
     const bool relu = activation.kind == ir::ConvActivationKind::kRelu;
-    if (activation.kind != ir::ConvActivationKind::kNone && !relu) {  // act(conv + B + z): z first
+    if (activation.kind != ir::ConvActivationKind::kIdentity && !relu) {  // act(conv + B + z): z first
       if (has_z)
         UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, y.get(), a.src[kZ].data, &one, y.get(), a.dst[0].data),
                            "residual input");
@@ -189,7 +189,7 @@ class ConvState final : public KernelState {
       UCUDNN_CUDNN_CHECK(cudnnAddTensor(h, &one, y.get(), a.src[kZ].data, &one, y.get(), a.dst[0].data),
                          "residual input");
     if (relu)
-      UCUDNN_CUDA_CHECK(launch_unary(UnaryOp::kRelu, a.dst[0].as<const float>(), a.dst[0].as<float>(),
+      UCUDNN_CUDA_CHECK(launch_unary(ir::PointwiseOp::kRelu, a.dst[0].as<const float>(), a.dst[0].as<float>(),
                                      a.dst[0].numel(), 0, 0, a.ctx.stream()),
                         "fused Relu");
     return Status::ok();
@@ -262,7 +262,7 @@ Status build_descriptors(const PrepareArgs& a, ConvState* s) {
   const bool relu = s->activation.kind == ir::ConvActivationKind::kRelu;
   s->has_bias = a.has_src(2);
   s->has_z = a.has_src(kZ);
-  if (s->has_z && s->activation.kind != ir::ConvActivationKind::kNone && !relu)
+  if (s->has_z && s->activation.kind != ir::ConvActivationKind::kIdentity && !relu)
     return a.unsupported_error("a residual input with a fused activation other than Relu");
   s->out_channels = ys[1];
   s->channel_inner = nhwc ? 1 : shape_numel(Shape(ys.begin() + 2, ys.end()));

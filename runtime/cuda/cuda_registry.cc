@@ -1,6 +1,6 @@
 // The CUDA kernel table, generated from op_list.h, and PrepareArgs helpers.
 #include "runtime/cuda/cuda_kernel.h"
-#include "runtime/ops/lowering.h"
+#include "runtime/ops/lowered_ops.h"
 
 namespace ucudnn::cuda {
 
@@ -8,7 +8,7 @@ namespace ucudnn::cuda {
 UCUDNN_FOR_EACH_OP(UCUDNN_DECLARE_CUDA_KERNEL)
 #undef UCUDNN_DECLARE_CUDA_KERNEL
 
-// None for the ops the importer lowers (Note [lowered ops], runtime/ops/lowering.h).
+// None for the ops the importer lowers (Note [lowered ops], runtime/ops/lowered_ops.h).
 #define UCUDNN_NO_CUDA_KERNEL(name)          \
   const CudaKernel& cuda_kernel_##name() { \
     static const CudaKernel k{};           \

@@ -14,6 +14,7 @@
 
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/ir/fusion.h"
+#include "runtime/ir/unary_ops.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/elementwise.h"
 #include "runtime/cuda/reduce_kernels.h"
@@ -67,11 +68,11 @@ namespace {
 
 class UnaryState final : public KernelState {
  public:
-  UnaryOp op = UnaryOp::kRelu;
-  float alpha = 0, beta = 0;
+  ir::PointwiseOp op = ir::PointwiseOp::kRelu;
+  float p0 = 0, p1 = 0;
   Status run(const RunArgs& a) override {
-    UCUDNN_CUDA_CHECK(launch_unary(op, a.src[0].as<const float>(), a.dst[0].as<float>(), a.src[0].numel(), alpha,
-                                   beta, a.ctx.stream()),
+    UCUDNN_CUDA_CHECK(launch_unary(op, a.src[0].as<const float>(), a.dst[0].as<float>(), a.src[0].numel(), p0, p1,
+                                   a.ctx.stream()),
                       "");
     return Status::ok();
   }
@@ -102,38 +103,22 @@ Expected<std::unique_ptr<KernelState>> prepare_clip_tensor_bounds(const PrepareA
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
-Expected<std::unique_ptr<KernelState>> prepare_unary(const PrepareArgs& a, UnaryOp op) {
+// A lone node computing `op` (Note [one formula per op], runtime/ir/pointwise_program.h), its
+// parameters from its attributes (Clip: its constant bounds).
+Expected<std::unique_ptr<KernelState>> prepare_unary(const PrepareArgs& a, ir::PointwiseOp op) {
   if (a.src_dtype(0) != DType::kFloat32) return a.unsupported_error("only float32");
   auto s = std::make_unique<UnaryState>();
   s->op = op;
-  const ir::Attributes& attrs = a.node.attrs;
-  switch (op) {
-    case UnaryOp::kLeakyRelu:
-    case UnaryOp::kElu:
-    case UnaryOp::kCelu:
-    case UnaryOp::kThresholdedRelu: s->alpha = attrs.get_float("alpha"); break;
-    case UnaryOp::kSelu:
-      s->alpha = attrs.get_float("alpha");
-      s->beta = attrs.get_float("gamma");
-      break;
-    case UnaryOp::kShrink:
-      s->alpha = attrs.get_float("lambd");
-      s->beta = attrs.get_float("bias");
-      break;
-    case UnaryOp::kHardSigmoid:
-      s->alpha = attrs.get_float("alpha");
-      s->beta = attrs.get_float("beta");
-      break;
-    case UnaryOp::kClip: {
-      s->alpha = -std::numeric_limits<float>::infinity();
-      s->beta = std::numeric_limits<float>::infinity();
-      for (size_t i = 1; i < 3; ++i)
-        if (a.has_src(i) && a.constant(i) == nullptr) return prepare_clip_tensor_bounds(a);
-      for (size_t i = 1; i < 3; ++i)
-        if (a.has_src(i)) (i == 1 ? s->alpha : s->beta) = a.constant(i)->data<float>()[0];
-      break;
-    }
-    default: break;
+  const ir::PointwiseParameters p = ir::pointwise_parameters(a.node.attrs, op);
+  s->p0 = p.p0;
+  s->p1 = p.p1;
+  if (op == ir::PointwiseOp::kClip) {
+    s->p0 = -std::numeric_limits<float>::infinity();
+    s->p1 = std::numeric_limits<float>::infinity();
+    for (size_t i = 1; i < 3; ++i)
+      if (a.has_src(i) && a.constant(i) == nullptr) return prepare_clip_tensor_bounds(a);
+    for (size_t i = 1; i < 3; ++i)
+      if (a.has_src(i)) (i == 1 ? s->p0 : s->p1) = a.constant(i)->data<float>()[0];
   }
   return std::unique_ptr<KernelState>(std::move(s));
 }
@@ -310,47 +295,15 @@ Expected<std::unique_ptr<KernelState>> prepare_arg_extreme(const PrepareArgs& a,
 
 }  // namespace
 
-#define UCUDNN_UNARY_KERNEL(name)                                                                     \
-  const CudaKernel& cuda_kernel_##name() {                                                            \
-    static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_unary(a, UnaryOp::k##name); }}; \
-    return k;                                                                                         \
+#define UCUDNN_UNARY_KERNEL(name)                                                      \
+  const CudaKernel& cuda_kernel_##name() {                                             \
+    static const CudaKernel k{.prepare = [](const PrepareArgs& a) {                    \
+      return prepare_unary(a, ir::PointwiseOp::k##name);                               \
+    }};                                                                                \
+    return k;                                                                          \
   }
-UCUDNN_UNARY_KERNEL(Relu)
-UCUDNN_UNARY_KERNEL(LeakyRelu)
-UCUDNN_UNARY_KERNEL(Sigmoid)
-UCUDNN_UNARY_KERNEL(Tanh)
-UCUDNN_UNARY_KERNEL(HardSigmoid)
-UCUDNN_UNARY_KERNEL(HardSwish)
+UCUDNN_FOR_EACH_UNARY_NODE_OP(UCUDNN_UNARY_KERNEL)
 UCUDNN_UNARY_KERNEL(Clip)
-UCUDNN_UNARY_KERNEL(Elu)
-UCUDNN_UNARY_KERNEL(Erf)
-UCUDNN_UNARY_KERNEL(Softplus)
-UCUDNN_UNARY_KERNEL(Sqrt)
-UCUDNN_UNARY_KERNEL(Exp)
-UCUDNN_UNARY_KERNEL(Log)
-UCUDNN_UNARY_KERNEL(Abs)
-UCUDNN_UNARY_KERNEL(Neg)
-UCUDNN_UNARY_KERNEL(Reciprocal)
-UCUDNN_UNARY_KERNEL(Softsign)
-UCUDNN_UNARY_KERNEL(Celu)
-UCUDNN_UNARY_KERNEL(Selu)
-UCUDNN_UNARY_KERNEL(ThresholdedRelu)
-UCUDNN_UNARY_KERNEL(Shrink)
-UCUDNN_UNARY_KERNEL(Floor)
-UCUDNN_UNARY_KERNEL(Ceil)
-UCUDNN_UNARY_KERNEL(Round)
-UCUDNN_UNARY_KERNEL(Sign)
-UCUDNN_UNARY_KERNEL(Sin)
-UCUDNN_UNARY_KERNEL(Cos)
-UCUDNN_UNARY_KERNEL(Tan)
-UCUDNN_UNARY_KERNEL(Asin)
-UCUDNN_UNARY_KERNEL(Acos)
-UCUDNN_UNARY_KERNEL(Atan)
-UCUDNN_UNARY_KERNEL(Sinh)
-UCUDNN_UNARY_KERNEL(Cosh)
-UCUDNN_UNARY_KERNEL(Asinh)
-UCUDNN_UNARY_KERNEL(Acosh)
-UCUDNN_UNARY_KERNEL(Atanh)
 #undef UCUDNN_UNARY_KERNEL
 
 #define UCUDNN_BINARY_KERNEL(name)                                                                      \
@@ -366,7 +319,7 @@ UCUDNN_BINARY_KERNEL(Pow)
 UCUDNN_BINARY_KERNEL(PRelu)
 #undef UCUDNN_BINARY_KERNEL
 
-// Max and Min of two operands: the importer lowers other counts into pairs (runtime/ops/max_min.h).
+// Max and Min of two operands: the importer lowers other counts into pairs (onnx_import/lowering/max_min.h).
 Expected<std::unique_ptr<KernelState>> prepare_pair(const PrepareArgs& a, BinaryOp op) {
   if (a.node.inputs.size() != 2)
     return internal_error(a.describe() + ": " + std::to_string(a.node.inputs.size()) +

@@ -15,7 +15,7 @@
 // contiguous over four elements of the innermost dim), concat (params.by_axis: a thread a column).
 //
 // Without a concat, dst may be a full leaf's own memory (Note [in-place pointwise],
-// runtime/executor/plan.cc): a thread reads its elements of every leaf before it writes them, and no
+// runtime/plan/liveness.cc): a thread reads its elements of every leaf before it writes them, and no
 // thread reads an element another one writes, so even the read-only loads (__ldg) never see an
 // element after it is written.
 #pragma once

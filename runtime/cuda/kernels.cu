@@ -24,57 +24,16 @@ __device__ __forceinline__ int64_t strided_offset(const StridedLayout& layout, i
   return offset;
 }
 
-__device__ __forceinline__ float apply_unary(UnaryOp op, float x, float alpha, float beta) {
-  switch (op) {
-    case UnaryOp::kRelu: return x > 0.0f ? x : 0.0f;
-    case UnaryOp::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
-    case UnaryOp::kSigmoid: return x >= 0.0f ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x));
-    case UnaryOp::kTanh: return tanhf(x);
-    case UnaryOp::kHardSigmoid: return fminf(fmaxf(alpha * x + beta, 0.0f), 1.0f);
-    case UnaryOp::kHardSwish: return x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f);
-    case UnaryOp::kClip: return fminf(fmaxf(x, alpha), beta);
-    case UnaryOp::kElu: return x > 0.0f ? x : alpha * expm1f(x);
-    case UnaryOp::kErf: return erff(x);
-    case UnaryOp::kSoftplus: return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));  // as the CPU's
-    case UnaryOp::kSqrt: return sqrtf(x);
-    case UnaryOp::kExp: return expf(x);
-    case UnaryOp::kLog: return logf(x);
-    case UnaryOp::kAbs: return fabsf(x);
-    case UnaryOp::kNeg: return -x;
-    case UnaryOp::kReciprocal: return 1.0f / x;
-    case UnaryOp::kSoftsign: return x / (1.0f + fabsf(x));
-    case UnaryOp::kCelu: return x > 0.0f ? x : alpha * expm1f(x / alpha);
-    case UnaryOp::kSelu: return beta * (x > 0.0f ? x : alpha * expm1f(x));
-    case UnaryOp::kThresholdedRelu: return x > alpha ? x : 0.0f;
-    case UnaryOp::kShrink: return x < -alpha ? x + beta : x > alpha ? x - beta : 0.0f;
-    case UnaryOp::kFloor: return floorf(x);
-    case UnaryOp::kCeil: return ceilf(x);
-    case UnaryOp::kRound: return rintf(x);  // halves to even, as the CPU's nearbyint
-    case UnaryOp::kSign: return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x;
-    case UnaryOp::kSin: return sinf(x);
-    case UnaryOp::kCos: return cosf(x);
-    case UnaryOp::kTan: return tanf(x);
-    case UnaryOp::kAsin: return asinf(x);
-    case UnaryOp::kAcos: return acosf(x);
-    case UnaryOp::kAtan: return atanf(x);
-    case UnaryOp::kSinh: return sinhf(x);
-    case UnaryOp::kCosh: return coshf(x);
-    case UnaryOp::kAsinh: return asinhf(x);
-    case UnaryOp::kAcosh: return acoshf(x);
-    case UnaryOp::kAtanh: return atanhf(x);
-  }
-  return x;
-}
-
-template <UnaryOp Op>
-__global__ void unary_kernel(const float* src, float* dst, int64_t n, float alpha, float beta) {
-  UCUDNN_GRID_LOOP(i, n) dst[i] = apply_unary(Op, src[i], alpha, beta);
+// A lone node computing Op: ir::eval_unary_node (Note [one formula per op], runtime/ir/pointwise_program.h).
+template <ir::PointwiseOp Op>
+__global__ void unary_kernel(const float* src, float* dst, int64_t n, float p0, float p1) {
+  UCUDNN_GRID_LOOP(i, n) dst[i] = ir::eval_unary_node(Op, src[i], p0, p1);
 }
 
 // The bounds are read by every thread (one cached load each), so the host never waits for them.
 __global__ void clip_kernel(const float* src, float* dst, int64_t n, const float* low, const float* high) {
   const float lo = low != nullptr ? *low : -INFINITY, hi = high != nullptr ? *high : INFINITY;
-  UCUDNN_GRID_LOOP(i, n) dst[i] = apply_unary(UnaryOp::kClip, src[i], lo, hi);
+  UCUDNN_GRID_LOOP(i, n) dst[i] = ir::eval_unary_node(ir::PointwiseOp::kClip, src[i], lo, hi);
 }
 
 __device__ __forceinline__ float apply_binary(BinaryOp op, float a, float b) {
@@ -305,50 +264,19 @@ cudaError_t cast_from(const From* src, int dst_dtype, void* dst, int64_t n, cuda
 
 }  // namespace
 
-cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
+cudaError_t launch_unary(ir::PointwiseOp op, const float* src, float* dst, int64_t n, float p0, float p1,
                          cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   const unsigned blocks = blocks_for(n);
   switch (op) {
-#define UCUDNN_UNARY_CASE(name) \
-  case UnaryOp::name: unary_kernel<UnaryOp::name><<<blocks, kThreads, 0, stream>>>(src, dst, n, alpha, beta); break;
-    UCUDNN_UNARY_CASE(kRelu)
-    UCUDNN_UNARY_CASE(kLeakyRelu)
-    UCUDNN_UNARY_CASE(kSigmoid)
-    UCUDNN_UNARY_CASE(kTanh)
-    UCUDNN_UNARY_CASE(kHardSigmoid)
-    UCUDNN_UNARY_CASE(kHardSwish)
-    UCUDNN_UNARY_CASE(kClip)
-    UCUDNN_UNARY_CASE(kElu)
-    UCUDNN_UNARY_CASE(kErf)
-    UCUDNN_UNARY_CASE(kSoftplus)
-    UCUDNN_UNARY_CASE(kSqrt)
-    UCUDNN_UNARY_CASE(kExp)
-    UCUDNN_UNARY_CASE(kLog)
-    UCUDNN_UNARY_CASE(kAbs)
-    UCUDNN_UNARY_CASE(kNeg)
-    UCUDNN_UNARY_CASE(kReciprocal)
-    UCUDNN_UNARY_CASE(kSoftsign)
-    UCUDNN_UNARY_CASE(kCelu)
-    UCUDNN_UNARY_CASE(kSelu)
-    UCUDNN_UNARY_CASE(kThresholdedRelu)
-    UCUDNN_UNARY_CASE(kShrink)
-    UCUDNN_UNARY_CASE(kFloor)
-    UCUDNN_UNARY_CASE(kCeil)
-    UCUDNN_UNARY_CASE(kRound)
-    UCUDNN_UNARY_CASE(kSign)
-    UCUDNN_UNARY_CASE(kSin)
-    UCUDNN_UNARY_CASE(kCos)
-    UCUDNN_UNARY_CASE(kTan)
-    UCUDNN_UNARY_CASE(kAsin)
-    UCUDNN_UNARY_CASE(kAcos)
-    UCUDNN_UNARY_CASE(kAtan)
-    UCUDNN_UNARY_CASE(kSinh)
-    UCUDNN_UNARY_CASE(kCosh)
-    UCUDNN_UNARY_CASE(kAsinh)
-    UCUDNN_UNARY_CASE(kAcosh)
-    UCUDNN_UNARY_CASE(kAtanh)
+#define UCUDNN_UNARY_CASE(name)                                                                             \
+  case ir::PointwiseOp::k##name:                                                                            \
+    unary_kernel<ir::PointwiseOp::k##name><<<blocks, kThreads, 0, stream>>>(src, dst, n, p0, p1); \
+    break;
+    UCUDNN_FOR_EACH_UNARY_NODE_OP(UCUDNN_UNARY_CASE)
+    UCUDNN_UNARY_CASE(Clip)
 #undef UCUDNN_UNARY_CASE
+    default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }

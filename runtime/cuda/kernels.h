@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/ir/pointwise_program.h"
+
 namespace ucudnn::cuda {
 
 inline constexpr int kMaxDims = 8;
@@ -26,14 +28,9 @@ struct StridedLayout {
   int64_t offset[2] = {0, 0};
 };
 
-enum class UnaryOp {
-  kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu, kErf, kSoftplus,
-  kSqrt, kExp, kLog, kAbs, kNeg, kReciprocal, kSoftsign, kCelu, kThresholdedRelu, kShrink,
-  kSelu, kFloor, kCeil, kRound, kSign, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAsinh, kAcosh, kAtanh
-};
-// dst[i] = op(src[i]) with parameters alpha, beta (LeakyRelu/Elu/Celu/ThresholdedRelu alpha; HardSigmoid
-// alpha, beta; Selu alpha, gamma; Clip lo, hi; Shrink lambd, bias).
-cudaError_t launch_unary(UnaryOp op, const float* src, float* dst, int64_t n, float alpha, float beta,
+// dst[i] = ir::eval_unary_node(op, src[i], p0, p1) (Note [lone-node forms], runtime/ir/pointwise_program.h)
+// for an op of UCUDNN_FOR_EACH_UNARY_NODE_OP or Clip (p0, p1: its bounds); cudaErrorInvalidValue for another.
+cudaError_t launch_unary(ir::PointwiseOp op, const float* src, float* dst, int64_t n, float p0, float p1,
                          cudaStream_t stream);
 
 // Clip with bounds computed at run time: dst[i] = min(max(src[i], *low), *high),

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "runtime/core/file_io.h"
+#include "runtime/core/fnv1a.h"
 #include "runtime/cuda/pointwise_jit_headers.h"
 
 namespace ucudnn::cuda {
@@ -111,10 +112,9 @@ Expected<GeneratedPointwiseKernels> load_kernels(const std::vector<char>& cubin,
   return kernels;
 }
 
-// FNV-1a of `text`, as 16 hex digits.
+// FNV-1a of `text` (Note [legacy fnv1a basis]), as 16 hex digits.
 std::string fnv1a_hex(const std::string& text) {
-  uint64_t hash = 1469598103934665603ull;
-  for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  const uint64_t hash = fnv1a(text, kLegacyFnv1aBasis);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
   return hex;

@@ -1,5 +1,5 @@
-// Executor: plan checks, the three allocations, per-call preparation
-// (micro-batches included) and the run loop over a Backend.
+// Executor: the three allocations, per-call preparation (micro-batches included)
+// and the run loop over a Backend, after the plan checks (runtime/plan/plan_checks.h).
 #include "runtime/executor/executor.h"
 
 #include <algorithm>
@@ -9,8 +9,10 @@
 #include <stdexcept>
 
 #include "runtime/core/bytes.h"
-#include "runtime/executor/side_stream.h"
 #include "runtime/ir/fusion.h"
+#include "runtime/plan/plan_checks.h"
+#include "runtime/plan/side_stream.h"
+#include "runtime/plan/views.h"
 
 namespace ucudnn::runtime {
 
@@ -98,7 +100,7 @@ size_t Executor::kernel_bytes() const {
 }
 
 Status Executor::build() {
-  UCUDNN_RETURN_IF_ERROR(check_plan());
+  UCUDNN_RETURN_IF_ERROR(check_plan(graph_, plan_, backend_.name()));
   UCUDNN_RETURN_IF_ERROR(backend_.check_support(graph_));
   UCUDNN_ASSIGN_OR_RETURN(const WeightLayout weights, lay_out_weights());
   UCUDNN_RETURN_IF_ERROR(check_memory(weights));
@@ -118,61 +120,6 @@ std::string Executor::why_not_capturable() const {
         return step.node->describe() + " cannot be captured: its kernel waits for the device while it runs "
                                        "(a value checked on the host) or copies from host memory";
   return "";
-}
-
-Status Executor::check_plan() const {
-  // Sizes first: everything below computes bytes from the values' shapes with plain arithmetic.
-  UCUDNN_RETURN_IF_ERROR(ir::check_value_sizes(graph_).with_context("model '" + graph_.name + "'"));
-  if (plan_.device != backend_.name())
-    return invalid_argument("the plan was made for device '" + plan_.device + "', this session runs on '" +
-                            backend_.name() + "'");
-  if (plan_.value_offsets.size() != graph_.values.size() || plan_.steps.size() != graph_.nodes.size())
-    return invalid_argument("the plan does not match the model (" + std::to_string(plan_.steps.size()) +
-                            " steps for " + std::to_string(graph_.nodes.size()) + " nodes, " +
-                            std::to_string(plan_.value_offsets.size()) + " value offsets for " +
-                            std::to_string(graph_.values.size()) + " values)");
-  // Value offsets are int64: an arena larger than they reach cannot be used (nor allocated).
-  if (plan_.arena_bytes > kMaxTensorBytes)
-    return invalid_argument("the plan's activation arena of " + bytes_text(plan_.arena_bytes) +
-                            " is larger than arena offsets reach (" + bytes_text(kMaxTensorBytes) +
-                            "); make the plan again with a smaller batch");
-  UCUDNN_RETURN_IF_ERROR(check_activation_memory(graph_, plan_));
-  for (size_t s = 0; s < plan_.steps.size(); ++s) UCUDNN_RETURN_IF_ERROR(check_step(s));
-  return check_side_streams(graph_, plan_);
-}
-
-Status Executor::check_step(size_t s) const {
-  const PlanStep& step = plan_.steps[s];
-  if (step.node != static_cast<ir::NodeId>(s))
-    return invalid_argument("the plan's step " + std::to_string(s) + " runs node " + std::to_string(step.node) +
-                            "; steps must run the model's nodes in order");
-  const ir::Node& node = graph_.nodes[s];
-  size_t end = 0;
-  // In the arena (Note [workspace in the arena]) check_activation_memory has placed it already.
-  if (!plan_.workspace_in_arena &&
-      (!checked_add(step.workspace_offset, step.workspace_bytes, &end) || end > plan_.workspace_pool_bytes))
-    return invalid_argument(node.describe() + ": the plan's workspace slice (offset " +
-                            std::to_string(step.workspace_offset) + ", " + bytes_text(step.workspace_bytes) +
-                            ") lies outside the pool of " + bytes_text(plan_.workspace_pool_bytes));
-  if (step.micro_batches.empty()) return Status::ok();
-  if (!ir::is_convolution(node))
-    return invalid_argument(node.describe() + ": only convolutions can be divided into micro-batches");
-  const Shape& x = graph_.value(node.inputs[0]).shape;
-  const int64_t batch = x.empty() ? 0 : x[0];
-  // Micro-batch i covers the samples after those of 0..i-1 (prepare_steps): positive sizes summing
-  // to the batch leave no gap and no overlap.
-  if (!micro_batches_cover(step.micro_batches, batch)) {
-    std::string sizes;
-    for (const MicroBatch& m : step.micro_batches) sizes += (sizes.empty() ? "" : ", ") + std::to_string(m.size);
-    return invalid_argument(node.describe() + ": the plan's micro-batch sizes (" + sizes +
-                            ") do not sum to the batch " + std::to_string(batch) + " (each must be positive)");
-  }
-  for (const MicroBatch& m : step.micro_batches)
-    if (m.algorithm < -1)  // the backend's prepare checks the upper end of its own ids
-      return invalid_argument(node.describe() + ": the plan names algorithm " + std::to_string(m.algorithm) +
-                              " for a micro-batch of " + std::to_string(m.size) +
-                              "; algorithm ids are >= 0, or -1 for the default");
-  return Status::ok();
 }
 
 Expected<Executor::WeightLayout> Executor::lay_out_weights() const {
@@ -205,6 +152,19 @@ Status Executor::check_memory(const WeightLayout& weights) const {
                             (upload ? size_text(weight_bytes) : format_bytes(weights.bytes) + " in place") +
                             (upload ? "" : ", outputs " + size_text(outputs));
   return check_fits(backend_, "model '" + graph_.name + "': the plan needs", needed, parts);
+}
+
+Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs) {
+  if (inputs.size() != graph.inputs.size())
+    return invalid_argument("expected " + std::to_string(graph.inputs.size()) + " inputs, got " +
+                            std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ir::Value& v = graph.value(graph.inputs[i]);
+    if (inputs[i].dtype() != v.dtype || inputs[i].shape() != v.shape)
+      return invalid_argument("input '" + v.name + "' must be " + dtype_name(v.dtype) + shape_to_string(v.shape) +
+                              ", got " + inputs[i].describe());
+  }
+  return Status::ok();
 }
 
 Status check_model_fits_memory(const Backend& backend, const ir::Graph& graph) {

@@ -1,9 +1,9 @@
 // Executor: runs a runtime::Plan over a graph on a Backend — the one executor
 // for every device (runtime/backend/backend.h draws the line between them).
 //
-// At creation it checks the plan against the graph (every value's size; every
-// step's node, slice, micro-batches and algorithms; every value inside the arena,
-// aligned, apart from the values alive with it — all with overflow-safe sums),
+// At creation it checks the plan against the graph (check_plan, runtime/plan/plan_checks.h:
+// every value's size; every step's node, slice, micro-batches and algorithms; every value
+// inside the arena, aligned, apart from the values alive with it — all with overflow-safe sums),
 // checks that the memory it is about to take fits in what the backend has
 // available (refusing with the sizes, rather than being killed half-way), makes
 // the only three allocations (weights — or, on a backend whose memory is the
@@ -19,7 +19,7 @@
 // time is its own.
 //
 // Steps a plan puts on the side stream (Note [side stream],
-// runtime/executor/side_stream.h) run on stream 1 when the backend has two,
+// runtime/plan/side_stream.h) run on stream 1 when the backend has two,
 // ordered against stream 0 by events made at creation: stream 0 records one
 // after the step's fork, stream 1 waits for it, and stream 0 waits for the
 // step's own event before its join. A backend with one stream runs them in order.
@@ -47,9 +47,9 @@
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
 #include "runtime/executor/captured_runs.h"
-#include "runtime/executor/plan.h"
 #include "runtime/executor/profile.h"
 #include "runtime/ir/graph.h"
+#include "runtime/plan/plan.h"
 
 namespace ucudnn::runtime {
 
@@ -60,6 +60,10 @@ namespace ucudnn::runtime {
 // whose size does not fit at all. For callers that plan (and benchmark) before creating an
 // executor; Executor::create checks the whole plan again before it allocates.
 Status check_model_fits_memory(const Backend& backend, const ir::Graph& graph);
+
+// Checks a run's inputs against the graph's: count, then each one's dtype and
+// shape, naming the input. Every executor calls it before touching memory.
+Status check_run_inputs(const ir::Graph& graph, const std::vector<Tensor>& inputs);
 
 class Executor {
  public:
@@ -142,9 +146,6 @@ class Executor {
   Status build();
   // InvalidArgument for `run` and `profile` of an io_bound plan (Plan::io_bound).
   Status check_not_io_bound(const char* what) const;
-  // The plan against the graph, before anything is allocated.
-  Status check_plan() const;
-  Status check_step(size_t s) const;
   Expected<WeightLayout> lay_out_weights() const;
   // What the executor will allocate against backend_.available_memory_bytes(), before it does.
   Status check_memory(const WeightLayout& weights) const;

@@ -9,27 +9,30 @@
 
 namespace ucudnn::ir {
 
-enum class ConvActivationKind : uint8_t { kNone, kRelu, kSiLU, kHardSwish, kSigmoid, kClip };
+// A Conv's activation is a PointwiseOp of one operand (Note [one formula per op],
+// runtime/ir/pointwise_program.h): kIdentity (none), kRelu, kSiLU, kHardSwish, kSigmoid or kClip.
+using ConvActivationKind = PointwiseOp;
 
 struct ConvActivation {
-  ConvActivationKind kind = ConvActivationKind::kNone;
-  float min = 0.f, max = 0.f;  // kClip's bounds
+  ConvActivationKind kind = PointwiseOp::kIdentity;
+  float min = 0.f, max = 0.f;  // kClip's bounds (its p0, p1)
 };
 
-// Relu passes a NaN (cuDNN's CUDNN_PROPAGATE_NAN); the others compute as eval_pointwise does, as the
-// FusedPointwise they replace did. (A lone HardSwish or Sigmoid node's own kernel writes the same
-// function differently: results then differ in rounding, Sigmoid's far tail in denormals.)
+// eval_pointwise of the activation, as the FusedPointwise it replaces computed it on the GPU (Relu
+// passes a NaN, as cuDNN's CUDNN_PROPAGATE_NAN). A lone HardSwish or Clip node's own kernel computes
+// its op in its own way (Note [lone-node forms]); on the CPU, SiLU and Sigmoid run through the vector
+// forms instead (Note [vector activations], runtime/cpu/vector_activations.h).
+// The switch names the six kinds conv_activation (runtime/ir/fusion.h) accepts, so that a kernel's
+// epilogue inlines six formulas, not every op's.
 UCUDNN_HOST_DEVICE inline float apply_conv_activation(const ConvActivation& a, float v) {
   switch (a.kind) {
-    case ConvActivationKind::kNone: return v;
-    case ConvActivationKind::kRelu: return v < 0.f ? 0.f : v;
-    case ConvActivationKind::kSiLU:
-      return eval_pointwise(PointwiseOp::kMul, v, eval_pointwise(PointwiseOp::kSigmoid, v, 0.f, 0.f, 0.f), 0.f, 0.f);
-    case ConvActivationKind::kHardSwish: return eval_pointwise(PointwiseOp::kHardSwish, v, 0.f, 0.f, 0.f);
-    case ConvActivationKind::kSigmoid: return eval_pointwise(PointwiseOp::kSigmoid, v, 0.f, 0.f, 0.f);
-    case ConvActivationKind::kClip: return eval_pointwise(PointwiseOp::kClip, v, 0.f, a.min, a.max);
+    case PointwiseOp::kRelu: return eval_pointwise(PointwiseOp::kRelu, v, 0.f, 0.f, 0.f);
+    case PointwiseOp::kSiLU: return eval_pointwise(PointwiseOp::kSiLU, v, 0.f, 0.f, 0.f);
+    case PointwiseOp::kHardSwish: return eval_pointwise(PointwiseOp::kHardSwish, v, 0.f, 0.f, 0.f);
+    case PointwiseOp::kSigmoid: return eval_pointwise(PointwiseOp::kSigmoid, v, 0.f, 0.f, 0.f);
+    case PointwiseOp::kClip: return eval_pointwise(PointwiseOp::kClip, v, 0.f, a.min, a.max);
+    default: return v;  // kIdentity: no activation
   }
-  return v;
 }
 
 }  // namespace ucudnn::ir

@@ -39,13 +39,12 @@ inline Expected<ConvActivation> conv_activation(const Node& node) {
   ConvActivation a;
   if (name.empty()) return a;
   static const std::pair<const char*, ConvActivationKind> kKinds[] = {
-      {"Relu", ConvActivationKind::kRelu}, {"SiLU", ConvActivationKind::kSiLU},
-      {"HardSwish", ConvActivationKind::kHardSwish}, {"Sigmoid", ConvActivationKind::kSigmoid},
-      {"Clip", ConvActivationKind::kClip}};
+      {"Relu", PointwiseOp::kRelu}, {"SiLU", PointwiseOp::kSiLU}, {"HardSwish", PointwiseOp::kHardSwish},
+      {"Sigmoid", PointwiseOp::kSigmoid}, {"Clip", PointwiseOp::kClip}};
   for (const auto& [known, kind] : kKinds)
     if (name == known) a.kind = kind;
-  if (a.kind == ConvActivationKind::kNone) return unsupported(node.describe() + ": fused activation '" + name + "'");
-  if (a.kind == ConvActivationKind::kClip) {
+  if (a.kind == PointwiseOp::kIdentity) return unsupported(node.describe() + ": fused activation '" + name + "'");
+  if (a.kind == PointwiseOp::kClip) {
     a.min = static_cast<float>(node.attrs.get_float(kFusedActivationMinAttr));
     a.max = static_cast<float>(node.attrs.get_float(kFusedActivationMaxAttr));
   }

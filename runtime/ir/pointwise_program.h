@@ -27,6 +27,23 @@
 // Instruction {opcode, a, b, k}: a and b are registers (b unused for unary ops), k the index of the
 // first immediate in `constants` (unused by ops without one). The semantics of each opcode are
 // eval_pointwise below: one definition for the CPU kernel, the CUDA kernel and the tests.
+//
+// Note [one formula per op]
+// PointwiseOp lists every elementwise op once and eval_pointwise is its one scalar formula, for every
+// path that computes one: FusedPointwise on both devices (NVRTC compiles this file too), the lone
+// nodes' kernels of both devices (through eval_unary_node: Note [lone-node forms]), the Conv
+// epilogues (an ir::ConvActivation is a PointwiseOp: runtime/ir/conv_activation.h) and the kinds
+// ActivationGrad differentiates (runtime/ops/activation_grad.h). runtime/ir/unary_ops.h maps OpKind
+// to PointwiseOp, in one place. The CPU alone has vector forms beside it, written where they run and
+// documented there: the loops of runtime/cpu/fused_pointwise.cc (Note [CPU vector forms]) and the
+// SiLU/sigmoid of runtime/cpu/vector_activations.h (Note [vector activations]), which its Conv
+// epilogues share.
+// Adding a unary op ONNX names X touches: op_list.h (X) and its descriptor (runtime/ops/, attributes
+// and gradient rule); here, PointwiseOp::kX (after kCount, unless programs may hold it), its formula
+// in eval_pointwise and X in UCUDNN_FOR_EACH_UNARY_NODE_OP (which gives it its CPU and CUDA kernels);
+// pointwise_parameters (runtime/ir/unary_ops.h) if it has attributes; activation_derivative
+// (runtime/ops/activation_grad.h) if ActivationGrad differentiates it; its reference
+// (tests/reference/elementwise_reference.cc) and an op-table case.
 #pragma once
 
 // NVRTC compiles this file too (Note [generated pointwise kernels]): its standard headers are the
@@ -66,15 +83,15 @@ enum class PointwiseOp : int64_t {
   kSub = 1,          // a - b
   kMul = 2,          // a * b
   kDiv = 3,          // a / b
-  kRelu = 4,         // max(a, 0)
+  kRelu = 4,         // a < 0 ? 0 : a   (std::max(a, 0): a NaN passes, as cuDNN's)
   kLeakyRelu = 5,    // a >= 0 ? a : p0 * a
   kPRelu = 6,        // a >= 0 ? a : b * a   (b: the slope leaf)
-  kSigmoid = 7,      // 1 / (1 + exp(-a))
+  kSigmoid = 7,      // 1 / (1 + exp(-a)), written stable on both tails
   kTanh = 8,         // tanh(a)
-  kHardSigmoid = 9,  // max(0, min(1, p0 * a + p1))
-  kHardSwish = 10,   // a * max(0, min(1, a / 6 + 1/2))
+  kHardSigmoid = 9,  // clamp(p0 * a + p1, 0, 1)
+  kHardSwish = 10,   // a * max(0, min(1, a * (1/6) + 1/2))
   kClip = 11,        // min(max(a, p0), p1)
-  kElu = 12,         // a >= 0 ? a : p0 * (exp(a) - 1)
+  kElu = 12,         // a > 0 ? a : p0 * expm1(a)
   kErf = 13,         // erf(a)
   kConstant = 14,    // p0
   kMax = 15,         // max(a, b)
@@ -87,8 +104,46 @@ enum class PointwiseOp : int64_t {
   kReciprocal = 22,  // 1 / a
   kSoftplus = 23,    // log(1 + exp(a))
   kPow = 24,         // a ^ b
+  // A FusedPointwise program holds opcodes 0 .. kCount - 1 (its decoder refuses the others; the CPU
+  // kernel has a loop per opcode below kCount). The ops after kCount are computed by lone nodes and
+  // Conv epilogues only: letting a program hold one means moving kCount past it (and naming it in
+  // optimizer/passes/fuse_pointwise.cc's op_label).
   kCount = 25,
+  kIdentity = 26,         // a (a Conv without an activation: ConvActivation's default)
+  kSiLU = 27,             // a * sigmoid(a)
+  kSoftsign = 28,         // a / (1 + |a|)
+  kCelu = 29,             // a > 0 ? a : p0 * expm1(a / p0)
+  kSelu = 30,             // p1 * (a > 0 ? a : p0 * expm1(a))   (p0 alpha, p1 gamma)
+  kThresholdedRelu = 31,  // a > p0 ? a : 0
+  kShrink = 32,           // a < -p0 ? a + p1 : a > p0 ? a - p1 : 0   (p0 lambd, p1 bias)
+  kFloor = 33,
+  kCeil = 34,
+  kRound = 35,            // halves to even
+  kSign = 36,             // -1, 0 or 1; NaN stays NaN
+  kSin = 37,
+  kCos = 38,
+  kTan = 39,
+  kAsin = 40,
+  kAcos = 41,
+  kAtan = 42,
+  kSinh = 43,
+  kCosh = 44,
+  kAsinh = 45,
+  kAcosh = 46,
+  kAtanh = 47,
+  kEnd = 48,  // one past the last op
 };
+
+// The unary ops a lone node of the same ONNX name computes (X(name): OpKind::k##name and
+// PointwiseOp::k##name): the one list runtime/ir/unary_ops.h maps OpKind by and both backends
+// generate their unary kernels from. Clip is apart (its bounds are inputs), PRelu is binary.
+// clang-format off
+#define UCUDNN_FOR_EACH_UNARY_NODE_OP(X)                                                          \
+  X(Relu) X(LeakyRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish) X(Elu) X(Erf) X(Softplus)  \
+  X(Sqrt) X(Exp) X(Log) X(Abs) X(Neg) X(Reciprocal) X(Softsign) X(Celu) X(Selu)                 \
+  X(ThresholdedRelu) X(Shrink) X(Floor) X(Ceil) X(Round) X(Sign) X(Sin) X(Cos) X(Tan) X(Asin)    \
+  X(Acos) X(Atan) X(Sinh) X(Cosh) X(Asinh) X(Acosh) X(Atanh)
+// clang-format on
 
 // Whether the opcode reads register b.
 inline constexpr bool pointwise_op_is_binary(PointwiseOp op) {
@@ -98,28 +153,41 @@ inline constexpr bool pointwise_op_is_binary(PointwiseOp op) {
 // How many immediates the opcode reads from constants[k].
 inline constexpr int pointwise_op_immediates(PointwiseOp op) {
   switch (op) {
-    case PointwiseOp::kLeakyRelu: case PointwiseOp::kElu: case PointwiseOp::kConstant: return 1;
-    case PointwiseOp::kHardSigmoid: case PointwiseOp::kClip: return 2;
+    case PointwiseOp::kLeakyRelu: case PointwiseOp::kElu: case PointwiseOp::kConstant: case PointwiseOp::kCelu:
+    case PointwiseOp::kThresholdedRelu: return 1;
+    case PointwiseOp::kHardSigmoid: case PointwiseOp::kClip: case PointwiseOp::kSelu: case PointwiseOp::kShrink:
+      return 2;
     default: return 0;
   }
 }
 
-// One instruction on scalars (float32, as ONNX's float ops).
+// The logistic function, stable on both tails: exp of a non-positive number never overflows.
+UCUDNN_HOST_DEVICE inline float pointwise_sigmoid(float a) {
+  if (a >= 0.f) return 1.f / (1.f + expf(-a));
+  const float e = expf(a);
+  return e / (1.f + e);
+}
+
+// One instruction on scalars (float32, as ONNX's float ops): the one formula of every elementwise op
+// (Note [one formula per op]).
 UCUDNN_HOST_DEVICE inline float eval_pointwise(PointwiseOp op, float a, float b, float p0, float p1) {
   switch (op) {
     case PointwiseOp::kAdd: return a + b;
     case PointwiseOp::kSub: return a - b;
     case PointwiseOp::kMul: return a * b;
     case PointwiseOp::kDiv: return a / b;
-    case PointwiseOp::kRelu: return a > 0.f ? a : 0.f;
+    case PointwiseOp::kRelu: return a < 0.f ? 0.f : a;
     case PointwiseOp::kLeakyRelu: return a >= 0.f ? a : p0 * a;
     case PointwiseOp::kPRelu: return a >= 0.f ? a : b * a;
-    case PointwiseOp::kSigmoid: return 1.f / (1.f + expf(-a));
+    case PointwiseOp::kSigmoid: return pointwise_sigmoid(a);
     case PointwiseOp::kTanh: return tanhf(a);
-    case PointwiseOp::kHardSigmoid: return fmaxf(0.f, fminf(1.f, p0 * a + p1));
+    case PointwiseOp::kHardSigmoid: {
+      const float t = p0 * a + p1;
+      return t < 0.f ? 0.f : 1.f < t ? 1.f : t;  // std::clamp: a NaN passes
+    }
     case PointwiseOp::kHardSwish: return a * fmaxf(0.f, fminf(1.f, a * (1.f / 6.f) + 0.5f));
     case PointwiseOp::kClip: return fminf(fmaxf(a, p0), p1);
-    case PointwiseOp::kElu: return a >= 0.f ? a : p0 * (expf(a) - 1.f);
+    case PointwiseOp::kElu: return a > 0.f ? a : p0 * expm1f(a);
     case PointwiseOp::kErf: return erff(a);
     case PointwiseOp::kConstant: return p0;
     case PointwiseOp::kMax: return fmaxf(a, b);
@@ -132,9 +200,57 @@ UCUDNN_HOST_DEVICE inline float eval_pointwise(PointwiseOp op, float a, float b,
     case PointwiseOp::kReciprocal: return 1.f / a;
     case PointwiseOp::kSoftplus: return a > 0.f ? a + log1pf(expf(-a)) : log1pf(expf(a));  // no overflow
     case PointwiseOp::kPow: return powf(a, b);
-    case PointwiseOp::kCount: break;
+    case PointwiseOp::kIdentity: return a;
+    case PointwiseOp::kSiLU: return a * pointwise_sigmoid(a);
+    case PointwiseOp::kSoftsign: return a / (1.f + fabsf(a));
+    case PointwiseOp::kCelu: return a > 0.f ? a : p0 * expm1f(a / p0);
+    case PointwiseOp::kSelu: return p1 * (a > 0.f ? a : p0 * expm1f(a));
+    case PointwiseOp::kThresholdedRelu: return a > p0 ? a : 0.f;
+    case PointwiseOp::kShrink: return a < -p0 ? a + p1 : a > p0 ? a - p1 : 0.f;
+    case PointwiseOp::kFloor: return floorf(a);
+    case PointwiseOp::kCeil: return ceilf(a);
+    case PointwiseOp::kRound: return rintf(a);  // halves to even (the default rounding mode), as nearbyint
+    case PointwiseOp::kSign: return a > 0.f ? 1.f : a < 0.f ? -1.f : a == 0.f ? 0.f : a;
+    case PointwiseOp::kSin: return sinf(a);
+    case PointwiseOp::kCos: return cosf(a);
+    case PointwiseOp::kTan: return tanf(a);
+    case PointwiseOp::kAsin: return asinf(a);
+    case PointwiseOp::kAcos: return acosf(a);
+    case PointwiseOp::kAtan: return atanf(a);
+    case PointwiseOp::kSinh: return sinhf(a);
+    case PointwiseOp::kCosh: return coshf(a);
+    case PointwiseOp::kAsinh: return asinhf(a);
+    case PointwiseOp::kAcosh: return acoshf(a);
+    case PointwiseOp::kAtanh: return atanhf(a);
+    case PointwiseOp::kCount: case PointwiseOp::kEnd: break;
   }
   return a;
+}
+
+// Note [lone-node forms]
+// A lone node's kernel (runtime/cpu/activations.cc, runtime/cuda/kernels.cu) computes
+// eval_unary_node: eval_pointwise, except for two ops whose lone kernels have always computed their
+// own way, kept so that no output changes:
+//  - HardSwish: a · clamp(a / 6 + 1/2, 0, 1), dividing by 6 where eval_pointwise (ONNX's formula, the
+//    same operations as a · HardSigmoid(a; 1/6, 1/2): what FusedPointwise and the Conv epilogues
+//    compute) multiplies by the rounded 1/6, with an FMA where the CPU has one. About a quarter of
+//    the inputs in [-4, 4] round differently: by an ulp or two of the result, and by up to 8e5 ulp
+//    next to -3, where the result is near 0 (the two are ~1e-8 apart there).
+//  - Clip: std::min(std::max(a, p0), p1), where a NaN passes and a -0 above a +0 bound stays -0;
+//    fmaxf/fminf give the bound. Only a NaN or a signed zero tells them apart.
+// Deleting a case makes lone nodes compute as FusedPointwise does, and changes those lone outputs.
+UCUDNN_HOST_DEVICE inline float eval_unary_node(PointwiseOp op, float a, float p0, float p1) {
+  switch (op) {
+    case PointwiseOp::kHardSwish: {
+      const float t = a / 6.f + 0.5f;
+      return a * (t < 0.f ? 0.f : 1.f < t ? 1.f : t);
+    }
+    case PointwiseOp::kClip: {
+      const float t = a < p0 ? p0 : a;
+      return p1 < t ? p1 : t;
+    }
+    default: return eval_pointwise(op, a, 0.f, p0, p1);
+  }
 }
 
 }  // namespace ucudnn::ir

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "runtime/core/bytes.h"
+#include "runtime/ir/unary_ops.h"
 #include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 
@@ -23,17 +24,10 @@ namespace ucudnn {
 
 namespace {
 
-struct NamedActivation {
-  const char* name;
-  ActivationKind kind;
-};
-
-constexpr NamedActivation kActivations[] = {
-    {"Relu", ActivationKind::kRelu},           {"LeakyRelu", ActivationKind::kLeakyRelu},
-    {"Sigmoid", ActivationKind::kSigmoid},     {"Tanh", ActivationKind::kTanh},
-    {"HardSigmoid", ActivationKind::kHardSigmoid}, {"HardSwish", ActivationKind::kHardSwish},
-    {"Clip", ActivationKind::kClip},           {"Elu", ActivationKind::kElu},
-};
+// The forward ops activation_derivative differentiates; each one's kind is its PointwiseOp
+// (ir::pointwise_op_of).
+constexpr const char* kActivations[] = {"Relu",        "LeakyRelu", "Sigmoid", "Tanh",
+                                        "HardSigmoid", "HardSwish", "Clip",    "Elu"};
 
 // dY and X: float32 of one shape.
 Status expect_gradient_of(const InferContext& ctx) {
@@ -110,18 +104,16 @@ int64_t dropout_train_flops(const InferContext& ctx) { return flops_per_element(
 }  // namespace
 
 bool activation_kind_from_name(const std::string& name, ActivationKind* kind) {
-  for (const NamedActivation& a : kActivations) {
-    if (name != a.name) continue;
-    *kind = a.kind;
-    return true;
-  }
+  OpKind op;
+  for (const char* known : kActivations)
+    if (name == known) return op_from_name(known, &op) && ir::pointwise_op_of(op, kind);
   return false;
 }
 
 const char* activation_kind_names() {
   static const std::string names = [] {
     std::string joined;
-    for (const NamedActivation& a : kActivations) joined += std::string(joined.empty() ? "" : ", ") + a.name;
+    for (const char* name : kActivations) joined += std::string(joined.empty() ? "" : ", ") + name;
     return joined;
   }();
   return names.c_str();

@@ -12,11 +12,14 @@
 #include <string>
 
 #include "runtime/core/host_device.h"
+#include "runtime/ir/pointwise_program.h"
 
 namespace ucudnn {
 
-// ActivationGrad's `activation` attribute: the forward op it differentiates.
-enum class ActivationKind { kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kElu };
+// ActivationGrad's `activation` attribute: the forward op it differentiates, a PointwiseOp (Note [one
+// formula per op], runtime/ir/pointwise_program.h): kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid,
+// kHardSwish, kClip or kElu.
+using ActivationKind = ir::PointwiseOp;
 
 // The kind named `name` ("Relu", ..., "Elu": the forward op's ONNX name); false when unknown.
 bool activation_kind_from_name(const std::string& name, ActivationKind* kind);
@@ -55,6 +58,7 @@ UCUDNN_HOST_DEVICE inline float activation_derivative(ActivationKind kind, float
     case ActivationKind::kHardSwish: return x < -3.0f ? 0.0f : (x > 3.0f ? 1.0f : (2.0f * x + 3.0f) / 6.0f);
     case ActivationKind::kClip: return x >= low && x <= high ? 1.0f : 0.0f;
     case ActivationKind::kElu: return x > 0.0f ? 1.0f : alpha * expf(x);
+    default: break;  // activation_kind_from_name gives no other kind
   }
   return 0.0f;
 }

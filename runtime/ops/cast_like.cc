@@ -1,11 +1,5 @@
-// Descriptor and lowering of CastLike (cast_like.h).
-#include "runtime/ops/cast_like.h"
-
-#include <algorithm>
-#include <utility>
-#include <vector>
-
-#include "runtime/ops/lowering.h"
+// Descriptor of CastLike(input, target_type) (opset 15): a Cast to target_type's dtype, whose values are not
+// read. No backend runs it: the importer lowers it into that Cast (onnx_import/lowering/cast_like.h).
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -25,15 +19,6 @@ Status cast_like_infer(InferContext& ctx) {
   return Status::ok();
 }
 
-Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
-  const ir::ValueId y = node.outputs[0];
-  ir::Attributes attrs;
-  attrs.set("to", static_cast<int64_t>(dtype_to_onnx(graph.value(y).dtype)));
-  build.emit(OpKind::kCast, "", {node.inputs[0]}, graph.value(y).dtype, graph.value(y).shape, y, std::move(attrs));
-  return Status::ok();
-}
-
 }  // namespace
 
 const OpDescriptor& describe_CastLike() {
@@ -45,7 +30,5 @@ const OpDescriptor& describe_CastLike() {
                               .infer = cast_like_infer};
   return d;
 }
-
-Status lower_cast_likes(ir::Graph& graph) { return lower_each(graph, OpKind::kCastLike, lower_one, "CastLike"); }
 
 }  // namespace ucudnn

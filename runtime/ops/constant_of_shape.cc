@@ -1,14 +1,10 @@
 // Descriptor of ConstantOfShape: shape (int64 [r], constant) → Y [shape...] of the `value` attribute's
 // dtype, every element that value (a one-element tensor; float32 0 when absent). PyTorch writes it,
 // e.g., in the pads it computes for a reflect padding. No backend has a kernel of it: the importer folds
-// it, or lower_constants_of_shape makes it an Expand (Note [lowered ops], lowering.h).
-#include "runtime/ops/constant_of_shape.h"
-
-#include <algorithm>
+// it, or lowers it into an Expand (onnx_import/lowering/constant_of_shape.h; Note [lowered ops], lowered_ops.h).
 #include <string>
 #include <vector>
 
-#include "runtime/ops/lowering.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -34,21 +30,7 @@ Status constant_of_shape_infer(InferContext& ctx) {
   return Status::ok();
 }
 
-Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  LoweringBuilder build(graph, node, out, std::max(node.opset, 8));
-  const ir::Value y = graph.value(node.outputs[0]);  // a copy: adding values moves them
-  build.emit(OpKind::kExpand, "", {build.constant("value", constant_of_shape_value(node)), node.inputs[0]},
-             y.dtype, y.shape, node.outputs[0]);
-  return Status::ok();
-}
-
 }  // namespace
-
-Tensor constant_of_shape_value(const ir::Node& node) {
-  if (node.attrs.has("value")) return node.attrs.get_tensor("value").reshaped({});
-  const float zero = 0.0f;
-  return Tensor::from_floats({}, {&zero, 1});
-}
 
 const OpDescriptor& describe_ConstantOfShape() {
   static const OpDescriptor d{.kind = OpKind::kConstantOfShape,
@@ -58,10 +40,6 @@ const OpDescriptor& describe_ConstantOfShape() {
                               .attrs = {attr_optional("value", ir::AttrType::kTensor)},
                               .infer = constant_of_shape_infer};
   return d;
-}
-
-Status lower_constants_of_shape(ir::Graph& graph) {
-  return lower_each(graph, OpKind::kConstantOfShape, lower_one, "ConstantOfShape");
 }
 
 }  // namespace ucudnn

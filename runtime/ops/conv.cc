@@ -1,6 +1,6 @@
 // Descriptor of Conv: X [N, C, spatial...], W [M, C/group, kernel...], optional
 // B [M] → Y [N, M, out...]. 1-D and 2-D convolutions run as they are; 3-D ones are lowered at import into
-// 2-D ones (Note [3-D convolution as 2-D ones], volumetric.h).
+// 2-D ones (Note [3-D convolution as 2-D ones], onnx_import/lowering/volumetric.h).
 // Attributes (latest opset): auto_pad "NOTSET", dilations, group 1, kernel_shape,
 // pads, strides; the rank-dependent ones are optional (read with has()).
 // FLOPs: 2 · N · M · prod(out) · (C/group) · prod(kernel).
@@ -8,6 +8,7 @@
 // explicit pads, dB = ReduceSum(dY) over every axis but the channels.
 #include "runtime/core/bytes.h"
 #include "runtime/ir/fusion.h"
+#include "runtime/ops/conv_checks.h"
 #include "runtime/ops/gradient.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/window_geometry.h"
@@ -17,32 +18,16 @@ namespace ucudnn {
 namespace {
 
 Status infer_conv(InferContext& ctx) {
-  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
-  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(1, {DType::kFloat32}));
-  if (ctx.has_input(2)) UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(2, {DType::kFloat32}));
+  UCUDNN_ASSIGN_OR_RETURN(const int64_t group, checked_conv_group(ctx, "convolution"));
   const Shape& x = ctx.input(0).shape;
   const Shape& w = ctx.input(1).shape;
-  if (x.size() < 3) return ctx.error("X must have rank >= 3 ([N, C, spatial...]), got rank " + std::to_string(x.size()));
-  if (w.size() != x.size())
-    return ctx.error("W has rank " + std::to_string(w.size()) + " but X has rank " + std::to_string(x.size()));
-  if (x.size() > 5)
-    return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D convolution; ucudnn supports 1-D to 3-D");
-  const int64_t group = ctx.attrs().has("group") ? ctx.attrs().get_int("group") : 1;
   const int64_t channels = x[1], filters = w[0];
-  if (group < 1) return ctx.error("group " + std::to_string(group) + " must be >= 1");
-  if (channels % group != 0)
-    return ctx.error("group " + std::to_string(group) + " does not divide the input channels " + std::to_string(channels));
   if (filters % group != 0)
     return ctx.error("group " + std::to_string(group) + " does not divide the output channels " + std::to_string(filters));
   if (w[1] * group != channels)
     return ctx.error("channel mismatch: X has " + std::to_string(channels) + " channels but W expects " +
                      std::to_string(w[1]) + " per group x " + std::to_string(group) + " groups");
-  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
-  if (ctx.attrs().has("kernel_shape") && ctx.attrs().get_ints("kernel_shape") != kernel)
-    return ctx.error("kernel_shape " + shape_to_string(ctx.attrs().get_ints("kernel_shape")) +
-                     " does not match W's spatial dims " + shape_to_string(kernel));
-  if (ctx.has_input(2) && ctx.input(2).shape != Shape{filters})
-    return ctx.error("B must have shape [" + std::to_string(filters) + "], got " + shape_to_string(ctx.input(2).shape));
+  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, checked_conv_kernel(ctx, filters));
   auto geometry = compute_window_geometry(ctx.attrs(), Shape(x.begin() + 2, x.end()), kernel, /*ceil_mode=*/false);
   if (!geometry) return ctx.error(geometry.status().message());
   Shape y = {x[0], filters};

@@ -1,9 +1,9 @@
 // Descriptor of ConvTranspose: X [N, C, spatial...], W [C, M/group, kernel...], optional B [M]
 // → Y [N, M, out...] (the geometry in conv_transpose.h). 1-D to 3-D, as Conv (a 3-D one is first rewritten
-// into 2-D ones: Note [3-D ConvTranspose as 2-D ones], volumetric.h). It never reaches a
+// into 2-D ones: Note [3-D ConvTranspose as 2-D ones], onnx_import/lowering/volumetric.h). It never reaches a
 // backend: the importer rewrites it into ConvGradData (+ the bias), the data gradient of the Conv
-// from Y's shape to X's with the same weights (lower_conv_transposes below; Note [ConvTranspose as
-// ConvGradData], conv_transpose.h), which the optimizer plans and divides like any convolution.
+// from Y's shape to X's with the same weights (Note [ConvTranspose as ConvGradData],
+// onnx_import/lowering/conv_transpose.h), which the optimizer plans and divides like any convolution.
 // FLOPs: 2 · numel(X) · (M/group) · prod(kernel), the transposed Conv's.
 #include "runtime/ops/conv_transpose.h"
 
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "runtime/core/bytes.h"
-#include "runtime/ops/lowering.h"
+#include "runtime/ops/conv_checks.h"
 #include "runtime/ops/op_descriptor.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -104,30 +104,14 @@ Expected<ConvTransposeGeometry> conv_transpose_geometry(const ir::Attributes& at
 namespace {
 
 Status infer_conv_transpose(InferContext& ctx) {
-  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
-  UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(1, {DType::kFloat32}));
-  if (ctx.has_input(2)) UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(2, {DType::kFloat32}));
+  UCUDNN_ASSIGN_OR_RETURN(const int64_t group, checked_conv_group(ctx, "ConvTranspose"));
   const Shape& x = ctx.input(0).shape;
   const Shape& w = ctx.input(1).shape;
-  if (x.size() < 3) return ctx.error("X must have rank >= 3 ([N, C, spatial...]), got rank " + std::to_string(x.size()));
-  if (w.size() != x.size())
-    return ctx.error("W has rank " + std::to_string(w.size()) + " but X has rank " + std::to_string(x.size()));
-  if (x.size() > 5)
-    return ctx.unsupported_error(std::to_string(x.size() - 2) + "-D ConvTranspose; ucudnn supports 1-D to 3-D");
-  const int64_t group = ctx.attrs().get_int("group");
-  if (group < 1) return ctx.error("group " + std::to_string(group) + " must be >= 1");
-  if (x[1] % group != 0)
-    return ctx.error("group " + std::to_string(group) + " does not divide the input channels " + std::to_string(x[1]));
   if (w[0] != x[1])
     return ctx.error("channel mismatch: X has " + std::to_string(x[1]) + " channels but W " + shape_to_string(w) +
                      " has " + std::to_string(w[0]) + " (ConvTranspose's W is [C, M/group, kernel...])");
   const int64_t filters = w[1] * group;
-  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
-  if (ctx.attrs().has("kernel_shape") && ctx.attrs().get_ints("kernel_shape") != kernel)
-    return ctx.error("kernel_shape " + shape_to_string(ctx.attrs().get_ints("kernel_shape")) +
-                     " does not match W's spatial dims " + shape_to_string(kernel));
-  if (ctx.has_input(2) && ctx.input(2).shape != Shape{filters})
-    return ctx.error("B must have shape [" + std::to_string(filters) + "], got " + shape_to_string(ctx.input(2).shape));
+  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, checked_conv_kernel(ctx, filters));
   auto geometry = conv_transpose_geometry(ctx.attrs(), Shape(x.begin() + 2, x.end()), kernel);
   if (!geometry) {
     if (geometry.status().code() == StatusCode::kUnsupported) return ctx.unsupported_error(geometry.status().message());
@@ -161,80 +145,6 @@ const OpDescriptor& describe_ConvTranspose() {
       .infer = infer_conv_transpose,
       .flops = conv_transpose_flops};
   return d;
-}
-
-namespace {
-
-// The ConvGradData (and bias) nodes computing ConvTranspose `node`, appended to `out`.
-Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  const Shape x = graph.value(node.inputs[0]).shape;
-  const Shape w = graph.value(node.inputs[1]).shape;
-  const ir::ValueId y = node.outputs[0];
-  const Shape y_shape = graph.value(y).shape;
-  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
-  auto geometry = conv_transpose_geometry(node.attrs, Shape(x.begin() + 2, x.end()), kernel);
-  if (!geometry) return Status(geometry.status().code(), node.describe() + ": " + geometry.status().message());
-  // A negative pad_end is rows past the kernel's reach: the gradient's input_shape holds them, pads 0.
-  std::vector<int64_t> pads = geometry->pad_begin;
-  for (int64_t end : geometry->pad_end) pads.push_back(std::max<int64_t>(end, 0));
-
-  ir::Node data;
-  data.name = node.name;
-  data.op = OpKind::kConvGradData;
-  data.opset = node.opset;
-  data.inputs = {node.inputs[0], node.inputs[1]};
-  data.attrs.set("kernel_shape", kernel);
-  data.attrs.set("pads", std::move(pads));
-  data.attrs.set("strides", geometry->stride);
-  data.attrs.set("dilations", geometry->dilation);
-  data.attrs.set("group", node.attrs.get_int("group"));
-  data.attrs.set("input_shape", std::vector<int64_t>(y_shape.begin(), y_shape.end()));
-  fill_default_attributes(data);
-  const bool has_bias = node.inputs.size() > 2 && node.inputs[2] != ir::kNoValue;
-  if (!has_bias) {
-    data.outputs = {y};
-    out.push_back(std::move(data));
-    return Status::ok();
-  }
-  const std::string y_name = graph.value(y).name;  // a copy: add_value moves the values
-  const ir::ValueId unbiased = graph.add_value(
-      {graph.unused_value_name(y_name + "/without_bias"), DType::kFloat32, y_shape, std::nullopt, -1});
-  data.outputs = {unbiased};
-  out.push_back(std::move(data));
-
-  // B [M] → [M, 1, ...] so that it broadcasts over Y [N, M, spatial...].
-  std::vector<int64_t> bias_dims(y_shape.size() - 1, 1);
-  bias_dims[0] = y_shape[1];
-  const ir::ValueId dims = graph.add_value({graph.unused_value_name(node.name + "/bias_shape"), DType::kInt64,
-                                            Shape{static_cast<int64_t>(bias_dims.size())},
-                                            Tensor::from_int64s({static_cast<int64_t>(bias_dims.size())}, bias_dims),
-                                            -1});
-  const ir::ValueId bias = graph.add_value({graph.unused_value_name(node.name + "/bias"), DType::kFloat32,
-                                            Shape(bias_dims.begin(), bias_dims.end()), std::nullopt, -1});
-  ir::Node reshape;
-  reshape.name = node.name + "/bias_reshape";
-  reshape.op = OpKind::kReshape;
-  reshape.opset = node.opset;
-  reshape.inputs = {node.inputs[2], dims};
-  reshape.outputs = {bias};
-  fill_default_attributes(reshape);
-  out.push_back(std::move(reshape));
-
-  ir::Node add;
-  add.name = node.name + "/add_bias";
-  add.op = OpKind::kAdd;
-  add.opset = node.opset;
-  add.inputs = {unbiased, bias};
-  add.outputs = {y};
-  fill_default_attributes(add);
-  out.push_back(std::move(add));
-  return Status::ok();
-}
-
-}  // namespace
-
-Status lower_conv_transposes(ir::Graph& graph) {
-  return lower_each(graph, OpKind::kConvTranspose, lower_one, "ConvTranspose");
 }
 
 }  // namespace ucudnn

@@ -1,6 +1,6 @@
-// ConvTranspose's geometry, shared by its shape rule and lower_conv_transposes (both in
-// runtime/ops/conv_transpose.cc), which the importer calls to run every ConvTranspose as the data
-// gradient of the Conv it transposes (Note [ConvTranspose as ConvGradData], below).
+// ConvTranspose's geometry, shared by its shape rule (runtime/ops/conv_transpose.cc) and its lowering
+// (onnx_import/lowering/conv_transpose.h), with which the importer runs every ConvTranspose as the data
+// gradient of the Conv it transposes (Note [ConvTranspose as ConvGradData], there).
 //
 // Per spatial axis, with dk = (k - 1) * d + 1 and the natural size n = s * (in - 1) + output_padding + dk:
 //   pads given (auto_pad NOTSET):  out = n - pb - pe
@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/core/shape.h"
 #include "runtime/core/status.h"
 #include "runtime/ir/attributes.h"
-#include "runtime/ir/graph.h"
 
 namespace ucudnn {
 
@@ -33,18 +33,5 @@ struct ConvTransposeGeometry {
 // the natural size at the begin, or at the end by output_padding + that many >= the stride.
 Expected<ConvTransposeGeometry> conv_transpose_geometry(const ir::Attributes& attrs, const Shape& input_spatial,
                                                         const std::vector<int64_t>& kernel);
-
-// Note [ConvTranspose as ConvGradData]
-// ConvTranspose(X, W) is the data gradient of the Conv that takes an input of Y's shape to X's with
-// the same W ([C, M/group, kernel...] is that Conv's [K, C'/group, kernel...]) and the pads, strides and
-// dilations of the geometry above: that Conv's output size, floor((out + pb + pe - dk) / s) + 1, is
-// `in` exactly when output_padding < stride. So every ConvTranspose becomes ConvGradData(X, W) with
-// input_shape Y's shape, then, with a bias, Add(·, Reshape(B, [M, 1, ...])). The optimizer then
-// benchmarks, plans and divides it into micro-batches as the backward-data convolution it is, on
-// both backends, and training differentiates it (ConvGradData's gradient rule).
-//
-// Rewrites every ConvTranspose of `graph` (shapes inferred: the importer calls it after its shape
-// rules) so; the new nodes' shapes come from their own rules and must equal the ConvTranspose's.
-Status lower_conv_transposes(ir::Graph& graph);
 
 }  // namespace ucudnn

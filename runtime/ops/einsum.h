@@ -1,19 +1,27 @@
-// Einsum (opset 12) of one or two float32 operands, lowered at import (Note [lowered ops], lowering.h) into
-// the ops that compute it: a ReduceSum of labels only one operand has and the output lacks, then for two
-// operands a Transpose of each to [batch labels, its own labels, summed labels] (the other's:
-// [batch, summed, own]), Reshapes to 3 dims past the batch ones, a MatMul (which broadcasts the batch
-// labels), and a Reshape and Transpose to the output's order; for one operand the Transpose alone.
-//   "bhid,bhjd->bhij" (attention scores) becomes Transpose(B) · MatMul; "ij->ji" a Transpose; "ii->i"
-//   (a diagonal: one label twice in an operand) and three or more operands are Unsupported.
-// The equation may use "..." (right-aligned, broadcast like numpy) and the implicit form without "->".
+// Einsum's equation, read by its shape rule (einsum.cc) and by its lowering (onnx_import/lowering/einsum.h).
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/core/shape.h"
 #include "runtime/core/status.h"
-#include "runtime/ir/graph.h"
 
 namespace ucudnn {
 
-// Rewrites every Einsum of `graph` (shapes inferred).
-Status lower_einsums(ir::Graph& graph);
+// The equation with "..." replaced by one label per broadcast dim (the characters '0'.. '9', which an
+// equation cannot use), every label's size, and the output's labels.
+struct EinsumEquation {
+  std::vector<std::string> operands;
+  std::string output;
+  std::map<char, int64_t> sizes;
+};
+
+// Equation `text` read against its operands' `shapes` (the implicit form without "->" gets its output
+// labels); InvalidModel where they do not fit, Unsupported for three or more operands, a label repeated in
+// one operand (a diagonal) or an ellipsis of more than 10 dims.
+Expected<EinsumEquation> parse_einsum(const std::string& text, const std::vector<Shape>& shapes);
 
 }  // namespace ucudnn

@@ -1,14 +1,10 @@
 // Descriptor of InstanceNormalization: X [N, C, D1, ...] (rank >= 3), Scale [C], B [C] → Y like X;
-// attribute epsilon (1e-5). It never reaches a backend: lower_instance_norms rewrites it (Note [lowered
-// ops], lowering.h), so the pointwise part fuses and training differentiates the pieces.
-#include "runtime/ops/instance_norm.h"
-
+// attribute epsilon (1e-5). It never reaches a backend: the importer lowers it
+// (onnx_import/lowering/instance_norm.h; Note [lowered ops], lowered_ops.h), so the pointwise part fuses and
+// training differentiates the pieces.
 #include <string>
-#include <vector>
 
 #include "runtime/core/bytes.h"
-#include "runtime/ops/lowering.h"
-#include "runtime/ops/normalization_lowering.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -33,20 +29,6 @@ int64_t instance_norm_flops(const InferContext& ctx) {
   return saturating_mul(int64_t{10}, shape_numel(ctx.input(0).shape));
 }
 
-// Appends the nodes of lower_instance_norms for `node`.
-Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  const Shape x = graph.value(node.inputs[0]).shape;
-  std::vector<int64_t> axes;
-  for (int64_t d = 2; d < static_cast<int64_t>(x.size()); ++d) axes.push_back(d);
-  Shape per_channel(x.size() - 1, 1);  // [C, 1, ..., 1]: broadcasts along X's axis 1
-  per_channel[0] = x[1];
-  NormalizationLowering lowering(graph, node, out);
-  const ir::ValueId target = lowering.int64s("channel_shape", per_channel);
-  const ir::ValueId scale = lowering.emit(OpKind::kReshape, "scale", {node.inputs[1], target}, per_channel);
-  const ir::ValueId bias = lowering.emit(OpKind::kReshape, "bias", {node.inputs[2], target}, per_channel);
-  return lowering.run(node.inputs[0], axes, node.attrs.get_float("epsilon"), scale, bias, node.outputs[0]);
-}
-
 }  // namespace
 
 const OpDescriptor& describe_InstanceNormalization() {
@@ -59,10 +41,6 @@ const OpDescriptor& describe_InstanceNormalization() {
                               .infer = infer_instance_norm,
                               .flops = instance_norm_flops};
   return d;
-}
-
-Status lower_instance_norms(ir::Graph& graph) {
-  return lower_each(graph, OpKind::kInstanceNormalization, lower_one, "InstanceNormalization");
 }
 
 }  // namespace ucudnn

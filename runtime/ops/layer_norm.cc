@@ -1,8 +1,8 @@
 // Descriptor of LayerNormalization: X [d0, ..., dr-1], Scale and optional B broadcasting to X's
 // normalized shape [d_axis, ..., dr-1] → Y like X, optional Mean and InvStdDev [d0, ..., d_axis-1, 1, ..., 1];
 // attributes axis (-1), epsilon (1e-5), stash_type (1: float32; others Unsupported). It never reaches a
-// backend: lower_layer_norms rewrites it (Note [lowered ops], lowering.h), so the pointwise part fuses
-// and training differentiates the pieces.
+// backend: the importer lowers it (onnx_import/lowering/layer_norm.h; Note [lowered ops], lowered_ops.h), so
+// the pointwise part fuses and training differentiates the pieces.
 #include "runtime/ops/layer_norm.h"
 
 #include <string>
@@ -10,20 +10,11 @@
 #include <vector>
 
 #include "runtime/core/bytes.h"
-#include "runtime/ops/lowering.h"
-#include "runtime/ops/normalization_lowering.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
 
 namespace {
-
-// X's axis attribute as a dim index; -1 when out of range.
-int64_t normalized_axis(const ir::Attributes& attrs, size_t rank) {
-  int64_t axis = attrs.get_int("axis");
-  if (axis < 0) axis += static_cast<int64_t>(rank);
-  return axis >= 0 && axis < static_cast<int64_t>(rank) ? axis : -1;
-}
 
 // X's shape with the normalized dims made 1 (Mean's and InvStdDev's shape).
 Shape statistics_shape(const Shape& x, int64_t axis) {
@@ -39,7 +30,7 @@ Status infer_layer_norm(InferContext& ctx) {
     return ctx.unsupported_error("stash_type " + std::to_string(ctx.attrs().get_int("stash_type")) +
                                  " (only 1, float32 statistics, is supported)");
   const Shape& x = ctx.input(0).shape;
-  const int64_t axis = normalized_axis(ctx.attrs(), x.size());
+  const int64_t axis = layer_norm_axis(ctx.attrs(), x.size());
   if (axis < 0)
     return ctx.error("axis " + std::to_string(ctx.attrs().get_int("axis")) + " is out of range for X of rank " +
                      std::to_string(x.size()));
@@ -62,17 +53,13 @@ int64_t layer_norm_flops(const InferContext& ctx) {
   return saturating_mul(int64_t{10}, shape_numel(ctx.input(0).shape));
 }
 
-// Appends the nodes of lower_layer_norms for `node`: the statistics over the axes from `axis` on.
-Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  const int64_t rank = static_cast<int64_t>(graph.value(node.inputs[0]).shape.size());
-  std::vector<int64_t> axes;
-  for (int64_t d = normalized_axis(node.attrs, static_cast<size_t>(rank)); d < rank; ++d) axes.push_back(d);
-  const ir::ValueId bias = node.inputs.size() > 2 ? node.inputs[2] : ir::kNoValue;
-  return NormalizationLowering(graph, node, out)
-      .run(node.inputs[0], axes, node.attrs.get_float("epsilon"), node.inputs[1], bias, node.outputs[0]);
-}
-
 }  // namespace
+
+int64_t layer_norm_axis(const ir::Attributes& attrs, size_t rank) {
+  int64_t axis = attrs.get_int("axis");
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  return axis >= 0 && axis < static_cast<int64_t>(rank) ? axis : -1;
+}
 
 const OpDescriptor& describe_LayerNormalization() {
   static const OpDescriptor d{.kind = OpKind::kLayerNormalization,
@@ -84,10 +71,6 @@ const OpDescriptor& describe_LayerNormalization() {
                               .infer = infer_layer_norm,
                               .flops = layer_norm_flops};
   return d;
-}
-
-Status lower_layer_norms(ir::Graph& graph) {
-  return lower_each(graph, OpKind::kLayerNormalization, lower_one, "LayerNormalization");
 }
 
 }  // namespace ucudnn

@@ -1,17 +1,15 @@
-// LayerNormalization (opset 17), lowered at import into ops ucudnn already runs (Note [lowered ops],
-// lowering.h).
+// LayerNormalization's axis, read by its shape rule (layer_norm.cc) and by its lowering
+// (onnx_import/lowering/layer_norm.h).
 #pragma once
 
-#include "runtime/core/status.h"
-#include "runtime/ir/graph.h"
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/ir/attributes.h"
 
 namespace ucudnn {
 
-// Rewrites every LayerNormalization of `graph` (shapes inferred) as, over the axes from `axis` on:
-//   Mean = ReduceMean(X), D = X - Mean, Var = ReduceMean(D · D), S = Sqrt(Var + epsilon),
-//   Y = D / S · Scale (+ B), InvStdDev = Reciprocal(S)
-// — ONNX's reference computation, in float32 (stash_type 1, the only one accepted). Mean and
-// InvStdDev are computed where the model names them.
-Status lower_layer_norms(ir::Graph& graph);
+// The `axis` attribute of a LayerNormalization whose X has rank `rank`, as a dim index; -1 when out of range.
+int64_t layer_norm_axis(const ir::Attributes& attrs, size_t rank);
 
 }  // namespace ucudnn

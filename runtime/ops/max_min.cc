@@ -1,13 +1,9 @@
-// Descriptors and lowering of Max and Min (max_min.h).
-#include "runtime/ops/max_min.h"
-
-#include <algorithm>
+// Descriptors of Max and Min: the elementwise largest (smallest) of any number of broadcasting inputs, all
+// float32, all int32 or all int64. The kernels take two operands; the importer lowers other counts
+// (onnx_import/lowering/max_min.h). A pair's gradient goes to the operand that won (a tie: the first).
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "runtime/ops/gradient.h"
-#include "runtime/ops/lowering.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -50,23 +46,6 @@ Status max_min_gradient(GradientContext& ctx) {
   return Status::ok();
 }
 
-Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  const size_t n = node.inputs.size();
-  if (n == 2) {  // what the kernels run
-    out.push_back(node);
-    return Status::ok();
-  }
-  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
-  const ir::ValueId y = node.outputs[0];
-  const DType dtype = graph.value(y).dtype;
-  if (n == 1) {
-    build.emit(OpKind::kIdentity, "copy", {node.inputs[0]}, dtype, graph.value(y).shape, y);
-    return Status::ok();
-  }
-  build.chain(node.op, "pair", node.inputs, dtype, y);
-  return Status::ok();
-}
-
 OpDescriptor max_min_descriptor(OpKind kind) {
   return OpDescriptor{.kind = kind,
                       .min_inputs = 1,
@@ -87,11 +66,6 @@ const OpDescriptor& describe_Max() {
 const OpDescriptor& describe_Min() {
   static const OpDescriptor d = max_min_descriptor(OpKind::kMin);
   return d;
-}
-
-Status lower_maxes_and_mins(ir::Graph& graph) {
-  UCUDNN_RETURN_IF_ERROR(lower_each(graph, OpKind::kMax, lower_one, "Max"));
-  return lower_each(graph, OpKind::kMin, lower_one, "Min");
 }
 
 }  // namespace ucudnn

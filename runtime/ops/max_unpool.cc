@@ -1,10 +1,11 @@
-// Descriptor and lowering of MaxUnpool (max_unpool.h).
+// Descriptor of MaxUnpool (opsets 9, 11): X [N, C, spatial...], MaxPool's Indices I like X, optional
+// output_shape (a constant) → Y [N, C, unpooled...]. The importer lowers it into a ScatterElements into zeros
+// (onnx_import/lowering/max_unpool.h, which says how the shape is found).
 #include "runtime/ops/max_unpool.h"
 
 #include <string>
 #include <vector>
 
-#include "runtime/ops/lowering.h"
 #include "runtime/ops/op_descriptor.h"
 
 namespace ucudnn {
@@ -21,22 +22,6 @@ Expected<std::vector<int64_t>> per_axis(const ir::Attributes& attrs, const char*
   return v;
 }
 
-Expected<Shape> unpooled_shape(const ir::Attributes& attrs, const Shape& x) {
-  const size_t axes = x.size() - 2;
-  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, per_axis(attrs, "kernel_shape", axes, 1));
-  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, per_axis(attrs, "strides", axes, 1));
-  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, per_axis(attrs, "pads", 2 * axes, 0));
-  Shape y = {x[0], x[1]};
-  for (size_t d = 0; d < axes; ++d) {
-    if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[d + axes] < 0)
-      return invalid_model("kernel_shape, strides and pads must be positive (pads non-negative)");
-    const int64_t size = (x[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + axes];
-    if (size < 0) return invalid_model("spatial axis " + std::to_string(d) + " unpools to a negative size");
-    y.push_back(size);
-  }
-  return y;
-}
-
 Status max_unpool_infer(InferContext& ctx) {
   UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(0, {DType::kFloat32}));
   UCUDNN_RETURN_IF_ERROR(ctx.expect_dtype(1, {DType::kInt64}));
@@ -44,7 +29,7 @@ Status max_unpool_infer(InferContext& ctx) {
   if (x.size() < 3) return ctx.error("X must be [N, C, spatial...], got " + shape_to_string(x));
   if (ctx.input(1).shape != x)
     return ctx.error("I " + shape_to_string(ctx.input(1).shape) + " must have X's shape " + shape_to_string(x));
-  Expected<Shape> y = unpooled_shape(ctx.attrs(), x);
+  Expected<Shape> y = max_unpool_shape(ctx.attrs(), x);
   if (!y) return ctx.error(y.status().message());
   if (ctx.has_input(2)) {
     UCUDNN_RETURN_IF_ERROR(ctx.expect_constant(2, "output_shape"));
@@ -61,34 +46,23 @@ Status max_unpool_infer(InferContext& ctx) {
   return Status::ok();
 }
 
-Status lower_one(ir::Graph& graph, const ir::Node& node, std::vector<ir::Node>& out) {
-  const Shape x = graph.value(node.inputs[0]).shape;  // copies: adding values moves them
-  const Shape y = graph.value(node.outputs[0]).shape;
-  const Shape unpooled = unpooled_shape(node.attrs, x).value();
-  const DType f32 = DType::kFloat32;
-  const int64_t elements = shape_numel(x), total = shape_numel(unpooled);
-  LoweringBuilder build(graph, node, out, std::max(node.opset, 13));
-  const ir::ValueId zeros =
-      build.emit(OpKind::kConstantOfShape, "zeros", {build.int64s("zeros_shape", {total})}, f32, {total});
-  const ir::ValueId flat_i =
-      build.emit(OpKind::kReshape, "flat_indices", {node.inputs[1], build.int64s("flat_shape", {elements})},
-                 DType::kInt64, {elements});
-  const ir::ValueId flat_x = build.emit(OpKind::kReshape, "flat_values",
-                                        {node.inputs[0], build.int64s("values_shape", {elements})}, f32, {elements});
-  const ir::ValueId scattered = build.emit(OpKind::kScatterElements, "scatter", {zeros, flat_i, flat_x}, f32, {total});
-  const bool padded = y != unpooled;
-  const ir::ValueId unflat =
-      build.emit(OpKind::kReshape, "unflatten", {scattered, build.int64s("unpooled_shape", unpooled)}, f32, unpooled,
-                 padded ? ir::kNoValue : node.outputs[0]);
-  if (padded) {
-    std::vector<int64_t> pads(2 * y.size(), 0);
-    for (size_t d = 0; d < y.size(); ++d) pads[y.size() + d] = y[d] - unpooled[d];
-    build.emit(OpKind::kPad, "pad", {unflat, build.int64s("pads", pads)}, f32, y, node.outputs[0]);
-  }
-  return Status::ok();
-}
-
 }  // namespace
+
+Expected<Shape> max_unpool_shape(const ir::Attributes& attrs, const Shape& x) {
+  const size_t axes = x.size() - 2;
+  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> kernel, per_axis(attrs, "kernel_shape", axes, 1));
+  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, per_axis(attrs, "strides", axes, 1));
+  UCUDNN_ASSIGN_OR_RETURN(const std::vector<int64_t> pads, per_axis(attrs, "pads", 2 * axes, 0));
+  Shape y = {x[0], x[1]};
+  for (size_t d = 0; d < axes; ++d) {
+    if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[d + axes] < 0)
+      return invalid_model("kernel_shape, strides and pads must be positive (pads non-negative)");
+    const int64_t size = (x[d + 2] - 1) * strides[d] + kernel[d] - pads[d] - pads[d + axes];
+    if (size < 0) return invalid_model("spatial axis " + std::to_string(d) + " unpools to a negative size");
+    y.push_back(size);
+  }
+  return y;
+}
 
 const OpDescriptor& describe_MaxUnpool() {
   static const OpDescriptor d{
@@ -101,7 +75,5 @@ const OpDescriptor& describe_MaxUnpool() {
       .infer = max_unpool_infer};
   return d;
 }
-
-Status lower_max_unpools(ir::Graph& graph) { return lower_each(graph, OpKind::kMaxUnpool, lower_one, "MaxUnpool"); }
 
 }  // namespace ucudnn

@@ -1,18 +1,17 @@
-// MaxUnpool (opsets 9, 11): X's values put back where MaxPool's Indices say they came from, zeros elsewhere,
-// in the unpooled shape U: per spatial axis (in - 1)·stride + kernel - pad_begin - pad_end. An output_shape
-// (input 2, known at load; no dim below U's) pads U with zeros at the end of each axis, as ONNX's reference
-// does (the indices count in U). Lowered at import (Note [lowered ops], lowering.h) into ops both backends run:
-//   Y = Pad(Reshape(ScatterElements(zeros [numel(U)], Reshape(I, [-1]), Reshape(X, [-1]), axis 0), U))
-// so an index outside U is refused where it is read (ScatterElements counts a negative one from the end, as
-// MaxPool's Indices never hold).
+// MaxUnpool's unpooled shape, checked by its shape rule (max_unpool.cc) and read by its lowering
+// (onnx_import/lowering/max_unpool.h).
 #pragma once
 
+#include "runtime/core/shape.h"
 #include "runtime/core/status.h"
-#include "runtime/ir/graph.h"
+#include "runtime/ir/attributes.h"
 
 namespace ucudnn {
 
-// Rewrites every MaxUnpool of `graph` (shapes inferred).
-Status lower_max_unpools(ir::Graph& graph);
+// The shape U that MaxUnpool of X [N, C, spatial...] with window `attrs` (kernel_shape, strides, pads)
+// unpools into, before any output_shape pads it: per spatial axis (in - 1)·stride + kernel - pad_begin -
+// pad_end. InvalidModel for a window attribute of the wrong length, a non-positive kernel or stride, a
+// negative pad, or a negative size.
+Expected<Shape> max_unpool_shape(const ir::Attributes& attrs, const Shape& x);
 
 }  // namespace ucudnn

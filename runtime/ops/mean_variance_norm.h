@@ -1,15 +1,15 @@
-// MeanVarianceNormalization (opsets 9, 13): X normalized to zero mean and unit variance over `axes`
-// (default [0, 2, 3]: per channel of an NCHW batch), Y = (X - Mean) / (Sqrt(Var) + 1e-9). Lowered at import
-// (Note [lowered ops], lowering.h) by NormalizationLowering (normalization_lowering.h), with the variance
-// taken of the centred X (the spec's function body takes E[X²] - E[X]², which cancels badly).
+// MeanVarianceNormalization's axes, checked by its shape rule (mean_variance_norm.cc) and read by its lowering
+// (onnx_import/lowering/mean_variance_norm.h).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "runtime/core/status.h"
-#include "runtime/ir/graph.h"
 
 namespace ucudnn {
 
-// Rewrites every MeanVarianceNormalization of `graph` (shapes inferred).
-Status lower_mean_variance_norms(ir::Graph& graph);
+// `axes` normalized into [0, rank), sorted; InvalidArgument for one out of range or repeated.
+Expected<std::vector<int64_t>> mean_variance_norm_axes(const std::vector<int64_t>& axes, int64_t rank);
 
 }  // namespace ucudnn

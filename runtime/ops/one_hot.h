@@ -1,18 +1,15 @@
-// OneHot (opset 9, 11): values[1] where an index names the position along the new axis, values[0]
-// elsewhere. Lowered at import (Note [lowered ops], lowering.h):
-//   i      = Unsqueeze(Cast(indices, int64), axis)           (a float index is truncated, as the spec casts it)
-//   hit    = Equal(i, [0, ..., depth-1]) or Equal(i, [-depth, ..., -1])   along the new axis
-//   output = Where(hit, values[1], values[0])
-// so an index outside [-depth, depth) gives a row of values[0], as the spec says. depth must be known
-// when the model is loaded (it sets the output's shape).
+// OneHot's depth, checked by its shape rule (one_hot.cc) and read by its lowering (onnx_import/lowering/one_hot.h).
 #pragma once
 
+#include <cstdint>
+
 #include "runtime/core/status.h"
-#include "runtime/ir/graph.h"
+#include "runtime/core/tensor.h"
 
 namespace ucudnn {
 
-// Rewrites every OneHot of `graph` (shapes inferred).
-Status lower_one_hots(ir::Graph& graph);
+// The value of `depth` (OneHot's input 1): a scalar or one-element tensor of any numeric dtype, a float one
+// truncated; InvalidArgument for more than one value or a float that is not a size.
+Expected<int64_t> one_hot_depth(const Tensor& depth);
 
 }  // namespace ucudnn

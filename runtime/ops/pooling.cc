@@ -1,10 +1,10 @@
 // Descriptors of the pools: MaxPool, AveragePool (1-D and 2-D windows; 3-D ones are lowered at import into
-// 2-D ones, Note [3-D pools as 2-D ones] in volumetric.h) and GlobalAveragePool, GlobalMaxPool (any spatial
-// rank).
+// 2-D ones, Note [3-D pools as 2-D ones] in onnx_import/lowering/volumetric.h) and GlobalAveragePool,
+// GlobalMaxPool (any spatial rank).
 // Window pools: X [N, C, spatial...] → Y [N, C, out...] with the geometry of
 // window_geometry.h. MaxPool's optional Indices output (1-D and 2-D windows; int64, opset 8 on): the flat
 // index of each maximum in X taken as NCHW, the spatial position row-major (storage_order 0) or column-major
-// (1: h + w·H), as ONNX Runtime and PyTorch count it; MaxUnpool reads it (max_unpool.h).
+// (1: h + w·H), as ONNX Runtime and PyTorch count it; MaxUnpool reads it (onnx_import/lowering/max_unpool.h).
 // Gradient rules: MaxPoolGrad and AveragePoolGrad (runtime/ops/pooling_grad.cc) with the forward
 // node's attributes; the global pools as window pools whose kernel is the whole spatial extent (a 3-D
 // GlobalAveragePool: dY scaled and Expanded; a 3-D GlobalMaxPool is refused).

@@ -239,7 +239,8 @@ const OpDescriptor& describe_Softmax() {
   return d;
 }
 
-// 1 at the first maximum of each group Softmax normalises, 0 elsewhere; lowered at import (hardmax.h).
+// 1 at the first maximum of each group Softmax normalises, 0 elsewhere; lowered at import
+// (onnx_import/lowering/hardmax.h).
 const OpDescriptor& describe_Hardmax() {
   static const OpDescriptor d{.kind = OpKind::kHardmax,
                               .min_opset = 1,

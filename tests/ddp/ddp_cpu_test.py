@@ -7,7 +7,8 @@
    --batch 4` and `ucudnn train --batch 8` on the same synthetic data, seed and schedule must end
    with the same weights (within float tolerance): rank r's batch b is the r-th half of global
    batch b, and the ranks average their gradients — here in one bucket per parameter, each reduced
-   as soon as the backward pass has written it (Note [overlapped all-reduce], api/trainer.cc).
+   as soon as the backward pass has written it (Note [overlapped all-reduce],
+   training/trainer_data_parallel.cc).
 2. With BatchNormalization (MODEL_WITH_BN, models/tiny/tiny_cnn): two ranks train (statistics per
    rank, so no single-process twin) and finish with identical parameters, which `ucudnn train`
    checks itself; the saved model reloads.

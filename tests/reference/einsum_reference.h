@@ -1,4 +1,4 @@
-// Naive reference of Einsum (runtime/ops/einsum.h): every combination of label values, products summed in
+// Naive reference of Einsum (onnx_import/lowering/einsum.h): every combination of label values, products summed in
 // double (op_reference.cc dispatches here).
 #pragma once
 

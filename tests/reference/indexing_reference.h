@@ -1,5 +1,5 @@
 // Naive references of GatherElements, ScatterElements, ScatterND (runtime/ops/indexing.h), GatherND and OneHot
-// (gather_nd.h, one_hot.h), from the spec's
+// (onnx_import/lowering/gather_nd.h, one_hot.h), from the spec's
 // definitions, index by index (op_reference.cc dispatches here).
 #pragma once
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "optimizer/plan_memory.h"
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
@@ -102,7 +103,7 @@ runtime::Plan undivided_plan(const runtime::Backend& backend, const ir::Graph& g
     step.node = static_cast<ir::NodeId>(n);
     plan.steps.push_back(step);
   }
-  runtime::plan_activation_memory(graph, &plan);
+  ucudnn::optimizer::plan_activation_memory(graph, &plan);
   return plan;
 }
 

@@ -10,7 +10,7 @@
 // Plans: one step per node, in order; a Conv step may run as given
 // micro-batches or with a given algorithm; each step's workspace slice is what
 // the backend's `prepare` answers for its calls (a pure query); the arena comes
-// from runtime::plan_activation_memory.
+// from optimizer::plan_activation_memory.
 #pragma once
 
 #include <memory>
@@ -20,7 +20,7 @@
 #include "runtime/backend/backend.h"
 #include "runtime/core/status.h"
 #include "runtime/core/tensor.h"
-#include "runtime/executor/plan.h"
+#include "runtime/plan/plan.h"
 #include "runtime/ir/graph.h"
 #include "tests/support/tensor_checks.h"
 
@@ -65,6 +65,7 @@ class ForwardingBackend : public ucudnn::runtime::Backend {
   const char* name() const override { return inner_.name(); }
   std::string device_name() const override { return inner_.device_name(); }
   ucudnn::Status check_support(const ucudnn::ir::Graph& graph) const override { return inner_.check_support(graph); }
+  const ucudnn::runtime::BackendCapabilities& capabilities() const override { return inner_.capabilities(); }
   ucudnn::Expected<std::unique_ptr<ucudnn::runtime::Kernel>> prepare(
       const ucudnn::runtime::KernelRequest& request) override {
     return inner_.prepare(request);

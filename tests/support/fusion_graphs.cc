@@ -1,3 +1,5 @@
+// The fusion-pass tests' graph builders (fusion_graphs.h): broadcasting elementwise nodes, 1×1 and
+// depthwise Convs with biases, a DenseNet-like block, and the FusedPointwise nodes of a graph.
 #include "tests/support/fusion_graphs.h"
 
 #include <algorithm>

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "runtime/ops/lowering.h"
+#include "onnx_import/lowering/lowering.h"
 #include "runtime/ops/op_descriptor.h"
 #include "tests/support/tensor_checks.h"
 

@@ -4,7 +4,7 @@
 // seeded values for every input. Inputs marked constant become constants of
 // the graph (weights, shape inputs: what the shape rule and the backends see
 // as known at load); the others are runtime inputs, fed to each run. A
-// ConvTranspose is lowered as the importer lowers it (runtime/ops/conv_transpose.h):
+// ConvTranspose is lowered as the importer lowers it (onnx_import/lowering/conv_transpose.h):
 // the graph holds ConvGradData and the bias's nodes; node() is the ConvTranspose.
 #pragma once
 

@@ -383,7 +383,8 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
     Status saved = trainer.save(run.save_path);
     if (!saved.is_ok()) return fail(saved);
   }
-  // Data-parallel: every rank must hold rank 0's parameters (Note [data-parallel step], api/trainer.cc).
+  // Data-parallel: every rank must hold rank 0's parameters (Note [data-parallel step],
+  // training/trainer_data_parallel.cc).
   auto replica_difference = trainer.replica_difference();
   if (!replica_difference) return fail(replica_difference.status());
   if (*replica_difference != 0)

@@ -7,8 +7,6 @@
 #include <cstdlib>
 #include <vector>
 
-#include "optimizer/bench/sharded_benchmarking.h"
-
 namespace ucudnn::cli {
 
 const std::set<std::string> kSessionValueFlags = {"device",    "math",        "batch", "threads", "plan",
@@ -130,7 +128,7 @@ Status session_options_from_flags(const Args& args, SessionOptions* options, boo
   const char* env_devices = std::getenv("UCUDNN_BENCHMARK_DEVICES");
   options->benchmark_devices = args.get("benchmark-devices", env_devices != nullptr ? env_devices : "");
   if (args.has("benchmark-devices") || !options->benchmark_devices.empty()) {
-    const Status parsed = optimizer::parse_benchmark_devices(options->benchmark_devices).status();
+    const Status parsed = check_benchmark_devices(options->benchmark_devices);
     if (!parsed.is_ok())
       return args.has("benchmark-devices") ? parsed : parsed.with_context("UCUDNN_BENCHMARK_DEVICES");
   }
