@@ -11,8 +11,7 @@
 
 #include "api/loading.h"
 #include "optimizer/batch_groups.h"
-#include "runtime/cpu/cpu_backend.h"
-#include "runtime/cpu/cpu_kernel.h"
+#include "runtime/backends/backends.h"
 #include "runtime/plan/plan_json.h"
 
 namespace ucudnn {
@@ -28,7 +27,7 @@ std::string group_label(int g, int groups, int64_t group_batch) {
 class SessionThreadsAfter {
  public:
   explicit SessionThreadsAfter(int threads) : threads_(threads) {}
-  ~SessionThreadsAfter() { cpu::set_num_threads(threads_); }
+  ~SessionThreadsAfter() { backends::set_num_threads(threads_); }
   SessionThreadsAfter(const SessionThreadsAfter&) = delete;
   SessionThreadsAfter& operator=(const SessionThreadsAfter&) = delete;
 
@@ -53,7 +52,7 @@ Expected<int> batch_groups_for(const SessionOptions& options, const ir::Graph& w
                             whole.value(id).name + "' " + shape_to_string(shape) +
                             " does not share a first dim (the batch) with the other inputs");
   }
-  const int threads = cpu::num_threads();
+  const int threads = backends::num_threads();
   if (!asked) return batch < 2 ? 1 : optimizer::default_batch_groups(batch, threads);
   if (batch < 0) return invalid_argument("batch_groups: the model has no inputs to cut into groups");
   if (batch % options.batch_groups != 0 || batch == options.batch_groups)
@@ -94,13 +93,15 @@ Expected<std::unique_ptr<BatchGroupSession>> BatchGroupSession::create(const Ses
   session->outputs_ = describe_values(whole, whole.outputs);
   {
     // Planned and prepared for the one thread each group runs on.
-    SessionThreadsAfter restore(cpu::num_threads());
-    cpu::set_num_threads(1);
+    SessionThreadsAfter restore(backends::num_threads());
+    backends::set_num_threads(1);
     UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned,
                             optimizer::plan_model(session->graph_, plan_request(options)));
     session->graph_ = std::move(planned.graph);
     for (int g = 0; g < groups; ++g) {
-      session->backends_.push_back(cpu::make_cpu_backend());
+      UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Backend> backend,
+                              backends::make_backend(backends::DeviceKind::kCpu, backends::GpuMath::kTf32));
+      session->backends_.push_back(std::move(backend));
       UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Executor> executor,
                               runtime::Executor::create(*session->backends_.back(), session->graph_,
                                                         planned.result.plan));
@@ -138,7 +139,7 @@ Status BatchGroupSession::for_each_group(const std::vector<Tensor>& inputs,
   std::vector<Status> status(static_cast<size_t>(groups_));
 #pragma omp parallel for num_threads(groups_) schedule(static, 1)
   for (int g = 0; g < groups_; ++g) {
-    cpu::ThreadsOfThisThread alone(1);
+    backends::ThreadsOfThisThread alone(1);
     Status& s = status[static_cast<size_t>(g)];
     try {
       s = body(g, parts[static_cast<size_t>(g)]);

@@ -1,7 +1,6 @@
-// The backend a session runs on: the api's one question to the build about CUDA
-// (with gpu_tensor.cc, which holds device memory itself), and the CPU backend's threads.
-// device.cc is the api file that creates backends by device, so it includes their headers;
-// everything else asks a backend's capabilities (Note [backend capabilities]).
+// The backend a session runs on, and the CPU backend's threads, for the api: both asked of
+// runtime/backends/backends.h, the one place that includes the backends' headers; everything else
+// asks a backend's capabilities (Note [backend capabilities]).
 #pragma once
 
 #include <memory>

@@ -3,8 +3,8 @@
 
 #include <unordered_map>
 
-#include "runtime/cpu/conv_algorithms.h"
 #include "runtime/ir/layout.h"
+#include "runtime/ops/conv_problem.h"
 
 namespace ucudnn::optimizer {
 
@@ -80,7 +80,7 @@ Expected<ConvKernelKey> kernel_key(const ir::Node& node, const ForwardShapes& sh
   if (nhwc && direction != ConvDirection::kForward)
     return unsupported(node.describe() + ": a channels-last backward convolution; training graphs run NCHW");
   const auto nchw = [&](const Shape& s) { return nhwc && s.size() == 4 ? ir::nhwc_to_nchw(s) : s; };
-  UCUDNN_ASSIGN_OR_RETURN(cpu::ConvProblem p, cpu::conv_problem(node, shapes.x, shapes.w));  // reads NHWC itself
+  UCUDNN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(node, shapes.x, shapes.w));  // reads NHWC itself
   const Shape y = nchw(shapes.y);
   if (y.size() != shapes.x.size() || y[0] != p.batch || y[1] != p.out_channels || y.back() != p.out_w ||
       (y.size() == 4 && y[2] != p.out_h))

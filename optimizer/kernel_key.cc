@@ -1,13 +1,10 @@
 // ConvKernelKey's canonical string, direction names and hash.
 #include "optimizer/kernel_key.h"
 
-#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <sstream>
 #include <vector>
-
-#include "runtime/cpu/cpu_kernel.h"
 
 namespace ucudnn::optimizer {
 
@@ -148,22 +145,6 @@ std::optional<ConvKernelKey> parse_kernel_key(std::string_view text) {
   // Only the canonical spelling (no "+1", no "bwdd", no symmetric four-number pads) is a key.
   if (key.to_string() != text) return std::nullopt;
   return key;
-}
-
-int algorithm_count(const ConvKernelKey& key) {
-  if (key.sm_count == 0) return cpu::cpu_algorithm_count(conv_direction_op(key.direction));
-  switch (key.direction) {
-    case ConvDirection::kForward: return kGpuForwardAlgorithmIds;
-    case ConvDirection::kBackwardData: return kCudnnBackwardDataAlgorithms;
-    case ConvDirection::kBackwardFilter: return kCudnnBackwardFilterAlgorithms;
-  }
-  return 0;
-}
-
-int max_algorithm_count() {
-  return std::max({cpu::cpu_algorithm_count(OpKind::kConv), cpu::cpu_algorithm_count(OpKind::kConvGradData),
-                   cpu::cpu_algorithm_count(OpKind::kConvGradFilter), kGpuForwardAlgorithmIds,
-                   kCudnnBackwardDataAlgorithms, kCudnnBackwardFilterAlgorithms});
 }
 
 OpKind conv_direction_op(ConvDirection direction) {

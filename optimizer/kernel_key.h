@@ -77,14 +77,7 @@ inline constexpr int kGpuForwardAlgorithmIds = kGraphEngineBase + kMaxGraphEngin
 
 // The op computing `direction`: Conv, ConvGradData, ConvGradFilter.
 OpKind conv_direction_op(ConvDirection direction);
-
-// How many algorithms the key's device offers in its direction: on a GPU (sm_count > 0)
-// cuDNN 9's count, forward plus UCUDNN_DEPTHWISE and the graph-API ids (kGpuForwardAlgorithmIds); on the CPU the CPU
-// backend's for the direction's op (cpu::cpu_algorithm_count). Stored algorithm numbers
-// are checked against it (0 <= algorithm < count).
-int algorithm_count(const ConvKernelKey& key);
-// The largest algorithm_count of any device and direction (keys that do not parse).
-int max_algorithm_count();
+// algorithm_count, max_algorithm_count: optimizer/bench/benchmark_db.h (they ask the CPU backend).
 
 struct ConvKernelKeyHash {
   size_t operator()(const ConvKernelKey& key) const;

@@ -456,7 +456,7 @@ class GpuTensor {
   std::string describe() const;
 
  private:
-  struct Memory;  // the device allocation (a cuda::DeviceBuffer in CUDA builds)
+  struct Memory;  // the device allocation (runtime/backends/backends.h)
   DType dtype_ = DType::kUndefined;
   Shape shape_;
   std::unique_ptr<Memory> memory_;

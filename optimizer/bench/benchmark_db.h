@@ -110,6 +110,15 @@ class BenchmarkDb {
   bool unstored_noticed_ = false;
 };
 
+// How many algorithms the key's device offers in its direction: on a GPU (sm_count > 0)
+// cuDNN 9's count, forward plus UCUDNN_DEPTHWISE and the graph-API ids (kGpuForwardAlgorithmIds); on the CPU the CPU
+// backend's for the direction's op (cpu::cpu_algorithm_count). Stored algorithm numbers
+// are checked against it (0 <= algorithm < count).
+int algorithm_count(const ConvKernelKey& key);
+// The largest algorithm_count of any device and direction (keys that do not parse).
+int max_algorithm_count();
+// (Both defined in cpu_benchmarker.cc, which may ask the CPU backend.)
+
 // $XDG_CACHE_HOME/ucudnn/benchmarks.sqlite, else ~/.cache/ucudnn/benchmarks.sqlite.
 std::string default_db_path();
 

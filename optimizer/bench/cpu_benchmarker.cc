@@ -9,6 +9,7 @@
 #include <random>
 #include <thread>
 
+#include "optimizer/bench/benchmark_db.h"
 #include "optimizer/bench/benchmarker.h"
 #include "optimizer/bench/interleaved_timing.h"
 #include "runtime/cpu/conv_algorithms.h"
@@ -225,6 +226,25 @@ class CpuBenchmarker final : public Benchmarker {
 
 std::unique_ptr<Benchmarker> make_cpu_benchmarker(CpuBenchmarkOptions options) {
   return std::make_unique<CpuBenchmarker>(options);
+}
+
+// The algorithm counts the database checks stored rows against (benchmark_db.h): here, beside
+// the CPU algorithms this benchmarker measures, as the only optimizer files that ask the CPU backend
+// are the benchmarkers.
+int algorithm_count(const ConvKernelKey& key) {
+  if (key.sm_count == 0) return cpu::cpu_algorithm_count(conv_direction_op(key.direction));
+  switch (key.direction) {
+    case ConvDirection::kForward: return kGpuForwardAlgorithmIds;
+    case ConvDirection::kBackwardData: return kCudnnBackwardDataAlgorithms;
+    case ConvDirection::kBackwardFilter: return kCudnnBackwardFilterAlgorithms;
+  }
+  return 0;
+}
+
+int max_algorithm_count() {
+  return std::max({cpu::cpu_algorithm_count(OpKind::kConv), cpu::cpu_algorithm_count(OpKind::kConvGradData),
+                   cpu::cpu_algorithm_count(OpKind::kConvGradFilter), kGpuForwardAlgorithmIds,
+                   kCudnnBackwardDataAlgorithms, kCudnnBackwardFilterAlgorithms});
 }
 
 }  // namespace ucudnn::optimizer

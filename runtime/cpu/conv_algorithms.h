@@ -67,6 +67,7 @@
 #include "runtime/core/status.h"
 #include "runtime/ir/conv_activation.h"
 #include "runtime/ir/graph.h"
+#include "runtime/ops/conv_problem.h"
 
 namespace ucudnn::cpu {
 
@@ -106,24 +107,9 @@ bool is_onednn_algorithm(int algorithm);
 // Whether this build runs channels-last (NHWC) graphs on the CPU: it needs oneDNN (see above).
 bool cpu_runs_channels_last();
 
-// A Conv reduced to 2-D (a 1-D conv has in_h = kernel_h = out_h = 1).
-struct ConvProblem {
-  int64_t batch = 0, in_channels = 0, in_h = 1, in_w = 1;
-  int64_t out_channels = 0, group = 1;
-  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
-  int64_t pad_top = 0, pad_left = 0;
-  int64_t out_h = 1, out_w = 1;
-  bool channels_last = false;  // X, Y NHWC and W [M, R, S, C/group] (2-D only)
-
-  int64_t channels_per_group() const { return in_channels / group; }
-  int64_t filters_per_group() const { return out_channels / group; }
-  int64_t patch_size() const { return channels_per_group() * kernel_h * kernel_w; }  // K per group
-  int64_t out_plane() const { return out_h * out_w; }                                 // P
-};
-
-// The problem for `node` with input shape x and weight shape w (1-D or 2-D; NHWC shapes
-// when the node is channels-last); errors name the node.
-Expected<ConvProblem> conv_problem(const ir::Node& node, const Shape& x, const Shape& w);
+// ConvProblem and conv_problem: runtime/ops/conv_problem.h (the optimizer keys kernels by them too).
+using ::ucudnn::ConvProblem;
+using ::ucudnn::conv_problem;
 
 // Whether `algorithm` can run this problem.
 bool conv_algorithm_applies(const ConvProblem& problem, int algorithm);
