@@ -1,6 +1,6 @@
 // The backend a session runs on, and the CPU backend's threads, for the api: both asked of
-// runtime/backends/backends.h, the one place that includes the backends' headers; everything else
-// asks a backend's capabilities (Note [backend capabilities]).
+// runtime/backends/backends.h, which includes the backends' headers so that api/ does not; everything
+// else asks a backend's capabilities (Note [backend capabilities]).
 #pragma once
 
 #include <memory>

@@ -30,7 +30,6 @@ constexpr int kOnnxFloat32 = 1, kOnnxInt64 = 7;
 // The smallest tensor record: empty name, dtype, rank 0, one element of 4 bytes.
 constexpr uint64_t kMinRecordBytes = 4 + 4 + 4 + 4;
 
-
 // Writes a file through a temporary beside it; commit() makes it durable and renames it into place.
 // Destroyed without a commit, it removes the temporary file.
 class AtomicFile {

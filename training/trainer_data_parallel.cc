@@ -11,11 +11,6 @@
 
 namespace ucudnn::training {
 
-namespace {
-
-
-}  // namespace
-
 // Note [data-parallel step]
 // Each rank runs the whole step on its own batch (its share of the global batch: the data loader's
 // shard_order). The loss is the mean over the rank's batch, so the mean of the ranks' gradients is

@@ -9,6 +9,8 @@
 #include "optimizer/bench/cudnn_benchmarker.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_context.h"
+#else
+#include "runtime/cuda/cuda_capabilities.h"  // no CUDA needed
 #endif
 #include "runtime/cpu/cpu_backend.h"
 
@@ -49,21 +51,10 @@ Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string& m
 int gpu_count() { return cuda::device_count(); }
 std::string gpu_name(int device) { return cuda::gpu_name(device); }
 #else
-// Note [CUDA capabilities without CUDA] (runtime/cuda/cuda_backend.cc): CudaCapabilities' answers, but no
-// step workspace — plans for a GPU made in a build without the CUDA backend give such steps 0.
-class CudaCapabilitiesWithoutCuda final : public runtime::BackendCapabilities {
- public:
-  const char* name() const override { return "cuda"; }
-  bool runs_channels_last() const override { return true; }
-  size_t step_workspace(const ir::Graph&, const ir::Node&) const override { return 0; }
-  bool adds_residual_in_place() const override { return false; }
-  bool takes_gpu_fusions() const override { return true; }
-  bool is_host_memory() const override { return false; }
-  runtime::TransposeCost layout_transpose_cost() const override { return {1e-9, 0.01}; }
-  bool chooses_layout_by_running() const override { return false; }
-};
+// The CUDA backend's answers without its kernels (runtime/cuda/cuda_capabilities.h): plans for a GPU made
+// in a build without the CUDA backend give steps that are not convolutions no workspace.
 const runtime::BackendCapabilities& cuda_capabilities() {
-  static const CudaCapabilitiesWithoutCuda capabilities;
+  static const cuda::CudaCapabilities capabilities(nullptr);
   return capabilities;
 }
 Expected<std::unique_ptr<runtime::Backend>> make_gpu_backend(const std::string&) {

@@ -1,8 +1,8 @@
 // The benchmarker that measures on a device in this process: the CPU's for
 // "cpu", cuDNN's on GPU 0 for "cuda". The one optimizer file that knows whether
-// this build has the CUDA backend (device_benchmarker.cc) and the one that names
-// devices: the rest of the optimizer asks the backend's capabilities found here
-// (Note [backend capabilities], runtime/backend/backend.h). plan_model.cc falls
+// this build has the CUDA backend (device_benchmarker.cc) and where a device's
+// name finds its capabilities: the rest of the optimizer asks those (Note
+// [backend capabilities], runtime/backend/backend.h). plan_model.cc falls
 // back to the stored database (stored_benchmarker.h) where nothing can measure.
 #pragma once
 

@@ -3,10 +3,11 @@
 // writes its output once instead of one pass over memory per node.
 //
 // Stages, per node in reverse topological order (so each tree is found from its root):
-//  1. Grow the tree. An operand's producer joins when it is fusible (Relu, LeakyRelu, PRelu,
-//     Sigmoid, Tanh, HardSigmoid, HardSwish, Clip with constant bounds, Elu, Erf, Softplus, Sqrt, Exp,
-//     Log, Abs, Neg, Reciprocal, Add/Sub/Mul/Div/Pow (Pow by the constant 2: a Mul),
-//     an Add with a fused Relu, a FusedPointwise without a concat), its output has this one
+//  1. Grow the tree. An operand's producer joins when it is fusible (an op whose PointwiseOp,
+//     runtime/ir/unary_ops.h, a program may hold: Relu, LeakyRelu, PRelu, Sigmoid, Tanh, HardSigmoid,
+//     HardSwish, Clip with constant bounds, Elu, Erf, Softplus, Sqrt, Exp, Log, Abs, Neg, Reciprocal,
+//     Add/Sub/Mul/Div/Pow (Pow by the constant 2: a Mul); an Add with a fused Relu; a FusedPointwise
+//     without a concat), its output has this one
 //     reader, is no graph output and has the root's shape — or is a unary activation of a value that
 //     broadcasts to it (an SE gate's Sigmoid at [N, C, 1, 1]: recomputed per output element, a few
 //     instructions instead of a kernel; its own operand is a leaf). Every other
@@ -29,6 +30,7 @@
 #include "optimizer/passes/graph_edit.h"
 #include "optimizer/passes/passes.h"
 #include "runtime/ir/pointwise_program.h"
+#include "runtime/ir/unary_ops.h"
 #include "runtime/ops/fused_pointwise.h"
 
 namespace ucudnn::optimizer {
@@ -75,6 +77,14 @@ std::vector<ir::ValueId> data_operands(const ir::Node& node) {
   return node.inputs;
 }
 
+// The PointwiseOp a node of `kind` becomes in a program (its one mapping, runtime/ir/unary_ops.h), when a
+// program may hold that op (below PointwiseOp::kCount).
+std::optional<PointwiseOp> program_op(OpKind kind) {
+  PointwiseOp op = PointwiseOp::kIdentity;
+  if (!ir::pointwise_op_of(kind, &op) || op >= PointwiseOp::kCount) return std::nullopt;
+  return op;
+}
+
 // Whether `node` can be one or more instructions, whatever its shape.
 bool fusible_op(const ir::Graph& graph, const ir::Node& node) {
   if (node.outputs.size() != 1 || node.inputs.empty() || graph.value(node.outputs[0]).dtype != DType::kFloat32)
@@ -83,37 +93,22 @@ bool fusible_op(const ir::Graph& graph, const ir::Node& node) {
     if (id != ir::kNoValue && graph.value(id).dtype != DType::kFloat32) return false;
   const bool fused_relu = ir::fused_activation(node) == "Relu";
   if (node.attrs.has(ir::kFusedActivationAttr) && !(node.op == OpKind::kAdd && fused_relu)) return false;
-  switch (node.op) {
-    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf:
-    case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
-    case OpKind::kNeg: case OpKind::kReciprocal:
-      return node.inputs.size() == 1;
-    case OpKind::kPRelu: case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-    case OpKind::kPow:
-      return node.inputs.size() == 2 && node.inputs[1] != ir::kNoValue;
-    case OpKind::kClip:
-      for (size_t i = 1; i < node.inputs.size(); ++i)
-        if (node.inputs[i] != ir::kNoValue && !single_element_constant(graph, node.inputs[i])) return false;
-      return !node.attrs.has("min") && !node.attrs.has("max");  // the importer makes them inputs
-    case OpKind::kFusedPointwise:
-      return node.attrs.get_int(ir::kPointwiseConcatCountAttr) == 0;
-    default:
-      return false;
+  if (node.op == OpKind::kFusedPointwise) return node.attrs.get_int(ir::kPointwiseConcatCountAttr) == 0;
+  const std::optional<PointwiseOp> op = program_op(node.op);
+  if (!op) return false;
+  if (*op == PointwiseOp::kClip) {
+    for (size_t i = 1; i < node.inputs.size(); ++i)
+      if (node.inputs[i] != ir::kNoValue && !single_element_constant(graph, node.inputs[i])) return false;
+    return !node.attrs.has("min") && !node.attrs.has("max");  // the importer makes them inputs
   }
+  if (ir::pointwise_op_is_binary(*op)) return node.inputs.size() == 2 && node.inputs[1] != ir::kNoValue;
+  return node.inputs.size() == 1;
 }
 
 // One data operand, elementwise: cheap to recompute per output element.
 bool is_unary_activation(OpKind op) {
-  switch (op) {
-    case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf: case OpKind::kClip:
-    case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
-    case OpKind::kNeg: case OpKind::kReciprocal:
-      return true;
-    default:
-      return false;
-  }
+  const std::optional<PointwiseOp> p = program_op(op);
+  return p && !ir::pointwise_op_is_binary(*p);
 }
 
 // Grows one tree from its root (stage 1 of the file comment).
@@ -214,43 +209,30 @@ class TreeBuilder {
     if (n.op == OpKind::kFusedPointwise) return inline_program(n);
     const std::optional<Ref> a = operand(n.inputs[0]);
     if (!a) return std::nullopt;
-    auto alpha = [&n] { return n.attrs.get_float("alpha"); };
-    switch (n.op) {
-      case OpKind::kRelu: return emit(PointwiseOp::kRelu, *a);
-      case OpKind::kSigmoid: return emit(PointwiseOp::kSigmoid, *a);
-      case OpKind::kTanh: return emit(PointwiseOp::kTanh, *a);
-      case OpKind::kHardSwish: return emit(PointwiseOp::kHardSwish, *a);
-      case OpKind::kErf: return emit(PointwiseOp::kErf, *a);
-      case OpKind::kSoftplus: return emit(PointwiseOp::kSoftplus, *a);
-      case OpKind::kSqrt: return emit(PointwiseOp::kSqrt, *a);
-      case OpKind::kExp: return emit(PointwiseOp::kExp, *a);
-      case OpKind::kLog: return emit(PointwiseOp::kLog, *a);
-      case OpKind::kAbs: return emit(PointwiseOp::kAbs, *a);
-      case OpKind::kNeg: return emit(PointwiseOp::kNeg, *a);
-      case OpKind::kReciprocal: return emit(PointwiseOp::kReciprocal, *a);
-      case OpKind::kLeakyRelu: return emit(PointwiseOp::kLeakyRelu, *a, {}, {alpha()});
-      case OpKind::kElu: return emit(PointwiseOp::kElu, *a, {}, {alpha()});
-      case OpKind::kHardSigmoid: return emit(PointwiseOp::kHardSigmoid, *a, {}, {alpha(), n.attrs.get_float("beta")});
-      case OpKind::kClip: return emit(PointwiseOp::kClip, *a, {}, {clip_bound(n, 1), clip_bound(n, 2)});
-      case OpKind::kPRelu: {
+    const std::optional<PointwiseOp> op = program_op(n.op);
+    if (!op) return std::nullopt;
+    switch (*op) {
+      case PointwiseOp::kClip: return emit(PointwiseOp::kClip, *a, {}, {clip_bound(n, 1), clip_bound(n, 2)});
+      case PointwiseOp::kPRelu: {
         if (const Tensor* slope = single_element_constant(graph_, n.inputs[1]))
           return emit(PointwiseOp::kLeakyRelu, *a, {}, {slope->data<float>()[0]});
         const std::optional<Ref> b = value(n.inputs[1]);
         return b ? emit(PointwiseOp::kPRelu, *a, *b) : std::nullopt;
       }
+      case PointwiseOp::kPow:
+        if (const Tensor* e = single_element_constant(graph_, n.inputs[1]); e != nullptr && e->data<float>()[0] == 2.f)
+          return emit(PointwiseOp::kMul, *a, *a);  // powf(a, 2) is a · a, both rounded once (a variance's square)
+        break;
       default: break;
     }
-    static const std::map<OpKind, PointwiseOp> kBinary = {{OpKind::kAdd, PointwiseOp::kAdd},
-                                                          {OpKind::kSub, PointwiseOp::kSub},
-                                                          {OpKind::kMul, PointwiseOp::kMul},
-                                                          {OpKind::kDiv, PointwiseOp::kDiv},
-                                                          {OpKind::kPow, PointwiseOp::kPow}};
-    if (const Tensor* e = single_element_constant(graph_, n.inputs[1]); n.op == OpKind::kPow && e != nullptr &&
-                                                                        e->data<float>()[0] == 2.f)
-      return emit(PointwiseOp::kMul, *a, *a);  // powf(a, 2) is a · a, both rounded once (a variance's square)
+    if (!ir::pointwise_op_is_binary(*op)) {  // its immediates from its attributes (alpha, beta)
+      const ir::PointwiseParameters p = ir::pointwise_parameters(n.attrs, *op);
+      const float parameters[] = {p.p0, p.p1};
+      return emit(*op, *a, {}, std::vector<float>(parameters, parameters + ir::pointwise_op_immediates(*op)));
+    }
     const std::optional<Ref> b = operand(n.inputs[1]);
     if (!b) return std::nullopt;
-    const std::optional<Ref> r = emit(kBinary.at(n.op), *a, *b);
+    const std::optional<Ref> r = emit(*op, *a, *b);
     if (r && ir::fused_activation(n) == "Relu") return emit(PointwiseOp::kRelu, *r);
     return r;
   }

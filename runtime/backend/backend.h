@@ -164,8 +164,9 @@ class Backend {
 
   // Device memory of `bytes` (zero → an empty buffer); kOutOfMemory names `what` and the sizes.
   virtual Expected<std::unique_ptr<Buffer>> allocate(size_t bytes, const std::string& what) = 0;
-  // True when device memory is host memory: host tensors are then used in place, without copies.
-  virtual bool is_host_memory() const = 0;
+  // True when device memory is host memory: host tensors are then used in place, without copies
+  // (the capability's answer, asked here for short).
+  bool is_host_memory() const { return capabilities().is_host_memory(); }
   // Bytes `allocate` can still get now (the CPU: host memory the process may use before being
   // killed; a GPU: cudaMemGetInfo's free); SIZE_MAX when the backend cannot tell. The executor
   // refuses a plan needing more before it allocates anything.

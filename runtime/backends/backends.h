@@ -1,8 +1,8 @@
-// The backends by device: the one place outside the backends' own folders that includes their
-// headers (backends.cc) and the one that knows whether this build has the CUDA backend. The api
-// makes its backends, sets the CPU's threads and holds GpuTensor's device memory through it, so
-// nothing in api/ or optimizer/ includes runtime/cpu or runtime/cuda (the benchmarker aside:
-// optimizer/bench/device_benchmarker.h). This header includes neither.
+// The backends by device, for the api: it makes its backends, sets the CPU's threads and holds
+// GpuTensor's device memory through this header, which includes no backend's headers (backends.cc
+// does), so nothing in api/ includes runtime/cpu or runtime/cuda. The optimizer's benchmarkers
+// (optimizer/bench/*benchmarker*) and the importer's constant folding (a plain CPU backend,
+// onnx_import/constant_folding.cc) make their own.
 #pragma once
 
 #include <cstddef>

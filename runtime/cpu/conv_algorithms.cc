@@ -6,6 +6,7 @@
 #include "runtime/cpu/conv_algorithms.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <limits>
 
@@ -431,7 +432,7 @@ void apply_conv_epilogue(const ConvProblem& p, const float* bias, const float* z
     case Kind::kHardSwish: return epilogue_pass<Kind::kHardSwish>(p, bias, z, activation, y);
     case Kind::kSigmoid: return epilogue_pass<Kind::kSigmoid>(p, bias, z, activation, y);
     case Kind::kClip: return epilogue_pass<Kind::kClip>(p, bias, z, activation, y);
-    default: break;  // ir::conv_activation gives no other kind
+    default: assert(false && "ir::conv_activation gives no other kind"); break;
   }
 }
 

@@ -39,13 +39,17 @@ using runtime::TensorRef;
 // One call of a CPU kernel: the table's function, its algorithm and workspace.
 class CpuCall final : public runtime::Kernel {
  public:
-  CpuCall(const ir::Node& node, const CpuKernel& kernel, int algorithm, bool accumulate, size_t workspace)
-      : node_(node), kernel_(kernel), algorithm_(algorithm), accumulate_(accumulate), workspace_(workspace) {}
+  // session_threads: run on the session's thread count (use_session_threads); off for kPlain calls, which leave
+  // the calling thread's OpenMP settings as they are (the importer's constant folding).
+  CpuCall(const ir::Node& node, const CpuKernel& kernel, int algorithm, bool accumulate, size_t workspace,
+          bool session_threads)
+      : node_(node), kernel_(kernel), algorithm_(algorithm), accumulate_(accumulate), workspace_(workspace),
+        session_threads_(session_threads) {}
 
   size_t workspace_bytes() const override { return workspace_; }
 
   Status run(const KernelIo& io) override {
-    use_session_threads();
+    if (session_threads_) use_session_threads();
     update_views(io.src, &src_, &src_ptrs_);
     update_views(io.dst, &dst_, &dst_ptrs_);
     return kernel_.run(
@@ -78,6 +82,7 @@ class CpuCall final : public runtime::Kernel {
   int algorithm_;
   bool accumulate_;
   size_t workspace_;
+  bool session_threads_;
   std::vector<Tensor> src_, dst_;
   std::vector<const Tensor*> src_ptrs_;
   std::vector<Tensor*> dst_ptrs_;
@@ -181,7 +186,8 @@ class CpuBackend final : public runtime::Backend {
                                  ? 0
                                  : kernel.workspace_bytes(request.node, request.src_shapes, request.algorithm);
     return std::unique_ptr<runtime::Kernel>(
-        new CpuCall(request.node, kernel, request.algorithm, request.accumulate, workspace));
+        new CpuCall(request.node, kernel, request.algorithm, request.accumulate, workspace,
+                    calls_ == CpuCalls::kPrepared));
   }
 
   Expected<std::unique_ptr<runtime::Buffer>> allocate(size_t bytes, const std::string& what) override {
@@ -196,7 +202,6 @@ class CpuBackend final : public runtime::Backend {
     if (huge) madvise(data, bytes / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);  // a hint, may be refused
     return std::unique_ptr<runtime::Buffer>(new HostBuffer(data, bytes));
   }
-  bool is_host_memory() const override { return true; }
   Expected<size_t> available_memory_bytes() const override { return available_host_memory(); }
   Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string&) override {
     threaded_copy(dst, src, bytes);

@@ -15,6 +15,8 @@ namespace ucudnn::cpu {
 // folding evaluates with (Note [folding through the backend], onnx_import/constant_folding.cc).
 enum class CpuCalls { kPrepared, kPlain };
 
+// A CPU backend whose prepare gives `calls`; kPlain calls also leave the calling thread's OpenMP thread count
+// as it is (no use_session_threads).
 std::unique_ptr<runtime::Backend> make_cpu_backend(CpuCalls calls = CpuCalls::kPrepared);
 
 // What the CPU backend can do (Note [backend capabilities]), without making one.

@@ -18,6 +18,7 @@
 // after it (Note [vector activations]), so those two always run after the primitive.
 #include "runtime/cpu/onednn_conv.h"
 
+#include <cassert>
 #include <limits>
 
 #ifdef UCUDNN_HAVE_ONEDNN
@@ -102,7 +103,7 @@ void append_activation(const ir::ConvActivation& a, dnnl::post_ops& ops) {
     case ir::ConvActivationKind::kHardSwish: ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f); return;
     case ir::ConvActivationKind::kSigmoid: ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f); return;
     case ir::ConvActivationKind::kClip: ops.append_eltwise(1.0f, algorithm::eltwise_clip, a.min, a.max); return;
-    default: return;  // ir::conv_activation gives no other kind
+    default: assert(false && "ir::conv_activation gives no other kind"); return;
   }
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/cpu/winograd_conv.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -356,7 +357,7 @@ void convolve(const ConvProblem& p, const float* x, const float* u, const Epilog
     case Kind::kHardSwish: return convolve_with<Kind::kHardSwish>(p, x, u, e, t, y);
     case Kind::kSigmoid: return convolve_with<Kind::kSigmoid>(p, x, u, e, t, y);
     case Kind::kClip: return convolve_with<Kind::kClip>(p, x, u, e, t, y);
-    default: break;  // ir::conv_activation gives no other kind
+    default: assert(false && "ir::conv_activation gives no other kind"); break;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "runtime/cuda/cuda_capabilities.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_kernel.h"
 #include "runtime/cuda/device_memory.h"
@@ -60,27 +61,6 @@ class CapturedGraph final : public runtime::CapturedWork {
   cudaGraphExec_t exec = nullptr;
 };
 
-// Note [CUDA capabilities without CUDA]: a build without the CUDA backend still plans for it from a
-// recorded database, with these same answers but no step workspace (optimizer/bench/device_benchmarker.cc);
-// change both together.
-class CudaCapabilities final : public runtime::BackendCapabilities {
- public:
-  const char* name() const override { return "cuda"; }
-  bool runs_channels_last() const override { return true; }
-  size_t step_workspace(const ir::Graph& graph, const ir::Node& node) const override {
-    return cuda_step_workspace(graph, node);
-  }
-  bool adds_residual_in_place() const override { return false; }  // only the CPU's convolutions do
-  bool takes_gpu_fusions() const override { return true; }
-  bool is_host_memory() const override { return false; }
-  // The H200 (`ucudnn run --device-io` of one Transpose, median of 20): [128, 64, 112, 112] float32
-  // (411 MB) 0.31 ms either way, [128, 320, 14, 14] (32 MB) 0.036 ms; so ~1e-9 ms a byte. The
-  // fixed part is a launch and a pass the fused neighbours no longer share: RegNetY-800MF ran 1.05 ms
-  // slower with ~80 more Transposes of small tensors.
-  runtime::TransposeCost layout_transpose_cost() const override { return {1e-9, 0.01}; }
-  bool chooses_layout_by_running() const override { return false; }  // the GPU keeps the prediction
-};
-
 class CudaBackend final : public runtime::Backend {
  public:
   explicit CudaBackend(std::unique_ptr<CudaContext> main) { contexts_.push_back(std::move(main)); }
@@ -117,7 +97,6 @@ class CudaBackend final : public runtime::Backend {
     UCUDNN_ASSIGN_OR_RETURN(DeviceBuffer buffer, DeviceBuffer::allocate(bytes, what));
     return std::unique_ptr<runtime::Buffer>(new DeviceMemory(std::move(buffer)));
   }
-  bool is_host_memory() const override { return false; }
   Expected<size_t> available_memory_bytes() const override {
     size_t free_bytes = 0, total_bytes = 0;
     UCUDNN_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), "asking GPU " + std::to_string(main().device()) +
@@ -290,7 +269,7 @@ class CudaBackend final : public runtime::Backend {
 }  // namespace
 
 const runtime::BackendCapabilities& cuda_capabilities() {
-  static const CudaCapabilities capabilities;
+  static const CudaCapabilities capabilities(cuda_step_workspace);
   return capabilities;
 }
 

@@ -161,11 +161,11 @@ inline constexpr int pointwise_op_immediates(PointwiseOp op) {
   }
 }
 
-// The logistic function, stable on both tails: exp of a non-positive number never overflows.
+// The logistic function, stable on both tails: exp of a non-positive number never overflows. One expf
+// for either sign (a GPU warp with mixed signs computes it once), then 1 / (1 + e) or e / (1 + e).
 UCUDNN_HOST_DEVICE inline float pointwise_sigmoid(float a) {
-  if (a >= 0.f) return 1.f / (1.f + expf(-a));
-  const float e = expf(a);
-  return e / (1.f + e);
+  const float e = expf(-fabsf(a));
+  return a >= 0.f ? 1.f / (1.f + e) : e / (1.f + e);
 }
 
 // One instruction on scalars (float32, as ONNX's float ops): the one formula of every elementwise op

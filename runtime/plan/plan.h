@@ -73,8 +73,7 @@ size_t largest_step_workspace(const Plan& plan);
 // value shapes and dtypes): a plan made for one graph is refused by another.
 std::string graph_fingerprint(const ir::Graph& graph);
 
-// Checks that the configuration of `step` is consistent with the node's batch:
-// micro-batch sizes positive and summing to `batch`.
+// Whether `micro_batches` cover the node's batch: sizes positive and summing to `batch`.
 bool micro_batches_cover(const std::vector<MicroBatch>& micro_batches, int64_t batch);
 
 }  // namespace ucudnn::runtime

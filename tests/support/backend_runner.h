@@ -73,7 +73,6 @@ class ForwardingBackend : public ucudnn::runtime::Backend {
   ucudnn::Expected<std::unique_ptr<ucudnn::runtime::Buffer>> allocate(size_t bytes, const std::string& what) override {
     return inner_.allocate(bytes, what);
   }
-  bool is_host_memory() const override { return inner_.is_host_memory(); }
   ucudnn::Expected<size_t> available_memory_bytes() const override { return inner_.available_memory_bytes(); }
   ucudnn::Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string& what) override {
     return inner_.copy_to_device(dst, src, bytes, what);
