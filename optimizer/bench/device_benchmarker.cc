@@ -12,6 +12,7 @@
 #else
 #include "runtime/cuda/cuda_capabilities.h"  // no CUDA needed
 #endif
+#include "runtime/backends/backends.h"
 #include "runtime/cpu/cpu_backend.h"
 
 namespace ucudnn::optimizer {
@@ -20,10 +21,6 @@ namespace {
 
 #ifdef UCUDNN_HAVE_CUDA
 const runtime::BackendCapabilities& cuda_capabilities() { return cuda::cuda_capabilities(); }
-Expected<std::unique_ptr<runtime::Backend>> make_gpu_backend(const std::string& math_type) {
-  return cuda::make_cuda_backend(0, math_type == "fp32" ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32);
-}
-bool gpu_present() { return cuda::device_count() > 0; }
 std::string gpu_name() { return cuda::gpu_name(0); }  // what the cuDNN benchmarker records too
 
 // The cuDNN benchmarker with the CUDA context it measures on (which must outlive it).
@@ -57,10 +54,6 @@ const runtime::BackendCapabilities& cuda_capabilities() {
   static const cuda::CudaCapabilities capabilities(nullptr);
   return capabilities;
 }
-Expected<std::unique_ptr<runtime::Backend>> make_gpu_backend(const std::string&) {
-  return internal_error("no CUDA backend in this build to run with");
-}
-bool gpu_present() { return false; }  // built without the CUDA backend
 std::string gpu_name() { return ""; }
 Expected<std::unique_ptr<Benchmarker>> make_gpu_benchmarker(const std::string&, int = 0) {
   return internal_error("no CUDA backend in this build to measure with");
@@ -79,12 +72,15 @@ const runtime::BackendCapabilities* device_capabilities(const std::string& devic
 
 Expected<std::unique_ptr<runtime::Backend>> make_measuring_backend(const std::string& device,
                                                                    const std::string& math_type) {
-  if (device == "cpu") return cpu::make_cpu_backend();
+  if (device == "cpu") return backends::make_backend(backends::DeviceKind::kCpu, backends::GpuMath::kTf32);
   if (!can_measure_on(device)) return unsupported("cannot run plans on device '" + device + "' here");
-  return make_gpu_backend(math_type);
+  return backends::make_backend(backends::DeviceKind::kCuda,
+                                math_type == "fp32" ? backends::GpuMath::kFp32 : backends::GpuMath::kTf32);
 }
 
-bool can_measure_on(const std::string& device) { return device == "cpu" || (device == "cuda" && gpu_present()); }
+bool can_measure_on(const std::string& device) {
+  return device == "cpu" || (device == "cuda" && backends::cuda_available());
+}
 
 std::string measured_device_name(const std::string& device) {
   if (device == "cpu") return make_cpu_benchmarker()->device_key().device_name;

@@ -151,8 +151,8 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // "cpu" or "cuda": a Plan's `device`.
-  virtual const char* name() const = 0;
+  // "cpu" or "cuda": a Plan's `device` (the capabilities' name).
+  const char* name() const { return capabilities().name(); }
   // The processor plans are made for ("NVIDIA H200"); "" where plans do not depend on it (the CPU).
   virtual std::string device_name() const = 0;
   // Unsupported naming every op of `graph` without a kernel here (and what to do); OK when none.

@@ -154,7 +154,6 @@ class CpuBackend final : public runtime::Backend {
  public:
   explicit CpuBackend(CpuCalls calls) : calls_(calls) {}
 
-  const char* name() const override { return "cpu"; }
   std::string device_name() const override { return ""; }
   const runtime::BackendCapabilities& capabilities() const override { return cpu_capabilities(); }
 

@@ -68,7 +68,6 @@ class CudaBackend final : public runtime::Backend {
     for (cudaEvent_t event : join_events_) cudaEventDestroy(event);
   }
 
-  const char* name() const override { return "cuda"; }
   std::string device_name() const override { return gpu_name(main().device()); }
   const runtime::BackendCapabilities& capabilities() const override { return cuda_capabilities(); }
 

@@ -62,7 +62,6 @@ class ForwardingBackend : public ucudnn::runtime::Backend {
  public:
   explicit ForwardingBackend(ucudnn::runtime::Backend& inner) : inner_(inner) {}
 
-  const char* name() const override { return inner_.name(); }
   std::string device_name() const override { return inner_.device_name(); }
   ucudnn::Status check_support(const ucudnn::ir::Graph& graph) const override { return inner_.check_support(graph); }
   const ucudnn::runtime::BackendCapabilities& capabilities() const override { return inner_.capabilities(); }

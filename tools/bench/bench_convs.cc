@@ -7,11 +7,12 @@
 // the Conv steps of the plan run, each as its configuration: per micro-batch
 // the CUDA backend's Conv prepare with the plan's algorithm and a run on
 // pointer offsets into the same tensors, the workspace taken from the step's
-// slice of one pool — the executor's calls. As in the benchmarker, bias and
-// fused activation are left out, so measured and predicted time the same work.
-// A step is timed with CUDA events around all its micro-batches (warm-up, then
-// the median of --repeats). Prints a table and, with --json-out, one JSON
-// object per row.
+// slice of one pool — the executor's calls, through the Backend interface
+// (runtime/backend/backend.h). As in the benchmarker, bias and fused activation
+// are left out, so measured and predicted time the same work. A step is timed
+// with the backend's events around all its micro-batches (warm-up, then the
+// median of --repeats). Prints a table and, with --json-out, one JSON object per
+// row.
 //
 //   ucudnn_bench_convs MODEL [--batch 256] [--db PATH] [--budgets 8,64,512]
 //       [--repeats 20] [--warmup 3] [--batch-sizes powerOfTwo] [--strict-fp32]
@@ -27,11 +28,9 @@
 
 #include "api/loading.h"
 #include "optimizer/plan_model.h"
+#include "runtime/backend/backend.h"
+#include "runtime/backends/backends.h"
 #include "runtime/ir/fusion.h"
-#include "runtime/cuda/cuda_check.h"
-#include "runtime/cuda/cuda_context.h"
-#include "runtime/cuda/cuda_kernel.h"
-#include "runtime/cuda/device_memory.h"
 
 namespace ucudnn {
 namespace {
@@ -101,10 +100,10 @@ Expected<Flags> parse_flags(int argc, char** argv) {
 
 // Device buffers for x, w, y large enough for every Conv of the graph.
 struct ConvBuffers {
-  cuda::DeviceBuffer x, w, y;
+  std::unique_ptr<runtime::Buffer> x, w, y;
 };
 
-Expected<ConvBuffers> allocate_conv_buffers(const ir::Graph& graph) {
+Expected<ConvBuffers> allocate_conv_buffers(runtime::Backend& backend, const ir::Graph& graph) {
   size_t x = 0, w = 0, y = 0;
   for (const ir::Node& n : graph.nodes) {
     if (n.op != OpKind::kConv) continue;
@@ -113,39 +112,32 @@ Expected<ConvBuffers> allocate_conv_buffers(const ir::Graph& graph) {
     y = std::max(y, static_cast<size_t>(shape_numel(graph.value(n.outputs[0]).shape)) * 4);
   }
   ConvBuffers b;
-  UCUDNN_ASSIGN_OR_RETURN(b.x, cuda::DeviceBuffer::allocate(x, "convolution inputs"));
-  UCUDNN_ASSIGN_OR_RETURN(b.w, cuda::DeviceBuffer::allocate(w, "convolution weights"));
-  UCUDNN_ASSIGN_OR_RETURN(b.y, cuda::DeviceBuffer::allocate(y, "convolution outputs"));
+  UCUDNN_ASSIGN_OR_RETURN(b.x, backend.allocate(x, "convolution inputs"));
+  UCUDNN_ASSIGN_OR_RETURN(b.w, backend.allocate(w, "convolution weights"));
+  UCUDNN_ASSIGN_OR_RETURN(b.y, backend.allocate(y, "convolution outputs"));
   // Zeroed inputs would do for timing, but small non-zero values are the usual case.
   std::vector<float> ones(std::max(x, w) / 4, 0.01f);
-  UCUDNN_CUDA_CHECK(cudaMemcpy(b.x.data(), ones.data(), x, cudaMemcpyHostToDevice), "filling inputs");
-  UCUDNN_CUDA_CHECK(cudaMemcpy(b.w.data(), ones.data(), w, cudaMemcpyHostToDevice), "filling weights");
+  UCUDNN_RETURN_IF_ERROR(backend.copy_to_device(b.x->data(), ones.data(), x, "filling inputs"));
+  UCUDNN_RETURN_IF_ERROR(backend.copy_to_device(b.w->data(), ones.data(), w, "filling weights"));
+  UCUDNN_RETURN_IF_ERROR(backend.synchronize("filling the convolution buffers"));
   return b;
 }
 
 struct Call {
-  std::unique_ptr<cuda::KernelState> state;
-  std::vector<cuda::DeviceTensor> src, dst;
+  std::unique_ptr<runtime::Kernel> kernel;
+  std::vector<runtime::TensorRef> src, dst;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
 };
 
 // Runs every Conv step of `plan` as its configuration; returns the sum of the
 // per-step medians in ms.
-Expected<double> measure_plan(cuda::CudaContext& ctx, const ir::Graph& graph, const runtime::Plan& plan,
+Expected<double> measure_plan(runtime::Backend& backend, const ir::Graph& graph, const runtime::Plan& plan,
                               const ConvBuffers& buffers, const Flags& flags) {
-  UCUDNN_ASSIGN_OR_RETURN(cuda::DeviceBuffer pool, cuda::DeviceBuffer::allocate(plan.workspace_pool_bytes,
-                                                                                "workspace pool of the plan"));
-  struct Events {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    ~Events() {
-      if (start) cudaEventDestroy(start);
-      if (stop) cudaEventDestroy(stop);
-    }
-  } events;
-  UCUDNN_CUDA_CHECK(cudaEventCreate(&events.start), "creating an event");
-  UCUDNN_CUDA_CHECK(cudaEventCreate(&events.stop), "creating an event");
-  cudaEvent_t start = events.start, stop = events.stop;
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Buffer> pool,
+                          backend.allocate(plan.workspace_pool_bytes, "workspace pool of the plan"));
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> start, backend.create_event());
+  UCUDNN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Event> stop, backend.create_event());
   double total = 0;
   for (const runtime::PlanStep& step : plan.steps) {
     ir::Node conv = graph.nodes[step.node];
@@ -164,35 +156,31 @@ Expected<double> measure_plan(cuda::CudaContext& ctx, const ir::Graph& graph, co
       const size_t x_row = static_cast<size_t>(shape_numel(x_shape) / x_shape[0]) * 4;
       const size_t y_row = static_cast<size_t>(shape_numel(y_shape) / y_shape[0]) * 4;
       Call call;
-      auto state = cuda::cuda_kernel(OpKind::kConv).prepare({ctx, graph, conv, {xs, w_shape}, {ys}, m.algorithm});
-      if (!state) return state.status();
-      call.state = std::move(*state);
-      if (call.state->workspace_bytes() > step.workspace_bytes)
+      UCUDNN_ASSIGN_OR_RETURN(call.kernel, backend.prepare({graph, conv, {xs, w_shape}, {ys}, m.algorithm}));
+      if (call.kernel->workspace_bytes() > step.workspace_bytes)
         return internal_error(conv.describe() + ": algorithm " + std::to_string(m.algorithm) + " needs " +
-                              format_bytes(call.state->workspace_bytes()) + " but the plan's slice is " +
+                              format_bytes(call.kernel->workspace_bytes()) + " but the plan's slice is " +
                               format_bytes(step.workspace_bytes));
-      call.src = {{DType::kFloat32, xs, static_cast<std::byte*>(buffers.x.data()) + x_row * begin},
-                  {DType::kFloat32, w_shape, buffers.w.data()}};
-      call.dst = {{DType::kFloat32, ys, static_cast<std::byte*>(buffers.y.data()) + y_row * begin}};
-      call.workspace = static_cast<std::byte*>(pool.data()) + step.workspace_offset;
+      call.src = {{DType::kFloat32, xs, static_cast<std::byte*>(buffers.x->data()) + x_row * begin},
+                  {DType::kFloat32, w_shape, buffers.w->data()}};
+      call.dst = {{DType::kFloat32, ys, static_cast<std::byte*>(buffers.y->data()) + y_row * begin}};
+      call.workspace = static_cast<std::byte*>(pool->data()) + step.workspace_offset;
       call.workspace_bytes = step.workspace_bytes;
       calls.push_back(std::move(call));
       begin += m.size;
     }
     auto run_step = [&]() -> Status {
-      for (Call& c : calls)
-        UCUDNN_RETURN_IF_ERROR(c.state->run({ctx, c.src, c.dst, c.workspace, c.workspace_bytes}));
+      for (Call& c : calls) UCUDNN_RETURN_IF_ERROR(c.kernel->run({c.src, c.dst, c.workspace, c.workspace_bytes}));
       return Status::ok();
     };
     for (int i = 0; i < flags.warmup; ++i) UCUDNN_RETURN_IF_ERROR(run_step().with_context(conv.describe()));
     std::vector<double> times;
     for (int i = 0; i < flags.repeats; ++i) {
-      UCUDNN_CUDA_CHECK(cudaEventRecord(start, ctx.stream()), conv.describe());
+      UCUDNN_RETURN_IF_ERROR(backend.record(*start, 0));
       UCUDNN_RETURN_IF_ERROR(run_step().with_context(conv.describe()));
-      UCUDNN_CUDA_CHECK(cudaEventRecord(stop, ctx.stream()), conv.describe());
-      UCUDNN_CUDA_CHECK(cudaEventSynchronize(stop), conv.describe());
-      float ms = 0;
-      UCUDNN_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop), conv.describe());
+      UCUDNN_RETURN_IF_ERROR(backend.record(*stop, 0));
+      UCUDNN_RETURN_IF_ERROR(backend.synchronize(conv.describe()));
+      UCUDNN_ASSIGN_OR_RETURN(const double ms, backend.elapsed_ms(*start, *stop));
       times.push_back(ms);
     }
     std::sort(times.begin(), times.end());
@@ -231,9 +219,10 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", graph.status().to_string().c_str());
     return 1;
   }
-  auto ctx = cuda::CudaContext::create(0, flags->strict_fp32 ? cuda::MathMode::kFp32 : cuda::MathMode::kTf32);
-  if (!ctx) {
-    std::fprintf(stderr, "error: %s\n", ctx.status().to_string().c_str());
+  auto backend = backends::make_backend(backends::DeviceKind::kCuda,
+                                        flags->strict_fp32 ? backends::GpuMath::kFp32 : backends::GpuMath::kTf32);
+  if (!backend) {
+    std::fprintf(stderr, "error: %s\n", backend.status().to_string().c_str());
     return 1;
   }
   std::optional<ConvBuffers> buffers;  // for the graph in the plans' layout, once the first plan exists
@@ -263,14 +252,14 @@ int run(int argc, char** argv) {
       row.pool_bytes = result.plan.workspace_pool_bytes;
       for (const runtime::PlanStep& s : result.plan.steps) row.divided_steps += s.micro_batches.size() > 1;
       if (!buffers) {
-        auto allocated = allocate_conv_buffers(planned->graph);
+        auto allocated = allocate_conv_buffers(**backend, planned->graph);
         if (!allocated) {
           std::fprintf(stderr, "error: %s\n", allocated.status().to_string().c_str());
           return 1;
         }
         buffers = std::move(*allocated);
       }
-      auto measured = measure_plan(**ctx, planned->graph, result.plan, *buffers, *flags);
+      auto measured = measure_plan(**backend, planned->graph, result.plan, *buffers, *flags);
       if (measured) row.measured_ms = *measured;
       else row.error = measured.status().to_string();
     }
@@ -308,7 +297,7 @@ int run(int argc, char** argv) {
                         {"workspace_bytes", r.budget_bytes}, {"predicted_ms", r.predicted_ms},
                         {"measured_ms", r.measured_ms},   {"pool_bytes", r.pool_bytes},
                         {"divided_steps", r.divided_steps}, {"speedup_vs_undivided", speedup},
-                        {"ratio_vs_unlimited", vs_unlimited}, {"device", (*ctx)->device_description()},
+                        {"ratio_vs_unlimited", vs_unlimited}, {"device", (*backend)->device_name()},
                         {"error", r.error}};
     std::printf("JSON %s\n", j.dump().c_str());
     if (json.is_open()) json << j.dump() << "\n";
