@@ -240,7 +240,11 @@ int run(int argc, char** argv) {
     row.budget = bytes == kUnlimitedWorkspace ? "unlimited" : std::to_string(bytes / kMiB) + "MiB";
     options.policy = policy;
     options.kernel_workspace_limit = options.total_workspace_budget = bytes;
-    auto planned = optimizer::plan_model(*graph, plan_request(options));
+    // The workspaces in one pool of their own, as the paper's benchmarks and the optimizer alone plan them
+    // (a session's plan puts them in its arena, Note [workspace in the arena]; this harness has no arena).
+    optimizer::PlanRequest request = plan_request(options);
+    request.planner.workspace_in_arena = false;
+    auto planned = optimizer::plan_model(*graph, request);
     if (!planned) {
       row.error = planned.status().to_string();
     } else {
