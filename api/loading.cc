@@ -57,6 +57,15 @@ Expected<ir::Graph> load_inference_graph(const std::string& model_path, const Se
   return graph;
 }
 
+runtime::CaptureMode capture_mode(CudaGraph mode) {
+  switch (mode) {
+    case CudaGraph::kOff: return runtime::CaptureMode::kOff;
+    case CudaGraph::kOn: return runtime::CaptureMode::kOn;
+    case CudaGraph::kAuto: break;
+  }
+  return runtime::CaptureMode::kAuto;
+}
+
 optimizer::PlanRequest plan_request(const SessionOptions& options) {
   optimizer::PlanRequest request;
   request.device = device_name(options.device);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "optimizer/plan_model.h"
+#include "runtime/executor/captured_runs.h"
 #include "runtime/plan/plan.h"
 #include "runtime/ir/graph.h"
 #include "ucudnn/ucudnn.h"
@@ -21,6 +22,9 @@ Expected<ir::Graph> load_inference_graph(const std::string& model_path, const Se
 // under wd), micro-batch sizes, streams, math type, the layouts to try (Layout::kAuto
 // on the GPU: both), the database. `options` passed check_options.
 optimizer::PlanRequest plan_request(const SessionOptions& options);
+
+// How the executors of a session or a trainer capture their runs (SessionOptions::cuda_graph).
+runtime::CaptureMode capture_mode(CudaGraph mode);
 
 // Name, dtype and shape of each of `ids` (a session's inputs() or outputs()).
 std::vector<TensorInfo> describe_values(const ir::Graph& graph, const std::vector<ir::ValueId>& ids);

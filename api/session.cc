@@ -69,15 +69,6 @@ Status check_gpu_tensors(const char* kind, const std::vector<TensorInfo>& infos,
   return Status::ok();
 }
 
-runtime::CaptureMode capture_mode(CudaGraph mode) {
-  switch (mode) {
-    case CudaGraph::kOff: return runtime::CaptureMode::kOff;
-    case CudaGraph::kOn: return runtime::CaptureMode::kOn;
-    case CudaGraph::kAuto: break;
-  }
-  return runtime::CaptureMode::kAuto;
-}
-
 // A graph and its plan running on one backend through the executor.
 class ExecutorSession final : public Session {
  public:

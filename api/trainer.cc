@@ -44,18 +44,24 @@ Status check_train_options(const TrainOptions& o) {
                             (o.communicator->device_memory() ? "GPU" : "host") + " memory, but training runs on the " +
                             device_name(o.session.device) + " (NCCL for the GPU, MPI for the CPU)");
   if (o.bucket_bytes < sizeof(float)) return invalid_argument("the gradient bucket size must be at least 4 bytes");
+  if (o.session.layout == Layout::kNhwc && o.session.device != Device::kCuda)
+    return unsupported("training on the CPU runs NCHW: layout nhwc trains on the GPU (device cuda)");
   return Status::ok();
 }
 
 training::TrainerConfig trainer_config(const TrainOptions& o) {
   training::TrainerConfig c;
   c.plan = plan_request(o.session);
+  // The step runs channels-last only on the GPU (the CPU's training kernels are NCHW): auto plans both
+  // there and keeps the faster-predicted.
+  if (o.session.device != Device::kCuda) c.plan.layouts = {optimizer::GraphLayout::kNchw};
   c.optimizer = optimizer_config(o);
   c.learning_rate = o.learning_rate;
   c.label_smoothing = o.label_smoothing;
   c.seed = o.seed;
   c.communicator = o.communicator;
   c.bucket_bytes = o.bucket_bytes;
+  c.capture = capture_mode(o.session.cuda_graph);
   return c;
 }
 
@@ -90,6 +96,13 @@ class TrainerImpl final : public Trainer {
   const std::vector<TensorInfo>& running_stats() const override { return running_stats_; }
   Expected<TrainStepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels) override {
     UCUDNN_ASSIGN_OR_RETURN(training::StepResult r, engine_->step(inputs, labels, nullptr));
+    return TrainStepResult{r.loss, r.correct, r.upload_ms, r.compute_ms, r.all_reduce_ms};
+  }
+  Status stage(const std::vector<Tensor>& inputs, const Tensor& labels) override {
+    return engine_->stage(inputs, labels);
+  }
+  Expected<TrainStepResult> step_staged(const std::vector<Tensor>& next_inputs, const Tensor& next_labels) override {
+    UCUDNN_ASSIGN_OR_RETURN(training::StepResult r, engine_->step_staged(next_inputs, next_labels));
     return TrainStepResult{r.loss, r.correct, r.upload_ms, r.compute_ms, r.all_reduce_ms};
   }
   Expected<std::vector<StepProfile>> profile_step(const std::vector<Tensor>& inputs, const Tensor& labels) override {

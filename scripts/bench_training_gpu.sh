@@ -7,6 +7,7 @@
 #
 #   scripts/bench_training_gpu.sh UCUDNN MODELS_DIR OUT_DIR [models] [policies]
 #   policies: space-separated "policy:workspace" (default below); models: alexnet resnet18 resnet50
+#   EXTRA="--cuda-graph off" adds flags to every `ucudnn train` (e.g. to time eager steps)
 set -uo pipefail
 UCUDNN=$1
 MODELS=$2
@@ -26,7 +27,7 @@ for model in $LIST; do
     [ "$p" = "$PROFILE" ] && extra=(--profile)
     timeout 300 "$UCUDNN" train "$MODELS/$model.onnx" --synthetic --device cuda --batch "$BATCH" --steps "$STEPS" \
         --policy "$policy" --workspace "$workspace" --lr 0.01 --momentum 0.9 --weight-decay 1e-4 --json --quiet \
-        --db "$OUT/train.sqlite" "${extra[@]}" > "$log.jsonl" 2> "$log.err"
+        --db "$OUT/train.sqlite" ${EXTRA:-} "${extra[@]}" > "$log.jsonl" 2> "$log.err"
     rc=$?
     summary=$(grep '"event":"summary"' "$log.jsonl" | tail -1)
     if [ $rc -ne 0 ] || [ -z "$summary" ]; then
@@ -37,7 +38,7 @@ for model in $LIST; do
 import json, sys
 m, p, w, s = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 print(f"{m:9} {p:9} {w:9} step {s['median_step_ms']:8.2f} ms (device {s['median_compute_ms']:8.2f}, "
-      f"batch copy {s['median_upload_ms']:6.2f})  memory {s['memory']['total_bytes'] / 2**30:6.2f} GiB "
+      f"batch copy {s['median_upload_ms']:6.2f}, loader wait {s.get('median_data_ms', 0):6.2f})  memory {s['memory']['total_bytes'] / 2**30:6.2f} GiB "
       f"(workspace {s['memory']['workspace_bytes'] / 2**20:7.1f} MiB)  predicted conv {s['predicted_conv_ms']:.1f} ms  "
       f"loss {s['final_loss']:.3f}")
 if "profile" in s:

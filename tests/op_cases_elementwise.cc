@@ -536,6 +536,14 @@ std::vector<OpCase> reduction_cases() {
       {"reduce_log_sum_exp_large", OpKind::kReduceLogSumExp, 18, {input({3, 4, 5}, 80.0, 100.0), ints({1})}},
       {"reduce_log_sum_exp_long", OpKind::kReduceLogSumExp, 18, {input({2, 3, 17, 19}, -5, 5), ints({2, 3})}},
       {"reduce_max_noop", OpKind::kReduceMax, 18, {input({3, 4}), ints({})}, {{"noop_with_empty_axes", int64_t{1}}}},
+      // Long boxes of few outputs, split over blocks on the GPU (Note [reduction paths], reduce_kernels.cu):
+      // rows of contiguous values (NCHW's bias gradient), strided columns (NHWC's), with outer axes.
+      {"reduce_sum_bias_grad_nchw_split", OpKind::kReduceSum, 13, {input({8, 4, 33, 35}), ints({0, 2, 3})}},
+      {"reduce_sum_bias_grad_nhwc_columns", OpKind::kReduceSum, 13, {input({8, 33, 35, 40}), ints({0, 1, 2})}},
+      {"reduce_mean_small_spatial_columns", OpKind::kReduceMean, 18, {input({64, 16, 3, 3}), ints({0, 2, 3})}},
+      {"reduce_max_split_rows", OpKind::kReduceMax, 18, {input({4, 3, 40, 40}), ints({0, 2, 3})}},
+      {"reduce_min_split_columns", OpKind::kReduceMin, 18, {input({8, 33, 35, 40}), ints({0, 1, 2})}},
+      {"reduce_l2_outer_kept_inner", OpKind::kReduceL2, 18, {input({2, 8, 3, 700}), ints({1, 3})}},
       {"argmax_axis_1", OpKind::kArgMax, 13, {input(image)}, {{"axis", int64_t{1}}}},
       {"argmax_no_keepdims_last_axis", OpKind::kArgMax, 13, {input({3, 4, 50})},
        {{"axis", int64_t{-1}}, {"keepdims", int64_t{0}}}},

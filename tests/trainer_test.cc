@@ -224,6 +224,118 @@ TEST(TrainerVsPyTorch, TinyBnCnnOnGpu) {
     train_like_pytorch(source_dir() + "/tests/data/training/" + dir, ucudnn::Device::kCuda, {1e-4, 1e-3});
 }
 
+// Batch k of a small run: the reference input scaled and its labels rotated, so that a step that
+// trained on another batch than the one it was given would show in the losses.
+struct SmallBatch {
+  Tensor input, labels;
+};
+std::vector<SmallBatch> small_batches(const std::string& dir, int count, int64_t classes) {
+  const Tensor input = read(dir + "/input.npy"), labels = read(dir + "/labels.npy");
+  std::vector<SmallBatch> batches;
+  for (int k = 0; k < count; ++k) {
+    SmallBatch b{*input.clone(), *labels.clone()};
+    for (int64_t i = 0; i < b.input.numel(); ++i) b.input.data<float>()[i] *= 1.0f + 0.25f * static_cast<float>(k);
+    for (int64_t i = 0; i < b.labels.numel(); ++i)
+      b.labels.data<int64_t>()[i] = (b.labels.data<int64_t>()[i] + k) % classes;
+    batches.push_back(std::move(b));
+  }
+  return batches;
+}
+
+// "" when a CUDA backend runs here, else why not.
+std::string why_no_gpu() {
+  for (const BackendConfig& config : backend_configs())
+    if (config.kind == BackendConfig::Kind::kCuda) {
+      const SharedBackend shared = shared_backend(config);
+      if (!shared.skip_reason.empty()) return shared.skip_reason;
+      return shared.backend != nullptr ? "" : "no CUDA backend";
+    }
+  return "this build has no CUDA backend";
+}
+
+void expect_same_weights(ucudnn::Trainer& a, ucudnn::Trainer& b) {
+  auto wa = a.weights(), wb = b.weights();
+  ASSERT_TRUE(wa.has_value() && wb.has_value());
+  ASSERT_EQ(wa->size(), wb->size());
+  for (const auto& [name, t] : *wa) expect_close(t, wb->at(name), {0.0, 0.0}, "'" + name + "'");
+}
+
+// Note [overlapped batch copies]: stage() and step_staged() train on the same batches as step(),
+// bit for bit, on every device present.
+TEST(Trainer, StagedStepsEqualPlainSteps) {
+  const std::string dir = source_dir() + "/tests/data/training/tiny_bn_cnn_sgd";
+  std::vector<ucudnn::Device> devices = {ucudnn::Device::kCpu};
+  if (why_no_gpu().empty()) devices.push_back(ucudnn::Device::kCuda);
+  for (ucudnn::Device device : devices) {
+    SCOPED_TRACE(ucudnn::device_name(device));
+    ucudnn::TrainOptions options = tiny_options();
+    options.session.device = device;
+    auto plain = ucudnn::Trainer::load(dir + "/model.onnx", options);
+    auto staged = ucudnn::Trainer::load(dir + "/model.onnx", options);
+    ASSERT_TRUE(plain.has_value() && staged.has_value()) << plain.status().to_string();
+    const int64_t classes = (*plain)->outputs()[0].shape[1];
+    const std::vector<SmallBatch> batches = small_batches(dir, 4, classes);
+    ASSERT_TRUE((*staged)->stage({batches[0].input}, batches[0].labels).is_ok());
+    for (size_t k = 0; k < batches.size(); ++k) {
+      auto want = (*plain)->step({batches[k].input}, batches[k].labels);
+      auto got = k + 1 < batches.size() ? (*staged)->step_staged({batches[k + 1].input}, batches[k + 1].labels)
+                                        : (*staged)->step_staged({}, {});
+      ASSERT_TRUE(want.has_value()) << want.status().to_string();
+      ASSERT_TRUE(got.has_value()) << got.status().to_string();
+      EXPECT_EQ(got->loss, want->loss) << "step " << k + 1;
+      EXPECT_EQ(got->correct, want->correct) << "step " << k + 1;
+    }
+    expect_same_weights(**plain, **staged);
+    // Nothing is staged after the last step.
+    auto again = (*staged)->step_staged({}, {});
+    ASSERT_FALSE(again.has_value());
+    EXPECT_EQ(again.status().code(), ucudnn::StatusCode::kInvalidArgument);
+    EXPECT_NE(again.status().message().find("call stage() first"), std::string::npos) << again.status().to_string();
+  }
+}
+
+// A next batch that fails the checks is refused before the step runs; the staged batch stays.
+TEST(Trainer, StepStagedRefusesABadNextBatchBeforeRunning) {
+  const std::string dir = source_dir() + "/tests/data/training/tiny_bn_cnn_sgd";
+  auto trainer = load_trainer(dir + "/model.onnx");
+  ASSERT_NE(trainer, nullptr);
+  const std::vector<SmallBatch> batches = small_batches(dir, 1, trainer->outputs()[0].shape[1]);
+  ASSERT_TRUE(trainer->stage({batches[0].input}, batches[0].labels).is_ok());
+  Tensor bad_labels = *batches[0].labels.clone();
+  bad_labels.data<int64_t>()[0] = 1000;
+  auto refused = trainer->step_staged({batches[0].input}, bad_labels);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.status().code(), ucudnn::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("the next batch"), std::string::npos) << refused.status().to_string();
+  EXPECT_EQ(trainer->steps_done(), 0);
+  auto step = trainer->step_staged({}, {});
+  ASSERT_TRUE(step.has_value()) << step.status().to_string();
+  EXPECT_EQ(trainer->steps_done(), 1);
+}
+
+// The GPU's captured steps (SessionOptions::cuda_graph, Note [captured runs]) train exactly as eager ones.
+TEST(TrainerOnGpu, CapturedStepsEqualEagerSteps) {
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << why;
+  const std::string dir = source_dir() + "/tests/data/training/tiny_bn_cnn_sgd";
+  ucudnn::TrainOptions options = tiny_options();
+  options.session.device = ucudnn::Device::kCuda;
+  options.session.cuda_graph = ucudnn::CudaGraph::kOff;
+  auto eager = ucudnn::Trainer::load(dir + "/model.onnx", options);
+  options.session.cuda_graph = ucudnn::CudaGraph::kOn;
+  auto captured = ucudnn::Trainer::load(dir + "/model.onnx", options);
+  ASSERT_TRUE(eager.has_value() && captured.has_value()) << captured.status().to_string();
+  const std::vector<SmallBatch> batches = small_batches(dir, 5, (*eager)->outputs()[0].shape[1]);
+  for (size_t k = 0; k < batches.size(); ++k) {
+    (*eager)->set_learning_rate(0.05 / static_cast<double>(k + 1));  // a schedule: no capture again
+    (*captured)->set_learning_rate(0.05 / static_cast<double>(k + 1));
+    auto want = (*eager)->step({batches[k].input}, batches[k].labels);
+    auto got = (*captured)->step({batches[k].input}, batches[k].labels);
+    ASSERT_TRUE(want.has_value() && got.has_value()) << got.status().to_string();
+    EXPECT_EQ(got->loss, want->loss) << "step " << k + 1;
+  }
+  expect_same_weights(**eager, **captured);
+}
+
 TEST(TrainerVsPyTorch, ReferenceFromEnvironment) {
   const char* dir = std::getenv("UCUDNN_TRAINING_REFERENCE");
   if (dir == nullptr) GTEST_SKIP() << "UCUDNN_TRAINING_REFERENCE not set (the models-labelled test sets it)";

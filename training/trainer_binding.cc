@@ -5,6 +5,8 @@
 // optimizer state buffer is state_count_ copies of the parameters' layout; `io_` holds the model
 // inputs, the labels, the dropout seed, the loss and the logits; `hyper_` the learning rate and
 // the step, kAlignment apart.
+#include <cstring>
+
 #include "runtime/core/bytes.h"
 #include "training/trainer_engine.h"
 
@@ -78,7 +80,7 @@ Status TrainerEngine::upload_initial_values(const ir::Graph& inference) {
   return backend_->synchronize("uploading the initial weights");
 }
 
-Status TrainerEngine::copy_inputs_in(const std::vector<Tensor>& inputs) {
+Status TrainerEngine::check_inputs(const std::vector<Tensor>& inputs) const {
   if (inputs.size() != layout_.model_inputs)
     return invalid_argument("the model takes " + std::to_string(layout_.model_inputs) + " inputs, got " +
                             std::to_string(inputs.size()));
@@ -87,8 +89,49 @@ Status TrainerEngine::copy_inputs_in(const std::vector<Tensor>& inputs) {
     if (inputs[i].dtype() != input.dtype || inputs[i].shape() != input.shape)
       return invalid_argument("input '" + input.name + "' must be " + dtype_name(input.dtype) +
                               shape_to_string(input.shape) + " (the training batch), got " + inputs[i].describe());
-    UCUDNN_RETURN_IF_ERROR(upload(*io_, io_layout_.offsets[i], inputs[i], "input '" + input.name + "'"));
   }
+  return Status::ok();
+}
+
+Status TrainerEngine::check_batch(const std::vector<Tensor>& inputs, const Tensor& labels) const {
+  UCUDNN_RETURN_IF_ERROR(check_inputs(inputs));
+  const ir::Graph& g = layout_.graph;
+  const Shape& label_shape = g.value(layout_.labels).shape;
+  if (labels.dtype() != DType::kInt64 || labels.shape() != label_shape)
+    return invalid_argument("labels must be int64" + shape_to_string(label_shape) + ", got " + labels.describe());
+  const int64_t classes = g.value(g.outputs[layout_.logits_output]).shape[1];
+  for (int64_t i = 0; i < labels.numel(); ++i)
+    if (labels.data<int64_t>()[i] < 0 || labels.data<int64_t>()[i] >= classes)
+      return invalid_argument("label " + std::to_string(labels.data<int64_t>()[i]) + " of sample " +
+                              std::to_string(i) + " is outside the model's " + std::to_string(classes) + " classes");
+  return Status::ok();
+}
+
+Status TrainerEngine::copy_inputs_in(const std::vector<Tensor>& inputs) {
+  UCUDNN_RETURN_IF_ERROR(check_inputs(inputs));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    UCUDNN_RETURN_IF_ERROR(upload(*io_, io_layout_.offsets[i], inputs[i], "input '" + model_input(i).name + "'"));
+  return Status::ok();
+}
+
+Status TrainerEngine::queue_staging(const std::vector<Tensor>& inputs, const Tensor& labels) {
+  if (staging_ == nullptr) {
+    // io_'s layout up to and including the labels, so one device copy moves the batch into place.
+    const size_t bytes = io_layout_.offsets[labels_slot_] + labels.nbytes();
+    UCUDNN_ASSIGN_OR_RETURN(staging_, backend_->allocate(bytes, "the staged batch"));
+    UCUDNN_ASSIGN_OR_RETURN(staged_, backend_->create_event());
+    UCUDNN_ASSIGN_OR_RETURN(consumed_, backend_->create_event());
+    UCUDNN_RETURN_IF_ERROR(backend_->record(*consumed_, 0));  // staging_ is free from the start
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device_beside(at(*staging_, io_layout_.offsets[i]), inputs[i].raw(),
+                                                           inputs[i].nbytes(), *consumed_, *staged_,
+                                                           "input '" + model_input(i).name + "'"));
+  UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device_beside(at(*staging_, io_layout_.offsets[labels_slot_]), labels.raw(),
+                                                         labels.nbytes(), *consumed_, *staged_, "labels"));
+  UCUDNN_ASSIGN_OR_RETURN(staged_labels_, Tensor::allocate_uninitialized(DType::kInt64, labels.shape()));
+  std::memcpy(staged_labels_.raw(), labels.raw(), labels.nbytes());
+  has_staged_ = true;
   return Status::ok();
 }
 

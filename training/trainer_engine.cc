@@ -35,10 +35,11 @@ Expected<std::unique_ptr<TrainerEngine>> TrainerEngine::create(std::unique_ptr<r
   return t;
 }
 
-Expected<std::unique_ptr<TrainerEngine::Planned>> TrainerEngine::plan_and_prepare(ir::Graph graph) const {
+Expected<std::unique_ptr<TrainerEngine::Planned>> TrainerEngine::plan_and_prepare(
+    ir::Graph graph, std::vector<optimizer::GraphLayout> layouts) const {
   UCUDNN_RETURN_IF_ERROR(backend_->check_support(graph));
   optimizer::PlanRequest request = config_.plan;
-  request.layouts = {optimizer::GraphLayout::kNchw};  // training runs NCHW (docs/TRAINING.md)
+  request.layouts = std::move(layouts);
   request.planner.io_bound = true;  // parameters, gradients and batches are the trainer's own buffers
   request.planner.residual_in_place = false;  // training graphs have no Conv with a residual input
   UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned, optimizer::plan_model(graph, request));
@@ -46,7 +47,10 @@ Expected<std::unique_ptr<TrainerEngine::Planned>> TrainerEngine::plan_and_prepar
   p->graph = std::move(planned.graph);
   p->predicted_conv_ms = planned.result.plan.predicted_conv_ms;
   // The executor keeps a reference to the graph: it lives in `p`, which the engine keeps.
-  UCUDNN_ASSIGN_OR_RETURN(p->executor, runtime::Executor::create(*backend_, p->graph, std::move(planned.result.plan)));
+  // Note [data-parallel step]: a data-parallel step starts all-reduces between its kernels, eagerly.
+  const runtime::CaptureMode capture = data_parallel() ? runtime::CaptureMode::kOff : config_.capture;
+  UCUDNN_ASSIGN_OR_RETURN(p->executor,
+                          runtime::Executor::create(*backend_, p->graph, std::move(planned.result.plan), capture));
   return p;
 }
 
@@ -63,7 +67,7 @@ Status TrainerEngine::build(ir::Graph inference) {
     UCUDNN_RETURN_IF_ERROR(comm_->barrier().with_context("waiting for rank 0 to plan"));
     config_.plan.rebenchmark = false;
   }
-  UCUDNN_ASSIGN_OR_RETURN(train_, plan_and_prepare(layout_.graph));
+  UCUDNN_ASSIGN_OR_RETURN(train_, plan_and_prepare(layout_.graph, config_.plan.layouts));
   if (data_parallel() && comm_->rank() == 0)
     UCUDNN_RETURN_IF_ERROR(comm_->barrier().with_context("letting the other ranks plan"));
   if (data_parallel()) UCUDNN_RETURN_IF_ERROR(check_plans_agree());
@@ -77,7 +81,7 @@ Status TrainerEngine::build(ir::Graph inference) {
     shapes.push_back(parameter(k).shape);
   }
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph update, build_update_graph(names, shapes, config_.optimizer));
-  UCUDNN_ASSIGN_OR_RETURN(update_, plan_and_prepare(std::move(update)));
+  UCUDNN_ASSIGN_OR_RETURN(update_, plan_and_prepare(std::move(update), {optimizer::GraphLayout::kNchw}));
 
   UCUDNN_RETURN_IF_ERROR(allocate_buffers());
   UCUDNN_ASSIGN_OR_RETURN(buckets_, distributed::plan_gradient_buckets(param_layout_.offsets, param_layout_.bytes,
@@ -92,29 +96,56 @@ std::string TrainerEngine::plan_json() const { return runtime::plan_to_json(trai
 
 Expected<StepResult> TrainerEngine::step(const std::vector<Tensor>& inputs, const Tensor& labels,
                                          std::vector<NodeTime>* profile) {
-  const ir::Graph& g = layout_.graph;
-  const Shape& label_shape = g.value(layout_.labels).shape;
-  if (labels.dtype() != DType::kInt64 || labels.shape() != label_shape)
-    return invalid_argument("labels must be int64" + shape_to_string(label_shape) + ", got " + labels.describe());
-  const int64_t classes = g.value(g.outputs[layout_.logits_output]).shape[1];
-  for (int64_t i = 0; i < labels.numel(); ++i)
-    if (labels.data<int64_t>()[i] < 0 || labels.data<int64_t>()[i] >= classes)
-      return invalid_argument("label " + std::to_string(labels.data<int64_t>()[i]) + " of sample " +
-                              std::to_string(i) + " is outside the model's " + std::to_string(classes) + " classes");
-  StepResult result;
-  if (data_parallel()) bucket_started_.assign(buckets_.size(), false);  // after a failed step too
-  const auto upload_start = std::chrono::steady_clock::now();
+  UCUDNN_RETURN_IF_ERROR(check_batch(inputs, labels));
+  const auto started = std::chrono::steady_clock::now();
   UCUDNN_RETURN_IF_ERROR(copy_inputs_in(inputs));
   UCUDNN_RETURN_IF_ERROR(upload(*io_, io_layout_.offsets[labels_slot_], labels, "labels"));
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the batch to the device"));
+  return run_step(labels, nullptr, nullptr, profile, started);
+}
+
+Status TrainerEngine::stage(const std::vector<Tensor>& inputs, const Tensor& labels) {
+  UCUDNN_RETURN_IF_ERROR(check_batch(inputs, labels));
+  UCUDNN_RETURN_IF_ERROR(queue_staging(inputs, labels));
+  return backend_->synchronize("copying the batch to the device");
+}
+
+Expected<StepResult> TrainerEngine::step_staged(const std::vector<Tensor>& next_inputs, const Tensor& next_labels) {
+  if (!has_staged_)
+    return invalid_argument("no batch is staged for this step: call stage() first (and again after a failed step)");
+  const bool has_next = !next_inputs.empty();
+  if (has_next) UCUDNN_RETURN_IF_ERROR(check_batch(next_inputs, next_labels).with_context("the next batch"));
+  const auto started = std::chrono::steady_clock::now();
+  has_staged_ = false;
+  const Tensor labels = std::move(staged_labels_);
+  UCUDNN_RETURN_IF_ERROR(backend_->wait(0, *staged_));
+  UCUDNN_RETURN_IF_ERROR(
+      backend_->copy_on_device(io_->data(), staging_->data(), staging_->bytes(), "the staged batch"));
+  UCUDNN_RETURN_IF_ERROR(backend_->record(*consumed_, 0));
+  return run_step(labels, has_next ? &next_inputs : nullptr, has_next ? &next_labels : nullptr, nullptr, started);
+}
+
+Expected<StepResult> TrainerEngine::run_step(const Tensor& labels, const std::vector<Tensor>* next_inputs,
+                                             const Tensor* next_labels, std::vector<NodeTime>* profile,
+                                             std::chrono::steady_clock::time_point started) {
+  const ir::Graph& g = layout_.graph;
+  const int64_t classes = g.value(g.outputs[layout_.logits_output]).shape[1];
+  StepResult result;
+  if (data_parallel()) bucket_started_.assign(buckets_.size(), false);  // after a failed step too
   const uint64_t rank_offset = static_cast<uint64_t>(rank()) << 32;  // each rank its own dropout masks
   const int64_t seed = static_cast<int64_t>(config_.seed + static_cast<uint64_t>(steps_) + rank_offset);
   UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(at(*io_, io_layout_.offsets[seed_slot_]), &seed, sizeof(seed),
                                                   "dropout seed"));
-  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the batch to the device"));
-  result.upload_ms = ms_since(upload_start);
+  result.upload_ms = ms_since(started);
   const auto compute_start = std::chrono::steady_clock::now();
-  UCUDNN_RETURN_IF_ERROR(run_or_profile(*train_->executor, train_in_, train_out_, profile, ""));
-  if (data_parallel()) {  // Note [data-parallel step]; run_bound has synchronised: the gradients are written
+  if (profile != nullptr) {
+    UCUDNN_RETURN_IF_ERROR(run_or_profile(*train_->executor, train_in_, train_out_, profile, ""));
+  } else if (data_parallel()) {  // Note [data-parallel step]: the gradients must be written before averaging
+    UCUDNN_RETURN_IF_ERROR(train_->executor->run_bound(train_in_, train_out_));
+  } else {
+    UCUDNN_RETURN_IF_ERROR(train_->executor->queue_bound(train_in_, train_out_));
+  }
+  if (data_parallel()) {
     const auto reduce_start = std::chrono::steady_clock::now();
     UCUDNN_RETURN_IF_ERROR(average_gradients());
     result.all_reduce_ms = ms_since(reduce_start);
@@ -126,8 +157,11 @@ Expected<StepResult> TrainerEngine::step(const std::vector<Tensor>& inputs, cons
   const int64_t step = steps_ + 1;
   UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(at(*hyper_, 0), &lr, sizeof(lr), "learning rate"));
   UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(at(*hyper_, kAlignment), &step, sizeof(step), "step"));
-  UCUDNN_RETURN_IF_ERROR(run_or_profile(*update_->executor, update_in_, update_out_, profile, "update/"));
-  result.compute_ms = ms_since(compute_start);
+  if (profile != nullptr)
+    UCUDNN_RETURN_IF_ERROR(run_or_profile(*update_->executor, update_in_, update_out_, profile, "update/"));
+  else
+    UCUDNN_RETURN_IF_ERROR(update_->executor->queue_bound(update_in_, update_out_));
+  if (next_inputs != nullptr) UCUDNN_RETURN_IF_ERROR(queue_staging(*next_inputs, *next_labels));
 
   UCUDNN_ASSIGN_OR_RETURN(Tensor loss,
                           queue_download(*io_, io_layout_.offsets[loss_slot_], DType::kFloat32, {}, "loss"));
@@ -135,7 +169,8 @@ Expected<StepResult> TrainerEngine::step(const std::vector<Tensor>& inputs, cons
   UCUDNN_ASSIGN_OR_RETURN(Tensor logits,
                           queue_download(*io_, io_layout_.offsets[logits_slot_], DType::kFloat32, logits_shape,
                                          "logits"));
-  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("copying the loss and logits to the host"));
+  UCUDNN_RETURN_IF_ERROR(backend_->synchronize("running the training step"));
+  result.compute_ms = ms_since(compute_start);
   result.loss = loss.data<float>()[0];
   for (int64_t i = 0; i < logits_shape[0]; ++i) {
     const float* row = logits.data<float>() + i * classes;
@@ -153,7 +188,8 @@ Expected<StepResult> TrainerEngine::step(const std::vector<Tensor>& inputs, cons
 
 Expected<std::vector<Tensor>> TrainerEngine::evaluate(const std::vector<Tensor>& inputs) {
   if (eval_ == nullptr) {
-    UCUDNN_ASSIGN_OR_RETURN(eval_, plan_and_prepare(eval_source_));
+    // NCHW: inference BatchNormalization has no channels-last kernel (a Transpose around each one).
+    UCUDNN_ASSIGN_OR_RETURN(eval_, plan_and_prepare(eval_source_, {optimizer::GraphLayout::kNchw}));
     for (ir::ValueId id : eval_->graph.outputs) eval_out_layout_.add(value_bytes(eval_->graph, id));
     UCUDNN_ASSIGN_OR_RETURN(eval_out_, backend_->allocate(eval_out_layout_.bytes, "evaluation outputs"));
   }

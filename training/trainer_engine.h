@@ -16,8 +16,23 @@
 // Data-parallel training (TrainerConfig::communicator; Note [data-parallel step]) adds, per step,
 // the average of the gradients across ranks in buckets (distributed/buckets.h) between the
 // training step and the update.
+//
+// Note [overlapped batch copies]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A step trains on a batch in device memory. step() copies it there first, so the device waits for
+// the host (upload_ms: 15 ms for a ResNet-50 batch of 256 from pageable memory on an H100 host).
+// stage() and step_staged() hide that copy behind the previous step: stage() copies a batch into
+// `staging_` (a device buffer laid out as io_'s inputs and labels); step_staged(next) starts by
+// copying staging_ into io_ on the device (stream 0; a memory pass, a fraction of a millisecond) and
+// recording `consumed_`, queues the step and the update, then queues the copy of `next` into staging_
+// on the backend's transfer stream after `consumed_` (Backend::copy_to_device_beside): it runs while
+// the step computes. The step returns once both are done, so `next`'s host memory is free again when
+// it returns, as after step(). Labels are checked when staged and kept on the host (the step counts
+// hits against them). The step's queued work — the step, the update, the copies — is synchronised
+// once (Executor::queue_bound), and with CUDA graphs the step and the update are one launch each.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -40,8 +55,8 @@ namespace ucudnn::training {
 
 // What the engine trains with; the public TrainOptions, checked and translated by api/trainer.cc.
 struct TrainerConfig {
-  // The session's plan request (api's plan_request); each graph's plan runs NCHW, io-bound,
-  // without residual-in-place (the engine sets those).
+  // The session's plan request (api's plan_request): its layouts are the training step's (the update
+  // and the evaluation run NCHW); every plan is io-bound, without residual-in-place (the engine sets those).
   optimizer::PlanRequest plan;
   OptimizerConfig optimizer;
   double learning_rate = 0.01;  // the starting rate
@@ -49,6 +64,9 @@ struct TrainerConfig {
   uint64_t seed = 0;  // Dropout masks: step k draws from seed + k (+ rank · 2^32 with several ranks)
   std::shared_ptr<distributed::Communicator> communicator;  // null: one process
   size_t bucket_bytes = size_t{25} << 20;  // gradients averaged across ranks in buckets of about this size
+  // The step, the update and the evaluation captured once and replayed (Note [captured runs]); one
+  // process only: a data-parallel step starts its all-reduces between the step's kernels.
+  runtime::CaptureMode capture = runtime::CaptureMode::kOff;
 };
 
 // One step's numbers (the public TrainStepResult's).
@@ -83,6 +101,11 @@ class TrainerEngine {
   // One step on host inputs and int64 labels [N]; with `profile`, every node of the step and of
   // the update timed into it.
   Expected<StepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels, std::vector<NodeTime>* profile);
+  // Note [overlapped batch copies]: stage copies a batch to the device for the next step_staged, which
+  // trains on it while copying `next_inputs` and `next_labels` (none when next_inputs is empty) for the
+  // step after. InvalidArgument when nothing is staged (also after a failed step).
+  Status stage(const std::vector<Tensor>& inputs, const Tensor& labels);
+  Expected<StepResult> step_staged(const std::vector<Tensor>& next_inputs, const Tensor& next_labels);
   // The model's outputs in inference mode with the current weights.
   Expected<std::vector<Tensor>> evaluate(const std::vector<Tensor>& inputs);
 
@@ -135,8 +158,15 @@ class TrainerEngine {
   static std::byte* at(const runtime::Buffer& buffer, size_t offset) {
     return static_cast<std::byte*>(buffer.data()) + offset;
   }
-  Expected<std::unique_ptr<Planned>> plan_and_prepare(ir::Graph graph) const;
+  // Plans `graph` in the best-predicted of `layouts` (the training step: the session's, docs/TRAINING.md
+  // "Layouts"; the update and the evaluation: NCHW) and prepares its executor.
+  Expected<std::unique_ptr<Planned>> plan_and_prepare(ir::Graph graph,
+                                                      std::vector<optimizer::GraphLayout> layouts) const;
   Status build(ir::Graph inference);
+  // The step on the batch in io_ whose labels are `labels`: the training step, the update, `next`'s
+  // staging when given, the loss and logits; synchronised once. `started`: when the step began.
+  Expected<StepResult> run_step(const Tensor& labels, const std::vector<Tensor>* next_inputs, const Tensor* next_labels,
+                                std::vector<NodeTime>* profile, std::chrono::steady_clock::time_point started);
   // The training graph's values of parameter k, running statistic k, model input i.
   const ir::Value& parameter(size_t k) const { return layout_.graph.value(layout_.parameters[k]); }
   const ir::Value& running_stat(size_t k) const { return layout_.graph.value(layout_.running_stats[k]); }
@@ -148,6 +178,12 @@ class TrainerEngine {
   Status allocate_buffers();
   Status upload_initial_values(const ir::Graph& inference);
   Status copy_inputs_in(const std::vector<Tensor>& inputs);
+  // InvalidArgument unless `inputs` are the model's (count, dtype and shape).
+  Status check_inputs(const std::vector<Tensor>& inputs) const;
+  // InvalidArgument unless `inputs` are the model's (dtype and shape) and `labels` int64 [N] of its classes.
+  Status check_batch(const std::vector<Tensor>& inputs, const Tensor& labels) const;
+  // Queues the copy of a checked batch into staging_ beside the run (Note [overlapped batch copies]).
+  Status queue_staging(const std::vector<Tensor>& inputs, const Tensor& labels);
   // A host copy of dtype[shape] at `offset` of `buffer`, queued: valid after backend_->synchronize.
   Expected<Tensor> queue_download(const runtime::Buffer& buffer, size_t offset, DType dtype, const Shape& shape,
                                   const std::string& what) const;
@@ -199,6 +235,12 @@ class TrainerEngine {
   std::vector<void*> train_out_, update_out_;
   // io_: model inputs [0, n), labels, dropout seed, loss, logits.
   size_t labels_slot_ = 0, seed_slot_ = 0, loss_slot_ = 0, logits_slot_ = 0;
+  // Note [overlapped batch copies]: io_'s inputs and labels as laid out there (made by the first stage()),
+  // the events ordering its copies, and the staged batch's labels (empty: nothing staged).
+  std::unique_ptr<runtime::Buffer> staging_;
+  std::unique_ptr<runtime::Event> staged_, consumed_;
+  Tensor staged_labels_;
+  bool has_staged_ = false;
 };
 
 }  // namespace ucudnn::training

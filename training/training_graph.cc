@@ -6,6 +6,7 @@
 
 #include "runtime/ops/op_descriptor.h"
 #include "training/autodiff.h"
+#include "training/fuse_batch_norm.h"
 
 namespace ucudnn::training {
 
@@ -178,7 +179,7 @@ Expected<TrainingGraph> build_training_graph(const ir::Graph& inference, const T
   ir::Graph& g = t.graph;
   g.name = inference.name + "/train";
   t.model_inputs = g.inputs.size();
-  const ir::ValueId logits_id = g.outputs[0];
+  ir::ValueId logits_id = g.outputs[0];
   const int64_t batch = logits.shape[0];
 
   t.labels = add_input(g, "labels", DType::kInt64, {batch});
@@ -208,6 +209,13 @@ Expected<TrainingGraph> build_training_graph(const ir::Graph& inference, const T
     } else if (g.nodes[n].op == OpKind::kDropout) {
       UCUDNN_RETURN_IF_ERROR(to_dropout_train(g, n, t.dropout_seed));
     }
+  }
+  if (options.fuse_batch_norm) {
+    // The pass renumbers values: every id held so far follows it.
+    UCUDNN_ASSIGN_OR_RETURN(const BatchNormFusion fusion, fuse_batch_norm_activations(g));
+    for (ir::ValueId* id : {&logits_id, &t.labels, &t.dropout_seed}) *id = fusion.map(*id);
+    for (std::vector<ir::ValueId>* ids : {&t.parameters, &t.running_stats, &new_stats})
+      for (ir::ValueId& id : *ids) id = fusion.map(id);
   }
 
   ir::Attributes loss_attrs;

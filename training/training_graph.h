@@ -8,6 +8,8 @@
 //   - BatchNormalization becomes BatchNormTrain (batch statistics; its running statistics
 //     become inputs, and their updates outputs); Dropout becomes DropoutTrain, drawing its mask
 //     from a `dropout_seed` input (int64 [1]) the trainer changes every step.
+//   - A BatchNormTrain then takes in the Relu after it, or the Add(·, Z) → Relu of a residual block
+//     (training/fuse_batch_norm.h; TrainingGraphOptions::fuse_batch_norm).
 //   - The loss SoftmaxCrossEntropyMean(logits, labels) follows graph output 0 (logits [N, C]),
 //     with `labels` an int64 [N] input; autodiff (training/autodiff.h) appends the backward.
 //
@@ -34,6 +36,9 @@ inline constexpr int kTrainingOpset = 17;
 
 struct TrainingGraphOptions {
   float label_smoothing = 0.0f;
+  // Fuse BatchNormTrain → Relu and BatchNormTrain → Add → Relu before the backward is built
+  // (fuse_batch_norm_activations); off, the graph keeps them apart (tests compare the two).
+  bool fuse_batch_norm = true;
 };
 
 struct TrainingGraph {

@@ -144,7 +144,7 @@ struct SessionOptions {
   // handle each — "all" or ids "0,1" (all of one model); "" = GPU 0 alone. Not for the CPU.
   std::string benchmark_devices;
   bool progress = true;          // progress bar on stderr while benchmarking (terminals only)
-  CudaGraph cuda_graph = CudaGraph::kAuto;  // sessions only: a Trainer's steps run eagerly
+  CudaGraph cuda_graph = CudaGraph::kAuto;  // a Trainer's step and update too (one process; profile_step is eager)
 };
 
 // The one check of every option (Session::load and plan() begin with it):
@@ -339,8 +339,9 @@ struct TrainOptions {
 struct TrainStepResult {
   float loss = 0;        // mean softmax cross-entropy of the batch (before the update)
   int64_t correct = 0;   // samples whose largest logit is their label
-  double upload_ms = 0;  // wall time copying the batch to the device
-  double compute_ms = 0; // wall time of the step on the device: forward, backward and update
+  double upload_ms = 0;  // wall time copying the batch to the device (step_staged: ~0, the copy was overlapped)
+  double compute_ms = 0; // wall time of the step on the device: forward, backward and update (step_staged:
+                         // and the next batch's copy, which runs beside them)
   // Of compute_ms: waiting, after the backward pass, for the gradients' average across ranks (the
   // buckets averaged during the backward pass overlap with it); 0 for one process.
   double all_reduce_ms = 0;
@@ -369,6 +370,18 @@ class Trainer {
 
   // One training step on a batch: host inputs (the model's) and int64 labels [N].
   virtual Expected<TrainStepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels) = 0;
+  // Overlapped steps: the copy of the next batch to the device runs while a step computes
+  // (docs/TRAINING.md, "The input pipeline"):
+  //   trainer->stage({images0}, labels0);            // copies the first batch to the device
+  //   for each further batch b: trainer->step_staged({b.images}, b.labels);  // trains on the staged batch
+  //   trainer->step_staged({}, {});                  // trains on the last one, stages nothing
+  // stage() checks a batch as step() does and copies it; step_staged() trains on the staged batch
+  // (as step() would: the same results) while copying `next_inputs` and `next_labels` (nothing when
+  // next_inputs is empty) for the step after, and returns once both are done — the next batch's host
+  // memory may be reused then. InvalidArgument when no batch is staged (after a failed step too: stage
+  // again); a next batch that fails the checks is refused before anything runs.
+  virtual Status stage(const std::vector<Tensor>& inputs, const Tensor& labels) = 0;
+  virtual Expected<TrainStepResult> step_staged(const std::vector<Tensor>& next_inputs, const Tensor& next_labels) = 0;
   // One step like `step` (it trains), timing every node of the training step and of the update
   // ("update/<parameter>"); CUDA: device time between events, each step alone on one stream.
   virtual Expected<std::vector<StepProfile>> profile_step(const std::vector<Tensor>& inputs,

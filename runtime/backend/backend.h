@@ -175,6 +175,18 @@ class Backend {
   virtual Status copy_to_device(void* dst, const void* src, size_t bytes, const std::string& what) = 0;
   virtual Status copy_to_host(void* dst, const void* src, size_t bytes, const std::string& what) = 0;
   virtual Status copy_on_device(void* dst, const void* src, size_t bytes, const std::string& what) = 0;
+  // A copy to the device beside the compute streams, for data the next run needs (the trainer's
+  // next batch, Note [overlapped batch copies] in training/trainer_engine.h): queued on the backend's
+  // transfer stream after `ready` (an event recorded on a compute stream: the destination is free
+  // then), recording `done` there; a compute stream that waits for `done` sees the bytes. From pageable
+  // host memory the CPU copies while the compute streams run. synchronize() waits for it too. A
+  // backend that runs work as it is queued (the CPU) copies at once: the default.
+  virtual Status copy_to_device_beside(void* dst, const void* src, size_t bytes, Event& ready, Event& done,
+                                       const std::string& what) {
+    (void)ready;
+    (void)done;
+    return copy_to_device(dst, src, bytes, what);
+  }
   // OK when `p` may be read and written by kernels (device memory of this backend); else
   // InvalidArgument saying what it is instead. `what` names the buffer.
   virtual Status check_device_pointer(const void* p, const std::string& what) const = 0;

@@ -66,6 +66,10 @@ class CudaBackend final : public runtime::Backend {
   explicit CudaBackend(std::unique_ptr<CudaContext> main) { contexts_.push_back(std::move(main)); }
   ~CudaBackend() override {
     for (cudaEvent_t event : join_events_) cudaEventDestroy(event);
+    if (transfer_ != nullptr) {
+      cudaStreamSynchronize(transfer_);  // a copy in flight still writes into memory about to be freed
+      cudaStreamDestroy(transfer_);
+    }
   }
 
   std::string device_name() const override { return gpu_name(main().device()); }
@@ -117,6 +121,20 @@ class CudaBackend final : public runtime::Backend {
                       "copying " + what + " on the GPU");
     return Status::ok();
   }
+  Status copy_to_device_beside(void* dst, const void* src, size_t bytes, runtime::Event& ready, runtime::Event& done,
+                               const std::string& what) override {
+    if (transfer_ == nullptr) {  // on the backend's GPU; non-blocking: never ordered with the legacy default stream
+      UCUDNN_CUDA_CHECK(cudaSetDevice(main().device()), "selecting GPU " + std::to_string(main().device()));
+      UCUDNN_CUDA_CHECK(cudaStreamCreateWithFlags(&transfer_, cudaStreamNonBlocking), "creating the transfer stream");
+    }
+    UCUDNN_CUDA_CHECK(cudaStreamWaitEvent(transfer_, static_cast<CudaEvent&>(ready).event, 0),
+                      "ordering the copy of " + what + " after the run that frees its destination");
+    UCUDNN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, transfer_),
+                      "copying " + what + " to the GPU beside the run");
+    UCUDNN_CUDA_CHECK(cudaEventRecord(static_cast<CudaEvent&>(done).event, transfer_),
+                      "recording the end of the copy of " + what);
+    return Status::ok();
+  }
   Status check_device_pointer(const void* p, const std::string& what) const override {
     // A host pointer would fail later as an illegal address that poisons the whole context.
     cudaPointerAttributes attributes{};
@@ -163,6 +181,11 @@ class CudaBackend final : public runtime::Backend {
     for (auto it = contexts_.rbegin(); it != contexts_.rend(); ++it) {  // the side stream first
       Status s = (*it)->synchronize(context);
       if (status.is_ok()) status = s;
+    }
+    if (transfer_ != nullptr) {
+      const cudaError_t error = cudaStreamSynchronize(transfer_);
+      if (error != cudaSuccess && status.is_ok())
+        status = cuda_error(error, "cudaStreamSynchronize", context + " (the transfer stream)");
     }
     return status;
   }
@@ -263,6 +286,7 @@ class CudaBackend final : public runtime::Backend {
   std::vector<DeviceBuffer> cublas_workspaces_;          // per context (Note [cuBLAS workspace]); freed last
   std::vector<std::unique_ptr<CudaContext>> contexts_;  // per stream; [0] main
   std::vector<cudaEvent_t> join_events_;                // per side stream: its join at the end of a capture
+  cudaStream_t transfer_ = nullptr;  // copy_to_device_beside's stream, made on first use
 };
 
 }  // namespace

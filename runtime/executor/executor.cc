@@ -500,16 +500,20 @@ Status Executor::check_bound_buffers(const std::vector<const void*>& inputs,
 }
 
 Status Executor::run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
-  return catching_bad_alloc("running model '" + graph_.name + "' on device buffers",
-                            [&] { return run_bound_once(inputs, outputs); });
+  UCUDNN_RETURN_IF_ERROR(queue_bound(inputs, outputs));
+  return backend_.synchronize("running model '" + graph_.name + "' on device buffers");
 }
 
-Status Executor::run_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+Status Executor::queue_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  return catching_bad_alloc("running model '" + graph_.name + "' on device buffers",
+                            [&] { return queue_bound_once(inputs, outputs); });
+}
+
+Status Executor::queue_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
   UCUDNN_RETURN_IF_ERROR(check_bound_buffers(inputs, outputs));
   point_values_at(inputs, outputs);
   UCUDNN_RETURN_IF_ERROR(run_steps(true, inputs, outputs));
-  UCUDNN_RETURN_IF_ERROR(copy_unbound_outputs(inputs, outputs));
-  return backend_.synchronize("running model '" + graph_.name + "' on device buffers");
+  return copy_unbound_outputs(inputs, outputs);
 }
 
 Expected<std::vector<StepTiming>> Executor::profile(const std::vector<Tensor>& inputs) {

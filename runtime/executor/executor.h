@@ -84,6 +84,10 @@ class Executor {
   // passed through) or that repeats an earlier one is copied on the device at the end.
   // Synchronises once.
   Status run_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // run_bound without the synchronisation: the run is queued (on a host backend: done) when it returns,
+  // and the caller synchronises the backend before reading the outputs or reusing the buffers — so
+  // that more work (the trainer's update, the next batch's copy) queues behind it without a wait.
+  Status queue_bound(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   // `profile` for run_bound: the same bound buffers; no input copies (that entry is 0 ms), and the
   // outputs entry covers the outputs copied on the device.
   Expected<std::vector<StepTiming>> profile_bound(const std::vector<const void*>& inputs,
@@ -157,7 +161,7 @@ class Executor {
   std::string why_not_capturable() const;
   // run, run_bound and profile inside catching_bad_alloc.
   Expected<std::vector<Tensor>> run_once(const std::vector<Tensor>& inputs);
-  Status run_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  Status queue_bound_once(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   Expected<std::vector<StepTiming>> profile_once(const std::vector<Tensor>& inputs);
   // Times the parts of a run: `copy_in` (covering `inputs` tensors), every step, `copy_out`.
   Expected<std::vector<StepTiming>> profile_parts(const std::function<Status()>& copy_in, int inputs,

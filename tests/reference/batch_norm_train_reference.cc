@@ -7,6 +7,11 @@
 //     saved_mean = mean, saved_inv_std = 1 / sqrt(var + ε).
 //   BatchNormGrad (x̂ = (x − saved_mean) · saved_inv_std): dBias = Σ dy, dScale = Σ dy · x̂,
 //     dx = scale · saved_inv_std · (dy − dBias / M − x̂ · dScale / M).
+// The fused forms (Note [batch norm with its activation], runtime/ops/batch_norm_train.cc) as the
+// unfused nodes they replace compute them, one after the other: BatchNormTrain's y, then Add(y, z),
+// then Relu, max(·, 0); BatchNormGrad with activation Relu, first ActivationGrad's dy · (Y > 0) with Y
+// its input 5, then the plain formulas on that, and dZ (output 3) the masked dy itself.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -32,6 +37,14 @@ Tensor to_float_tensor(const Shape& shape, const std::vector<double>& values) {
 
 double at(const Tensor* t, int64_t i) { return t->data<float>()[i]; }
 
+// The node's `activation` is "Relu" (absent: none).
+bool has_relu(const ir::Node& node) {
+  return node.attrs.has("activation") && node.attrs.get_string("activation") == "Relu";
+}
+
+// Input i when the node has it, else nullptr.
+const Tensor* optional_input(const std::vector<const Tensor*>& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
+
 std::vector<Tensor> batch_norm_train(const ir::Node& node, const std::vector<const Tensor*>& in) {
   const Shape& shape = in[0]->shape();
   const int64_t channels = shape[1];
@@ -51,6 +64,11 @@ std::vector<Tensor> batch_norm_train(const ir::Node& node, const std::vector<con
     saved_mean[c] = mean;
     saved_inv_std[c] = inv_std;
   }
+  if (const Tensor* z = optional_input(in, 5)) {  // the residual Add, then the Relu
+    for (size_t i = 0; i < y.size(); ++i) y[i] += at(z, static_cast<int64_t>(i));
+  }
+  if (has_relu(node))
+    for (double& v : y) v = std::max(v, 0.0);
   std::vector<Tensor> outputs;
   outputs.push_back(to_float_tensor(shape, y));
   for (const std::vector<double>* v : {&running_mean, &running_var, &saved_mean, &saved_inv_std})
@@ -58,26 +76,31 @@ std::vector<Tensor> batch_norm_train(const ir::Node& node, const std::vector<con
   return outputs;
 }
 
-std::vector<Tensor> batch_norm_grad(const std::vector<const Tensor*>& in) {
+std::vector<Tensor> batch_norm_grad(const ir::Node& node, const std::vector<const Tensor*>& in, size_t outputs_wanted) {
   const Shape& shape = in[1]->shape();
   const int64_t channels = shape[1];
   const double m = static_cast<double>(shape_numel(shape) / channels);
-  std::vector<double> dx(static_cast<size_t>(shape_numel(shape))), dscale(channels), dbias(channels);
+  std::vector<double> dy(static_cast<size_t>(shape_numel(shape)));
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = at(in[0], static_cast<int64_t>(i));
+  if (has_relu(node))  // ActivationGrad of Relu on its output: 1 where y > 0
+    for (size_t i = 0; i < dy.size(); ++i) dy[i] = at(in[5], static_cast<int64_t>(i)) > 0.0 ? dy[i] : 0.0;
+  std::vector<double> dx(dy.size()), dscale(channels), dbias(channels);
   for (int64_t c = 0; c < channels; ++c) {
     const double mean = at(in[3], c), inv_std = at(in[4], c);
     auto normalized = [&](int64_t i) { return (at(in[1], i) - mean) * inv_std; };
     for_channel(shape, c, [&](int64_t i) {
-      dbias[c] += at(in[0], i);
-      dscale[c] += at(in[0], i) * normalized(i);
+      dbias[c] += dy[i];
+      dscale[c] += dy[i] * normalized(i);
     });
     for_channel(shape, c, [&](int64_t i) {
-      dx[i] = at(in[2], c) * inv_std * (at(in[0], i) - dbias[c] / m - normalized(i) * dscale[c] / m);
+      dx[i] = at(in[2], c) * inv_std * (dy[i] - dbias[c] / m - normalized(i) * dscale[c] / m);
     });
   }
   std::vector<Tensor> outputs;
   outputs.push_back(to_float_tensor(shape, dx));
   outputs.push_back(to_float_tensor({channels}, dscale));
   outputs.push_back(to_float_tensor({channels}, dbias));
+  if (outputs_wanted > 3) outputs.push_back(to_float_tensor(shape, dy));  // dZ
   return outputs;
 }
 
@@ -87,7 +110,7 @@ Expected<std::vector<Tensor>> batch_norm_train_reference(const ir::Node& node,
                                                          const std::vector<const Tensor*>& inputs) {
   switch (node.op) {
     case OpKind::kBatchNormTrain: return batch_norm_train(node, inputs);
-    case OpKind::kBatchNormGrad: return batch_norm_grad(inputs);
+    case OpKind::kBatchNormGrad: return batch_norm_grad(node, inputs, node.outputs.size());
     default: return unsupported("no batch_norm_train reference for " + node.describe());
   }
 }

@@ -73,7 +73,8 @@ constexpr const char* kTrainUsage =
     "                           Under mpirun or torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK,\n"
     "                           MASTER_ADDR, MASTER_PORT) every process is one rank without --gpus\n"
     "  --bucket-size SIZE       several ranks: gradients averaged in buckets of about SIZE (default 25MiB)\n"
-    "Training runs in NCHW; --batch is the training batch (of each rank).\n";
+    "--layout: the GPU trains channels-last too (auto: the faster-predicted); the CPU trains NCHW.\n"
+    "--batch is the training batch (of each rank).\n";
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted = true; }
@@ -275,8 +276,9 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
   }
 
   std::signal(SIGINT, on_sigint);
-  // Whole step; its device part; the batch's copy; the gradients' averaging across ranks.
-  std::vector<double> step_ms, compute_ms, upload_ms, all_reduce_ms;
+  // Whole step; its device part; the batch's copy; the gradients' averaging across ranks; waiting for
+  // the loader's next batch (outside the step).
+  std::vector<double> step_ms, compute_ms, upload_ms, all_reduce_ms, data_ms;
   double last_loss = 0, epoch_loss = 0;
   int64_t epoch_correct = 0, epoch_samples = 0;
   std::optional<Accuracy> last_val;
@@ -292,6 +294,9 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
       auto b = (*loader)->next();
       if (!b) return fail(b.status());
     }
+    // Each step trains on the batch staged before it and stages the next one meanwhile (Trainer::step_staged):
+    // the batch's copy to the device overlaps the step before. The first batch of an epoch is staged alone.
+    bool staged = false;
     while (trainer.steps_done() < total_steps) {
       auto stop = interrupted_anywhere(comm);
       if (!stop) return fail(stop.status());
@@ -299,19 +304,34 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
         interrupted = true;
         break;
       }
-      auto next = (*loader)->next();
-      if (!next) return fail(next.status());
-      if (*next == nullptr) break;
-      const data::Batch& b = **next;
+      const auto waited = std::chrono::steady_clock::now();
+      if (!staged) {
+        auto first = (*loader)->next();
+        if (!first) return fail(first.status());
+        if (*first == nullptr) break;
+        Status stage = trainer.stage({(*first)->images}, (*first)->labels);
+        if (!stage.is_ok()) return fail(stage);
+      }
+      const data::Batch* ahead = nullptr;  // the next step's batch; none at the epoch's or the run's end
+      if (trainer.steps_done() + 1 < total_steps) {
+        auto next = (*loader)->next();
+        if (!next) return fail(next.status());
+        ahead = *next;
+      }
+      const double data_wait =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - waited).count();
       trainer.set_learning_rate(training::learning_rate(*schedule, trainer.steps_done()));
       const auto t0 = std::chrono::steady_clock::now();
-      auto result = trainer.step({b.images}, b.labels);
+      auto result =
+          ahead != nullptr ? trainer.step_staged({ahead->images}, ahead->labels) : trainer.step_staged({}, {});
       if (!result) return fail(result.status());
+      staged = ahead != nullptr;
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       step_ms.push_back(ms);
       compute_ms.push_back(result->compute_ms);
       upload_ms.push_back(result->upload_ms);
       all_reduce_ms.push_back(result->all_reduce_ms);
+      data_ms.push_back(data_wait);
       last_loss = result->loss;
       epoch_loss += result->loss;
       epoch_correct += result->correct;
@@ -323,7 +343,7 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
                                            {"accuracy", double(result->correct) / double(batch * world)},
                                            {"lr", trainer.learning_rate()}, {"ms", ms},
                                            {"compute_ms", result->compute_ms}, {"upload_ms", result->upload_ms},
-                                           {"all_reduce_ms", result->all_reduce_ms},
+                                           {"all_reduce_ms", result->all_reduce_ms}, {"data_ms", data_wait},
                                            {"images_per_s", batch * world * 1000.0 / ms}}
                                 .dump()
                                 .c_str());
@@ -426,6 +446,7 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
                      {"median_compute_ms", med_compute},
                      {"median_upload_ms", med_upload},
                      {"median_all_reduce_ms", steady_median(all_reduce_ms)},
+                     {"median_data_ms", steady_median(data_ms)},
                      {"images_per_s", images_per_s},
                      {"ranks", world},
                      {"global_batch", batch * world},
