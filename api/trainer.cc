@@ -44,24 +44,22 @@ Status check_train_options(const TrainOptions& o) {
                             (o.communicator->device_memory() ? "GPU" : "host") + " memory, but training runs on the " +
                             device_name(o.session.device) + " (NCCL for the GPU, MPI for the CPU)");
   if (o.bucket_bytes < sizeof(float)) return invalid_argument("the gradient bucket size must be at least 4 bytes");
-  if (o.session.layout == Layout::kNhwc && o.session.device != Device::kCuda)
-    return unsupported("training on the CPU runs NCHW: layout nhwc trains on the GPU (device cuda)");
   return Status::ok();
 }
 
 training::TrainerConfig trainer_config(const TrainOptions& o) {
   training::TrainerConfig c;
   c.plan = plan_request(o.session);
-  // The step runs channels-last only on the GPU (the CPU's training kernels are NCHW): auto plans both
-  // there and keeps the faster-predicted.
-  if (o.session.device != Device::kCuda) c.plan.layouts = {optimizer::GraphLayout::kNchw};
+  c.plan.layouts = {optimizer::GraphLayout::kNchw};  // training runs NCHW (docs/TRAINING.md)
   c.optimizer = optimizer_config(o);
   c.learning_rate = o.learning_rate;
   c.label_smoothing = o.label_smoothing;
   c.seed = o.seed;
   c.communicator = o.communicator;
   c.bucket_bytes = o.bucket_bytes;
-  c.capture = capture_mode(o.session.cuda_graph);
+  // Captured steps are asked for (cuda_graph on); auto trains eagerly (docs/TRAINING.md, "The step a user
+  // waits for").
+  c.capture = o.session.cuda_graph == CudaGraph::kOn ? runtime::CaptureMode::kOn : runtime::CaptureMode::kOff;
   return c;
 }
 

@@ -51,7 +51,7 @@ Expected<ForwardShapes> forward_shapes(const ir::Graph& graph, const ir::Node& n
       UCUDNN_ASSIGN_OR_RETURN(shapes.y, input(0));
       UCUDNN_ASSIGN_OR_RETURN(shapes.w, input(1));
       UCUDNN_ASSIGN_OR_RETURN(shapes.x, shape_attribute(node, "input_shape", shapes.y.size()));
-      if (!shapes.y.empty()) shapes.x[0] = shapes.y[0];  // the call's batch is dY's (dim 0 in both layouts)
+      if (!shapes.y.empty()) shapes.x[0] = shapes.y[0];  // the call's batch is dY's
       return shapes;
     }
     case OpKind::kConvGradFilter: {  // (X, dY) → dW
@@ -75,9 +75,10 @@ int64_t end_pad(int64_t in, int64_t begin, int64_t kernel, int64_t stride, int64
 
 Expected<ConvKernelKey> kernel_key(const ir::Node& node, const ForwardShapes& shapes, ConvDirection direction,
                                    const ConvKernelKey& device_key) {
-  // The key's parameters are NCHW's; a channels-last node's shapes are NHWC and KRSC in every direction,
-  // its shape attributes included (Note [channels-last]), so conv_problem reads all three alike.
+  // The key's parameters are NCHW's; a channels-last node's shapes are NHWC (Note [channels-last]).
   const bool nhwc = ir::is_channels_last(node);
+  if (nhwc && direction != ConvDirection::kForward)
+    return unsupported(node.describe() + ": a channels-last backward convolution; training graphs run NCHW");
   const auto nchw = [&](const Shape& s) { return nhwc && s.size() == 4 ? ir::nhwc_to_nchw(s) : s; };
   UCUDNN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(node, shapes.x, shapes.w));  // reads NHWC itself
   const Shape y = nchw(shapes.y);

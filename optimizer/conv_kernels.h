@@ -10,8 +10,6 @@
 //   Conv(X, W) → Y               X, W from the inputs
 //   ConvGradData(dY, W) → dX     X from the attribute input_shape (its batch dY's), W input 1
 //   ConvGradFilter(X, dY) → dW   X input 0, W from the attribute filter_shape
-// A channels-last node's tensors and shape attributes are NHWC and KRSC alike (Note [channels-last],
-// runtime/ir/layout.h); its key says layout "nhwc" and keeps NCHW's parameters, in every direction.
 #pragma once
 
 #include <optional>

@@ -187,6 +187,13 @@ TEST(ChannelsLast, FlattenOfAWideValueReadsItInNchw) {
 
 TEST(ChannelsLast, LeavesGraphsWithoutNhwcNodesAlone) {
   expect_unchanged(convert_to_channels_last, {
+      {"a Conv whose weight is not a constant",
+       [] {
+         GraphBuilder b;
+         const ir::ValueId c = b.conv(b.input("x", {1, 2, 3, 3}), b.input("w", {2, 2, 1, 1}), ir::kNoValue);
+         b.output(b.relu(c), "y");
+         return b.finish();
+       }},
       {"a 1-D Conv (3-D activations)",
        [] {
          GraphBuilder b;

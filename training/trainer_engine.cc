@@ -35,11 +35,10 @@ Expected<std::unique_ptr<TrainerEngine>> TrainerEngine::create(std::unique_ptr<r
   return t;
 }
 
-Expected<std::unique_ptr<TrainerEngine::Planned>> TrainerEngine::plan_and_prepare(
-    ir::Graph graph, std::vector<optimizer::GraphLayout> layouts) const {
+Expected<std::unique_ptr<TrainerEngine::Planned>> TrainerEngine::plan_and_prepare(ir::Graph graph) const {
   UCUDNN_RETURN_IF_ERROR(backend_->check_support(graph));
   optimizer::PlanRequest request = config_.plan;
-  request.layouts = std::move(layouts);
+  request.layouts = {optimizer::GraphLayout::kNchw};  // training runs NCHW (docs/TRAINING.md)
   request.planner.io_bound = true;  // parameters, gradients and batches are the trainer's own buffers
   request.planner.residual_in_place = false;  // training graphs have no Conv with a residual input
   UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned, optimizer::plan_model(graph, request));
@@ -57,6 +56,7 @@ Expected<std::unique_ptr<TrainerEngine::Planned>> TrainerEngine::plan_and_prepar
 Status TrainerEngine::build(ir::Graph inference) {
   TrainingGraphOptions graph_options;
   graph_options.label_smoothing = config_.label_smoothing;
+  graph_options.fuse_batch_norm = backend_->capabilities().trains_fused_batch_norm();
   UCUDNN_ASSIGN_OR_RETURN(layout_, build_training_graph(inference, graph_options));
   UCUDNN_ASSIGN_OR_RETURN(eval_source_, build_evaluation_graph(inference));
 
@@ -67,7 +67,7 @@ Status TrainerEngine::build(ir::Graph inference) {
     UCUDNN_RETURN_IF_ERROR(comm_->barrier().with_context("waiting for rank 0 to plan"));
     config_.plan.rebenchmark = false;
   }
-  UCUDNN_ASSIGN_OR_RETURN(train_, plan_and_prepare(layout_.graph, config_.plan.layouts));
+  UCUDNN_ASSIGN_OR_RETURN(train_, plan_and_prepare(layout_.graph));
   if (data_parallel() && comm_->rank() == 0)
     UCUDNN_RETURN_IF_ERROR(comm_->barrier().with_context("letting the other ranks plan"));
   if (data_parallel()) UCUDNN_RETURN_IF_ERROR(check_plans_agree());
@@ -81,7 +81,7 @@ Status TrainerEngine::build(ir::Graph inference) {
     shapes.push_back(parameter(k).shape);
   }
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph update, build_update_graph(names, shapes, config_.optimizer));
-  UCUDNN_ASSIGN_OR_RETURN(update_, plan_and_prepare(std::move(update), {optimizer::GraphLayout::kNchw}));
+  UCUDNN_ASSIGN_OR_RETURN(update_, plan_and_prepare(std::move(update)));
 
   UCUDNN_RETURN_IF_ERROR(allocate_buffers());
   UCUDNN_ASSIGN_OR_RETURN(buckets_, distributed::plan_gradient_buckets(param_layout_.offsets, param_layout_.bytes,
@@ -188,8 +188,7 @@ Expected<StepResult> TrainerEngine::run_step(const Tensor& labels, const std::ve
 
 Expected<std::vector<Tensor>> TrainerEngine::evaluate(const std::vector<Tensor>& inputs) {
   if (eval_ == nullptr) {
-    // NCHW: inference BatchNormalization has no channels-last kernel (a Transpose around each one).
-    UCUDNN_ASSIGN_OR_RETURN(eval_, plan_and_prepare(eval_source_, {optimizer::GraphLayout::kNchw}));
+    UCUDNN_ASSIGN_OR_RETURN(eval_, plan_and_prepare(eval_source_));
     for (ir::ValueId id : eval_->graph.outputs) eval_out_layout_.add(value_bytes(eval_->graph, id));
     UCUDNN_ASSIGN_OR_RETURN(eval_out_, backend_->allocate(eval_out_layout_.bytes, "evaluation outputs"));
   }

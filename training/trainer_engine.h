@@ -55,8 +55,8 @@ namespace ucudnn::training {
 
 // What the engine trains with; the public TrainOptions, checked and translated by api/trainer.cc.
 struct TrainerConfig {
-  // The session's plan request (api's plan_request): its layouts are the training step's (the update
-  // and the evaluation run NCHW); every plan is io-bound, without residual-in-place (the engine sets those).
+  // The session's plan request (api's plan_request); each graph's plan runs NCHW, io-bound,
+  // without residual-in-place (the engine sets those).
   optimizer::PlanRequest plan;
   OptimizerConfig optimizer;
   double learning_rate = 0.01;  // the starting rate
@@ -158,10 +158,8 @@ class TrainerEngine {
   static std::byte* at(const runtime::Buffer& buffer, size_t offset) {
     return static_cast<std::byte*>(buffer.data()) + offset;
   }
-  // Plans `graph` in the best-predicted of `layouts` (the training step: the session's, docs/TRAINING.md
-  // "Layouts"; the update and the evaluation: NCHW) and prepares its executor.
-  Expected<std::unique_ptr<Planned>> plan_and_prepare(ir::Graph graph,
-                                                      std::vector<optimizer::GraphLayout> layouts) const;
+  // Plans `graph` (NCHW, docs/TRAINING.md) and prepares its executor.
+  Expected<std::unique_ptr<Planned>> plan_and_prepare(ir::Graph graph) const;
   Status build(ir::Graph inference);
   // The step on the batch in io_ whose labels are `labels`: the training step, the update, `next`'s
   // staging when given, the loss and logits; synchronised once. `started`: when the step began.

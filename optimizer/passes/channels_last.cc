@@ -5,30 +5,19 @@
 // an NHWC twin (made by a Transpose node, or for a constant a transposed copy);
 // each NHWC node output keeps an NCHW twin made on demand for readers that need
 // NCHW. A node runs channels-last when
-//   - it is a 2-D Conv with a 4-D float32 weight, a constant or not (a training graph's
-//     parameter: its NHWC twin is a Transpose, which the Conv and its ConvGradData share):
-//     always (its NCHW input is transposed if no NHWC twin exists yet), unless the caller
-//     names it among the Convs to keep NCHW (Note [layout regions], optimizer/layout_regions.h);
+//   - it is a 2-D Conv with a constant weight: always (its NCHW input is transposed if
+//     no NHWC twin exists yet), unless the caller names it among the Convs to keep NCHW
+//     (Note [layout regions], optimizer/layout_regions.h);
 //   - it is a 2-D MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, a layout-free
 //     elementwise op (FusedPointwise among them; its concat_axis moves as a Concat's axis
-//     does; the training graph's ActivationGrad and DropoutTrain too) or Concat: when one of
-//     its inputs already is NHWC and every input that is not a single element is 4-D (so
-//     broadcasting means the same in both layouts);
-//   - it is one of a training graph's channels-last kernels (Note [channels-last in training]):
-//     ConvGradData (a weight that is no constant), ConvGradFilter, BatchNormTrain,
-//     BatchNormGrad, MaxPoolGrad, AveragePoolGrad: when one of its 4-D inputs already is NHWC,
-//     or when each has an NHWC form without a full transpose (Note [cheap NHWC inputs]); their
-//     shape attributes (input_shape, filter_shape) are rewritten into NHWC;
+//     does) or Concat: when one of its inputs already is NHWC and every input that is not a
+//     single element is 4-D (so broadcasting means the same in both layouts);
 //   - it is a Slice or a Gather with 1-D indices (a channel shuffle, see
 //     channel_shuffle_to_gather) of an NHWC X: its axes move as a Concat's axis does (Slice
 //     reads a new constant `axes`);
-//   - it is a ReduceSum or ReduceMean with constant axes of an NHWC X: its axes move likewise
-//     (a new constant), so a convolution bias's gradient reads dY as it is; without keepdims
-//     only where the kept dims come out in the same order;
 // otherwise it reads NCHW twins. Flatten(axis 1) and Reshape of an NHWC value
 // whose H and W are 1 read it as it is: both layouts hold the same bytes then.
-// The graph's outputs keep their NCHW shapes and names (a weight's gradient, KRSC when a
-// ConvGradFilter runs channels-last, is transposed back to KCRS there).
+// The graph's outputs keep their NCHW shapes and names.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -59,8 +48,6 @@ bool is_layout_free_elementwise(OpKind op) {
     case OpKind::kRound: case OpKind::kSign: case OpKind::kSin: case OpKind::kCos: case OpKind::kTan:
     case OpKind::kAsin: case OpKind::kAcos: case OpKind::kAtan: case OpKind::kSinh: case OpKind::kCosh:
     case OpKind::kAsinh: case OpKind::kAcosh: case OpKind::kAtanh: case OpKind::kMax: case OpKind::kMin:
-    case OpKind::kActivationGrad:  // (dY, X, Clip's scalar bounds)
-    case OpKind::kDropoutTrain:    // (X, seed [1]); Note [dropout in channels-last]
       return true;
     default:
       return false;
@@ -71,76 +58,20 @@ bool is_4d(const ir::Graph& graph, ir::ValueId id) {
   return id != ir::kNoValue && graph.value(id).shape.size() == 4;
 }
 
-bool is_4d_float(const ir::Graph& graph, ir::ValueId id) {
-  return is_4d(graph, id) && graph.value(id).dtype == DType::kFloat32;
-}
-
-// Input i of `node` when present, else kNoValue.
-ir::ValueId input_or_none(const ir::Node& node, size_t i) {
-  return i < node.inputs.size() ? node.inputs[i] : ir::kNoValue;
-}
-
-// A backward node's shape attribute (input_shape, filter_shape) of a 4-D tensor.
-bool has_4d_shape_attribute(const ir::Node& node, const char* name) {
-  return node.attrs.has(name) && node.attrs.get_ints(name).size() == 4;
-}
-
-// Note [channels-last in training]
-// A training graph (training/training_graph.h) runs channels-last on the GPU as an inference
-// graph does, with its own layout-sensitive nodes as kernels of their own (attribute
-// `channels_last`): the backward convolutions — ConvGradData (dY, W) → dX and ConvGradFilter
-// (X, dY) → dW, dW in the filter layout KRSC — and BatchNormTrain, BatchNormGrad, MaxPoolGrad,
-// AveragePoolGrad; every one of their 4-D operands is NHWC, BatchNorm's per-channel ones stay [C].
-// Their shape attributes are rewritten with them (Note [channels-last], runtime/ir/layout.h).
-// The forward Conv's weight is then a parameter, a graph input: its NHWC twin is one Transpose
-// per step, shared by the Conv and its ConvGradData. ConvGradData with a constant weight is an
-// inference graph's ConvTranspose (onnx_import/lowering/conv_transpose.h): it stays NCHW, since
-// this pass serves both devices and the CPU's backward convolutions run NCHW only. The CPU runs
-// none of the training kernels channels-last: a trainer plans the NHWC layout on the GPU alone.
-//
-// Note [dropout in channels-last]: DropoutTrain's mask is a function of each element's index
-// (Note [dropout hash], runtime/ops/activation_grad.h), so channels-last keeps other elements
-// than NCHW does for one seed — the same distribution, not the same numbers.
-
-// The training graph's ops with channels-last kernels (Note [channels-last in training]).
-bool is_training_kernel(OpKind op) {
-  switch (op) {
-    case OpKind::kConvGradData: case OpKind::kConvGradFilter: case OpKind::kBatchNormTrain:
-    case OpKind::kBatchNormGrad: case OpKind::kMaxPoolGrad: case OpKind::kAveragePoolGrad:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// The nodes with a `channels_last` attribute, on a 4-D float32 input 0: Conv (4-D float32
-// weight), MaxPool (no Indices), AveragePool, the global pools, and the training kernels of
-// Note [channels-last in training] with their other activations 4-D too.
+// Conv (constant 4-D weight), MaxPool (no Indices), AveragePool and the global pools on a
+// 4-D float32 X: the nodes with a `channels_last` attribute.
 bool has_channels_last_kernel(const ir::Graph& graph, const ir::Node& node) {
-  if (node.inputs.empty() || !is_4d_float(graph, node.inputs[0])) return false;
-  const ir::ValueId input1 = input_or_none(node, 1), input5 = input_or_none(node, 5);
+  if (node.inputs.empty() || !is_4d(graph, node.inputs[0]) || graph.value(node.inputs[0]).dtype != DType::kFloat32)
+    return false;
   switch (node.op) {
     case OpKind::kConv:
-      return is_4d_float(graph, input1);
+      return node.inputs.size() >= 2 && is_4d(graph, node.inputs[1]) && graph.value(node.inputs[1]).constant;
     case OpKind::kMaxPool:
       return node.outputs.size() == 1 || node.outputs[1] == ir::kNoValue;  // no Indices output
     case OpKind::kAveragePool:
     case OpKind::kGlobalAveragePool:
     case OpKind::kGlobalMaxPool:
       return true;
-    case OpKind::kConvGradData:  // (dY, W): not a ConvTranspose's constant W
-      return node.inputs.size() == 2 && is_4d_float(graph, input1) && !graph.value(input1).constant &&
-             has_4d_shape_attribute(node, "input_shape");
-    case OpKind::kConvGradFilter:  // (X, dY)
-      return node.inputs.size() == 2 && is_4d_float(graph, input1) && has_4d_shape_attribute(node, "filter_shape");
-    case OpKind::kBatchNormTrain:  // (X, 4 × [C], [Z])
-      return input5 == ir::kNoValue || is_4d_float(graph, input5);
-    case OpKind::kBatchNormGrad:  // (dY, X, 3 × [C], [Y])
-      return is_4d_float(graph, input1) && (input5 == ir::kNoValue || is_4d_float(graph, input5));
-    case OpKind::kMaxPoolGrad:  // (dY, X)
-      return node.inputs.size() == 2 && is_4d_float(graph, input1);
-    case OpKind::kAveragePoolGrad:  // (dY)
-      return has_4d_shape_attribute(node, "input_shape");
     default:
       return false;
   }
@@ -189,32 +120,6 @@ bool selects_along_axes(const ir::Graph& graph, const ir::Node& node) {
   return node.op == OpKind::kSlice && slice_axes(graph, node).has_value();
 }
 
-// ReduceSum's or ReduceMean's constant axes (input 1: non-empty, each once, within a 4-D X's rank),
-// normalised to 0..3, when the reduction means the same on NHWC X with its axes moved: with keepdims
-// its output is 4-D, NHWC too; without, the dims it keeps must come out in one order in both
-// layouts (so not C together with H or W). nullopt otherwise.
-std::optional<std::vector<int64_t>> nhwc_reduce_axes(const ir::Graph& graph, const ir::Node& node) {
-  if ((node.op != OpKind::kReduceSum && node.op != OpKind::kReduceMean) || node.inputs.size() < 2 ||
-      node.inputs[1] == ir::kNoValue || node.outputs.size() != 1 || !is_4d(graph, node.inputs[0]))
-    return std::nullopt;
-  const auto& constant = graph.value(node.inputs[1]).constant;
-  if (!constant) return std::nullopt;
-  auto values = constant->to_int64_vector();
-  if (!values || values->empty()) return std::nullopt;
-  bool reduced[4] = {false, false, false, false};
-  std::vector<int64_t> axes;
-  for (int64_t a : *values) {
-    if (a < -4 || a >= 4) return std::nullopt;
-    const int64_t n = a < 0 ? a + 4 : a;
-    if (reduced[n]) return std::nullopt;
-    reduced[n] = true;
-    axes.push_back(n);
-  }
-  const bool keepdims = !node.attrs.has("keepdims") || node.attrs.get_int("keepdims") != 0;
-  if (!keepdims && !reduced[1] && (!reduced[2] || !reduced[3])) return std::nullopt;  // C would move past H or W
-  return axes;
-}
-
 // `t` ([A, B, C, D], any dtype) with dims permuted by `perm`.
 Tensor transpose4(const Tensor& t, const std::vector<int64_t>& perm) {
   const Shape& in = t.shape();
@@ -261,11 +166,15 @@ class ChannelsLastRewriter {
   void rewrite(ir::Node node) {
     const bool has_nhwc_input = std::any_of(node.inputs.begin(), node.inputs.end(),
                                             [&](ir::ValueId id) { return nhwc_now(id); });
-    if (runs_nhwc_kernel(node, has_nhwc_input)) {
-      for (ir::ValueId& id : node.inputs)  // activations, a Conv's z, a weight (a constant: transposed here, once)
-        if (is_4d(id)) id = nhwc(id);
-      for (const char* name : {"input_shape", "filter_shape"})  // Note [channels-last]: in the node's layout
-        if (has_4d_shape_attribute(node, name)) node.attrs.set(name, ir::nchw_to_nhwc(node.attrs.get_ints(name)));
+    const bool kernel_runs_nhwc = has_channels_last_kernel(graph_, node) &&
+                                  (node.op == OpKind::kConv ? nchw_convs_.count(node.name) == 0 : has_nhwc_input);
+    if (kernel_runs_nhwc) {
+      node.inputs[0] = nhwc(node.inputs[0]);
+      if (node.op == OpKind::kConv) {
+        node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed here, once
+        if (node.inputs.size() > ir::kConvResidualInput)  // z has Y's shape, so Y's layout
+          node.inputs[ir::kConvResidualInput] = nhwc(node.inputs[ir::kConvResidualInput]);
+      }
       node.attrs.set(ir::kChannelsLastAttr, int64_t{1});
       emit_nhwc(std::move(node));
     } else if (has_nhwc_input && runs_as_is_on_nhwc(graph_, node)) {
@@ -279,39 +188,12 @@ class ChannelsLastRewriter {
       if (node.op == OpKind::kGather) remap_axis(node, "axis");
       else remap_slice_axes(node);
       emit_nhwc(std::move(node));
-    } else if (nhwc_reduce_axes(graph_, node) && nhwc_now(node.inputs[0])) {
-      remap_reduce_axes(node);
-      emit_nhwc(std::move(node));  // keepdims: its 4-D output is NHWC; else one of the same elements in order
     } else if (has_nhwc_input && reads_same_bytes(node)) {
       graph_.nodes.push_back(std::move(node));  // Flatten/Reshape of an [N, 1, 1, C] value
     } else {
       for (ir::ValueId& id : node.inputs) id = nchw(id);
       graph_.nodes.push_back(std::move(node));
     }
-  }
-
-  // Whether `node` runs its channels-last kernel: a Conv unless named to stay NCHW; a pool when
-  // an input is NHWC; a training kernel also when each 4-D input is cheap in NHWC (Note [cheap
-  // NHWC inputs]).
-  bool runs_nhwc_kernel(const ir::Node& node, bool has_nhwc_input) const {
-    if (!has_channels_last_kernel(graph_, node)) return false;
-    if (node.op == OpKind::kConv) return nchw_convs_.count(node.name) == 0;
-    if (has_nhwc_input) return true;
-    return is_training_kernel(node.op) && std::all_of(node.inputs.begin(), node.inputs.end(), [&](ir::ValueId id) {
-             return !is_4d(id) || cheap_in_nhwc(id);
-           });
-  }
-
-  // Note [cheap NHWC inputs]
-  // A training kernel none of whose inputs is NHWC yet still runs channels-last when each of its
-  // 4-D inputs has an NHWC form that costs no pass over a whole activation: a twin made already (a
-  // graph input or a weight a Conv read), a constant, or a value whose H and W are 1 (a Flatten's
-  // gradient [N, C, 1, 1]: its Transpose moves N·C elements). So the backward of a GlobalAveragePool
-  // → Flatten head, an AveragePoolGrad of such a dY, runs channels-last and its dX, a whole
-  // activation, needs no Transpose; a kernel reading an NCHW region (Note [layout regions]) stays in it.
-  bool cheap_in_nhwc(ir::ValueId id) const {
-    const ir::Value& v = graph_.value(id);
-    return nhwc_twin_[id] != ir::kNoValue || v.constant.has_value() || (v.shape[2] == 1 && v.shape[3] == 1);
   }
 
   // Attribute `name`, an NCHW axis of a 4-D value, made the same axis in NHWC.
@@ -330,15 +212,6 @@ class ChannelsLastRewriter {
         add_value({node.name + ".nhwc_axes", DType::kInt64, shape, Tensor::from_int64s(shape, axes), -1});
     if (node.inputs.size() < 4) node.inputs.resize(4, ir::kNoValue);
     node.inputs[3] = id;
-  }
-
-  // A ReduceSum/ReduceMean of NHWC X: its axes, NCHW ones, in a new constant of NHWC ones.
-  void remap_reduce_axes(ir::Node& node) {
-    std::vector<int64_t> axes = *nhwc_reduce_axes(graph_, node);  // the caller checked it
-    for (int64_t& a : axes) a = kNhwcPosition[a];
-    const Shape shape = {static_cast<int64_t>(axes.size())};
-    node.inputs[1] =
-        add_value({node.name + ".nhwc_axes", DType::kInt64, shape, Tensor::from_int64s(shape, axes), -1});
   }
 
   bool reads_same_bytes(const ir::Node& node) const {
@@ -424,8 +297,7 @@ class ChannelsLastRewriter {
 }  // namespace
 
 bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node) {
-  return has_channels_last_kernel(graph, node) || runs_as_is_on_nhwc(graph, node) || selects_along_axes(graph, node) ||
-         nhwc_reduce_axes(graph, node).has_value();
+  return has_channels_last_kernel(graph, node) || runs_as_is_on_nhwc(graph, node) || selects_along_axes(graph, node);
 }
 
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats) {

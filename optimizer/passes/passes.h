@@ -89,11 +89,9 @@ Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
 // The same with the Conv nodes named in `nchw_convs` kept NCHW (Note [layout regions],
 // optimizer/layout_regions.h); InvalidArgument naming one that is no Conv of the graph.
 Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const std::vector<std::string>& nchw_convs);
-// Whether convert_to_channels_last can run `node` (of an NCHW graph) channels-last: a Conv with a
-// 4-D float32 weight (a constant or a parameter), the training kernels (ConvGradData, ConvGradFilter,
-// BatchNormTrain/Grad, MaxPoolGrad, AveragePoolGrad), a pool, an elementwise op or Concat on 4-D
-// operands, ReduceSum/ReduceMean with constant axes, a Slice (constant starts and axes) or a Gather
-// (1-D indices) of a 4-D X into a 4-D Y.
+// Whether convert_to_channels_last can run `node` (of an NCHW graph) channels-last: a Conv
+// with a constant weight, a pool, an elementwise op or Concat on 4-D operands, a Slice (constant
+// starts and axes) or a Gather (1-D indices) of a 4-D X into a 4-D Y.
 bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node);
 
 struct InferencePassOptions {

@@ -140,6 +140,9 @@ class BackendCapabilities {
   virtual bool takes_gpu_fusions() const = 0;
   // True when its memory is the host's (Backend::is_host_memory).
   virtual bool is_host_memory() const = 0;
+  // True when it runs BatchNormTrain and BatchNormGrad fused with the following Relu and residual Add
+  // (Note [batch norm with its activation], runtime/ops/batch_norm_train.cc): the trainer fuses them then.
+  virtual bool trains_fused_batch_norm() const = 0;
   // What one layout Transpose costs on it, as measured there (Note [layout regions], optimizer/layout_regions.h).
   virtual TransposeCost layout_transpose_cost() const = 0;
   // True when a whole run is cheap enough that --layout auto runs each layout's plan and keeps the faster

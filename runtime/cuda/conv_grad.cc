@@ -10,10 +10,7 @@
 // Note [conv asymmetric padding] (conv.cc) in the backward directions: cuDNN pads min(begin, end)
 // on both sides; ConvGradFilter pads the rest into a copy of X at the start of the workspace,
 // ConvGradData computes the gradient of that padded X there and crops it into dX.
-// Channels-last nodes (Note [channels-last in training], optimizer/passes/channels_last.cc) get NHWC
-// descriptors for X (dX) and dY and a KRSC filter, as the forward Conv's (conv.cc): cuDNN's dims stay
-// NCHW's, the memory is NHWC; the padded copy of X is NHWC too.
-// Assumptions: float32; NCHW 1-D or 2-D, or NHWC 2-D.
+// Assumptions: float32, NCHW (the training graph runs no layout pass), 1-D or 2-D.
 #include <algorithm>
 
 #include "runtime/cuda/cuda_kernel.h"
@@ -84,17 +81,15 @@ class ConvGradState final : public KernelState {
 
 // Note [conv asymmetric padding]: cuDNN's pads (min(begin, end) per axis) into *pads; when some
 // axis pads unequally, s's launch_pad parameters (pad X into the workspace, or crop the padded dX
-// out of it) and returns the padded X's shape, else X's. `x` is in memory order, its spatial dims
-// from `first_spatial` on (2 for NCHW, 1 for NHWC); so is the shape returned.
-Shape pad_asymmetrically(const Shape& x, size_t first_spatial, const WindowGeometry& g, ConvGradState* s,
-                         std::vector<int>* pads) {
+// out of it) and returns the padded X's shape, else X's.
+Shape pad_asymmetrically(const Shape& x, const WindowGeometry& g, ConvGradState* s, std::vector<int>* pads) {
   Shape padded = x;
   std::vector<int64_t> begin(x.size(), 0);
   for (size_t d = 0; d < g.rank(); ++d) {
     const int64_t common = std::min(g.pad_begin[d], g.pad_end[d]);
     pads->push_back(static_cast<int>(common));
-    begin[first_spatial + d] = g.pad_begin[d] - common;
-    padded[first_spatial + d] += g.pad_begin[d] + g.pad_end[d] - 2 * common;
+    begin[2 + d] = g.pad_begin[d] - common;
+    padded[2 + d] += g.pad_begin[d] + g.pad_end[d] - 2 * common;
     s->padded = s->padded || g.pad_begin[d] != g.pad_end[d];
   }
   if (!s->padded) return x;
@@ -115,38 +110,32 @@ Shape pad_asymmetrically(const Shape& x, size_t first_spatial, const WindowGeome
   return padded;
 }
 
-// The descriptors of the forward convolution X ⊛ W = dY behind the node, from the shapes of its
-// tensors as they are stored (NHWC and KRSC for a channels-last node).
-Status build_descriptors(const PrepareArgs& a, const Shape& x_stored, const Shape& w_stored, const Shape& dy_stored,
-                         ConvGradState* s) {
+// The descriptors of the forward convolution X ⊛ W = dY behind the node.
+Status build_descriptors(const PrepareArgs& a, const Shape& xs, const Shape& ws, const Shape& dys, ConvGradState* s) {
   const std::string context = a.describe();
+  if (ir::is_channels_last(a.node))
+    return a.unsupported_error("channels-last backward convolutions (the training graph runs NCHW)");
   if (a.src_dtype(0) != DType::kFloat32 || a.src_dtype(1) != DType::kFloat32)
     return a.unsupported_error("only float32 convolutions");
-  const bool nhwc = ir::is_channels_last(a.node);
-  if (nhwc && (x_stored.size() != 4 || w_stored.size() != 4 || dy_stored.size() != 4))
-    return a.unsupported_error("channels-last backward convolutions other than 2-D");
-  // cuDNN's dims are in NCHW order whatever the memory layout ([K, R, S, C] → [K, C, R, S] for W).
-  const auto nchw = [&](const Shape& shape) { return nhwc ? ir::nhwc_to_nchw(shape) : shape; };
-  const Shape xs = nchw(x_stored), ws = nchw(w_stored), dys = nchw(dy_stored);
   if (xs.size() < 3 || xs.size() > 4 || ws.size() != xs.size() || dys.size() != xs.size())
     return a.unsupported_error("1-D and 2-D convolutions with X, W and dY of one rank");
   UCUDNN_ASSIGN_OR_RETURN(WindowGeometry g,
                           compute_window_geometry(a.node.attrs, Shape(xs.begin() + 2, xs.end()),
                                                   std::vector<int64_t>(ws.begin() + 2, ws.end()), false));
   std::vector<int> pads;
-  const Shape padded_xs = nchw(pad_asymmetrically(x_stored, nhwc ? 1 : 2, g, s, &pads));
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, padded_xs, context, nhwc));
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->dy, dys, context, nhwc));
-  UCUDNN_RETURN_IF_ERROR(set_filter_descriptor(s->w, ws, context, nhwc));
+  const Shape padded_xs = pad_asymmetrically(xs, g, s, &pads);
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, padded_xs, context));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->dy, dys, context));
+  UCUDNN_RETURN_IF_ERROR(set_filter_descriptor(s->w, ws, context));
   UCUDNN_RETURN_IF_ERROR(
       set_convolution_descriptor(s->conv, std::move(pads), g, a.node.attrs.get_int("group"), a.ctx.math(), context));
-  // dY must be what cuDNN's forward convolution of these descriptors outputs (dims in NCHW order).
+  // dY must be what cuDNN's forward convolution of these descriptors outputs.
   std::vector<int> expected(4);
   UCUDNN_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(s->conv.get(), s->x.get(), s->w.get(),
                                                            static_cast<int>(expected.size()), expected.data()),
                      context);
   if (expected != cudnn_dims(dys))
-    return a.unsupported_error("cuDNN's convolution output differs from dY " + shape_to_string(dy_stored));
+    return a.unsupported_error("cuDNN's convolution output differs from dY " + shape_to_string(dys));
   return Status::ok();
 }
 

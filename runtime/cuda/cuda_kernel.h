@@ -76,13 +76,8 @@ struct CudaKernel {
 const CudaKernel& cuda_kernel(OpKind kind);
 
 // The workspace a step that is not a convolution needs here, from shapes alone (no device: the
-// planner's query; cuda_registry.cc): the families' own answers below, 0 for every other op. Each
-// must equal what the family's kernel state asks for at prepare, or the executor refuses the step.
+// planner's query): BatchNormTrain's and BatchNormGrad's per-channel partial sums; 0 for every
+// other op (runtime/cuda/batch_norm_train.cc).
 size_t cuda_step_workspace(const ir::Graph& graph, const ir::Node& node);
-// BatchNormTrain's and BatchNormGrad's per-channel partial sums (batch_norm_train.cc).
-size_t batch_norm_step_workspace(const ir::Graph& graph, const ir::Node& node);
-// A Reduce* node's partial results when its boxes are split over blocks (elementwise.cc, Note [reduction
-// paths] in reduce_kernels.cu); 0 for a node its kernel refuses at prepare.
-size_t reduce_step_workspace(const ir::Graph& graph, const ir::Node& node);
 
 }  // namespace ucudnn::cuda

@@ -27,14 +27,6 @@ const CudaKernel& cuda_kernel(OpKind kind) {
   return table[static_cast<int>(kind)]();
 }
 
-size_t cuda_step_workspace(const ir::Graph& graph, const ir::Node& node) {
-  switch (node.op) {
-    case OpKind::kBatchNormTrain:
-    case OpKind::kBatchNormGrad: return batch_norm_step_workspace(graph, node);
-    default: return reduce_step_workspace(graph, node);  // 0 for a node of another op
-  }
-}
-
 const Tensor* PrepareArgs::constant(size_t i) const {
   if (!has_src(i)) return nullptr;
   const ir::Value& v = graph.value(node.inputs[i]);

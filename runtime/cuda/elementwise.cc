@@ -201,73 +201,67 @@ Expected<std::unique_ptr<KernelState>> prepare_binary(const PrepareArgs& a, Bina
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
-// The Reduce* family: the reduced axes, then launch_reduce's plan (reduce_kernels.cu, Note [reduction paths]:
-// a convolution bias's gradient, few outputs of long boxes, is split across blocks, the parts' partial
-// results in the workspace).
+// The Reduce* family: one layout (the output's strides into the input, and the reduced axes), then
+// launch_reduce (reduce_kernels.cu: a block per output for long reductions such as a convolution
+// bias's gradient).
 class ReduceState final : public KernelState {
  public:
   ReduceKind kind = ReduceKind::kSum;
-  ReducePlan plan;
+  StridedLayout layout;
+  int reduced_rank = 0;
+  int64_t reduced_dims[kMaxDims] = {}, reduced_strides[kMaxDims] = {};
   bool copy = false;  // nothing reduced (noop_with_empty_axes)
-  size_t workspace_bytes() const override { return copy ? 0 : reduce_workspace_bytes(plan); }
   Status run(const RunArgs& a) override {
     if (copy) {
       if (a.dst[0].data != a.src[0].data && a.dst[0].nbytes() > 0)
         UCUDNN_CUDA_CHECK(cudaMemcpyAsync(a.dst[0].data, a.src[0].data, a.dst[0].nbytes(), cudaMemcpyDeviceToDevice,
                                           a.ctx.stream()),
-                          context);
+                          "");
       return Status::ok();
     }
-    const size_t needed = workspace_bytes();
-    if (needed > 0 && (a.workspace == nullptr || a.workspace_bytes < needed))
-      return invalid_argument(context + ": the parts' partial results need " + std::to_string(needed) +
-                              " workspace bytes, got " + std::to_string(a.workspace_bytes));
-    UCUDNN_CUDA_CHECK(launch_reduce(kind, a.src[0].as<const float>(), a.dst[0].as<float>(), plan, a.workspace,
-                                    a.ctx.stream()),
-                      context);
+    const float* src = a.src[0].as<const float>();
+    float* dst = a.dst[0].as<float>();
+    UCUDNN_CUDA_CHECK(launch_reduce(kind, src, dst, a.dst[0].numel(), layout, reduced_rank, reduced_dims,
+                                    reduced_strides, a.ctx.stream()),
+                      "");
     return Status::ok();
   }
 };
-
-// The axes a Reduce* node reduces over an input of rank `rank`: its constant axes input (each axis once;
-// none or empty: all, or nothing with noop_with_empty_axes). Errors name no node: the callers add it.
-struct ReducedAxes {
-  uint32_t mask = 0;  // bit d: axis d reduced
-  bool copy = false;  // nothing reduced
-};
-Expected<ReducedAxes> reduced_axes(const ir::Graph& graph, const ir::Node& node, int64_t rank) {
-  const uint32_t all = rank >= 32 ? ~0u : (1u << rank) - 1;
-  const bool noop = node.attrs.get_int("noop_with_empty_axes") != 0;
-  ReducedAxes r;
-  if (node.inputs.size() < 2 || node.inputs[1] == ir::kNoValue) {
-    if (noop) r.copy = true;
-    else r.mask = all;
-    return r;
-  }
-  const ir::Value& axes_value = graph.value(node.inputs[1]);
-  if (!axes_value.constant) return unsupported("axes computed at run time (CUDA backend)");
-  UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_value.constant->to_int64_vector());
-  for (int64_t axis : axes) {
-    const int64_t d = normalize_axis(axis, rank);
-    if (d < 0) return invalid_argument("axis " + std::to_string(axis) + " is out of range");
-    r.mask |= 1u << d;
-  }
-  if (axes.empty() && noop) r.copy = true;
-  if (axes.empty() && !noop) r.mask = all;
-  return r;
-}
 
 Expected<std::unique_ptr<KernelState>> prepare_reduce(const PrepareArgs& a, ReduceKind kind) {
   const Shape& in = a.src_shapes[0];
   const int64_t rank = static_cast<int64_t>(in.size());
   if (rank > kMaxDims) return a.unsupported_error("rank above " + std::to_string(kMaxDims));
-  Expected<ReducedAxes> axes = reduced_axes(a.graph, a.node, rank);
-  if (!axes) return axes.status().with_context(a.describe());
+  std::vector<bool> reduce(in.size(), false);
   auto s = std::make_unique<ReduceState>();
   s->kind = kind;
-  s->copy = axes->copy;
-  s->plan = plan_reduce(kind, static_cast<int>(rank), in.data(), axes->mask);
-  s->context = a.describe();
+  if (a.has_src(1)) {
+    const Tensor* axes_tensor = a.constant(1);
+    if (axes_tensor == nullptr) return a.unsupported_error("axes computed at run time");
+    UCUDNN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_tensor->to_int64_vector());
+    for (int64_t axis : axes) {
+      const int64_t d = normalize_axis(axis, rank);
+      if (d < 0) return invalid_argument(a.describe() + ": axis " + std::to_string(axis) + " is out of range");
+      reduce[d] = true;
+    }
+    if (axes.empty() && a.node.attrs.get_int("noop_with_empty_axes") == 0) reduce.assign(in.size(), true);
+    if (axes.empty() && a.node.attrs.get_int("noop_with_empty_axes") != 0) s->copy = true;
+  } else if (a.node.attrs.get_int("noop_with_empty_axes") != 0) {
+    s->copy = true;
+  } else {
+    reduce.assign(in.size(), true);
+  }
+  const std::vector<int64_t> strides = shape_strides(in);
+  s->layout.rank = static_cast<int>(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    s->layout.dims[d] = reduce[d] ? 1 : in[d];
+    s->layout.strides[0][d] = strides[d];
+    if (reduce[d]) {
+      s->reduced_dims[s->reduced_rank] = in[d];
+      s->reduced_strides[s->reduced_rank] = strides[d];
+      ++s->reduced_rank;
+    }
+  }
   return std::unique_ptr<KernelState>(std::move(s));
 }
 
@@ -300,17 +294,6 @@ Expected<std::unique_ptr<KernelState>> prepare_arg_extreme(const PrepareArgs& a,
 }
 
 }  // namespace
-
-size_t reduce_step_workspace(const ir::Graph& graph, const ir::Node& node) {
-  const std::optional<ReduceKind> kind = reduce_kind(node.op);
-  if (!kind || node.inputs.empty() || node.inputs[0] == ir::kNoValue) return 0;
-  const Shape& in = graph.value(node.inputs[0]).shape;
-  const int64_t rank = static_cast<int64_t>(in.size());
-  if (rank > kMaxDims) return 0;
-  Expected<ReducedAxes> axes = reduced_axes(graph, node, rank);
-  if (!axes || axes->copy) return 0;
-  return reduce_workspace_bytes(plan_reduce(*kind, static_cast<int>(rank), in.data(), axes->mask));
-}
 
 #define UCUDNN_UNARY_KERNEL(name)                                                      \
   const CudaKernel& cuda_kernel_##name() {                                             \

@@ -1,8 +1,7 @@
 // CUDA kernels of the pooling_grad family (runtime/ops/pooling_grad.cc): MaxPoolGrad and
 // AveragePoolGrad on our own gather kernels (pooling_grad_kernels.cu) for every geometry the
 // shape rule accepts — cuDNN's cudnnPoolingBackward needs Y, pads symmetrically and may break
-// max ties differently. prepare fixes the geometry; run is one launch. NCHW, or NHWC for a 2-D
-// pool on a channels-last node (Note [channels-last]: X, dY and dX are then [N, H, W, C]).
+// max ties differently. prepare fixes the geometry; run is one launch. NCHW only.
 #include <memory>
 
 #include "runtime/cuda/cuda_check.h"
@@ -34,27 +33,23 @@ class PoolGradState final : public KernelState {
 };
 
 Expected<std::unique_ptr<KernelState>> prepare_pool_grad(const PrepareArgs& a, bool max) {
+  if (ir::is_channels_last(a.node)) return a.unsupported_error("channels-last backward pooling");
   for (size_t i = 0; i < a.src_shapes.size(); ++i)
     if (a.src_dtype(i) != DType::kFloat32) return a.unsupported_error("only float32");
-  // Channels-last: the geometry from the NCHW view of the shapes, as the forward pools' prepare.
-  const bool nhwc = ir::is_channels_last(a.node);
-  if (nhwc && (a.dst_shapes[0].size() != 4 || a.src_shapes[0].size() != 4))
-    return a.unsupported_error("channels-last backward pooling other than 2-D");
-  const Shape dx = nhwc ? ir::nhwc_to_nchw(a.dst_shapes[0]) : a.dst_shapes[0];
-  const Shape dy = nhwc ? ir::nhwc_to_nchw(a.src_shapes[0]) : a.src_shapes[0];
+  const Shape& dx = a.dst_shapes[0];
+  const Shape& dy = a.src_shapes[0];
   if (dx.size() < 3 || dx.size() > 2 + static_cast<size_t>(kMaxPoolDims))
     return a.unsupported_error("1 to 3 spatial dims");
-  if (max && a.src_shapes[1] != a.dst_shapes[0])
-    return internal_error(a.describe() + ": dX " + shape_to_string(a.dst_shapes[0]) + " is not X's shape " +
-                          shape_to_string(a.src_shapes[1]));
+  if (max && a.src_shapes[1] != dx)
+    return internal_error(a.describe() + ": dX " + shape_to_string(dx) + " is not X's shape");
   const Shape spatial(dx.begin() + 2, dx.end());
   auto g = compute_window_geometry(a.node.attrs, spatial, a.node.attrs.get_ints("kernel_shape"),
                                    a.node.attrs.get_int("ceil_mode") != 0);
   if (!g) return g.status().with_context(a.describe());
   // The shape rule made dY's shape from the same geometry; a mismatch is our bug, not the model's.
   if (dy.size() != dx.size() || dy[0] != dx[0] || dy[1] != dx[1] || Shape(dy.begin() + 2, dy.end()) != g->output)
-    return internal_error(a.describe() + ": dY " + shape_to_string(a.src_shapes[0]) + " is not the pool's output " +
-                          shape_to_string(g->output) + " for dX " + shape_to_string(a.dst_shapes[0]));
+    return internal_error(a.describe() + ": dY " + shape_to_string(dy) + " is not the pool's output " +
+                          shape_to_string(g->output));
   auto s = std::make_unique<PoolGradState>();
   s->max = max;
   s->include_pad = !max && a.node.attrs.get_int("count_include_pad") != 0;
@@ -63,7 +58,6 @@ Expected<std::unique_ptr<KernelState>> prepare_pool_grad(const PrepareArgs& a, b
   p.rank = static_cast<int>(g->rank());
   p.batch = dx[0];
   p.channels = dx[1];
-  p.channels_last = nhwc;
   for (size_t d = 0; d < g->rank(); ++d) {
     p.input[d] = g->input[d];
     p.output[d] = g->output[d];

@@ -10,12 +10,6 @@
 // [K, R, S, C/group]. Every other op sees ordinary row-major tensors, so
 // elementwise ops, Concat (its axis remapped) and the rest need nothing special.
 // Only 4-D (2-D spatial) nodes are converted.
-// A training graph adds ConvGradData, ConvGradFilter (dW [K, R, S, C/group]), BatchNormTrain,
-// BatchNormGrad (the per-channel tensors stay [C]), MaxPoolGrad and AveragePoolGrad to those
-// nodes (Note [channels-last in training], channels_last.cc). Their shape attributes, input_shape
-// and filter_shape, are in the node's layout like its tensors ([N, H, W, C], [K, R, S, C/group]):
-// no shape rule runs after the pass, and kernels and optimizer/conv_kernels.cc read them as they
-// read the tensors (conv_problem permutes both).
 #pragma once
 
 #include "runtime/core/shape.h"

@@ -73,8 +73,7 @@ constexpr const char* kTrainUsage =
     "                           Under mpirun or torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK,\n"
     "                           MASTER_ADDR, MASTER_PORT) every process is one rank without --gpus\n"
     "  --bucket-size SIZE       several ranks: gradients averaged in buckets of about SIZE (default 25MiB)\n"
-    "--layout: the GPU trains channels-last too (auto: the faster-predicted); the CPU trains NCHW.\n"
-    "--batch is the training batch (of each rank).\n";
+    "Training runs in NCHW; --batch is the training batch (of each rank).\n";
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted = true; }
