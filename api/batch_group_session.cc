@@ -156,6 +156,7 @@ Status BatchGroupSession::for_each_group(const std::vector<Tensor>& inputs,
 }
 
 Expected<std::vector<Tensor>> BatchGroupSession::run(const std::vector<Tensor>& inputs) {
+  const std::lock_guard<std::mutex> one_run(run_mutex_);  // Note [one run at a time] (include/ucudnn/ucudnn.h)
   std::vector<std::vector<Tensor>> parts(static_cast<size_t>(groups_));
   UCUDNN_RETURN_IF_ERROR(for_each_group(inputs, [&](int g, const std::vector<Tensor>& in) -> Status {
     UCUDNN_ASSIGN_OR_RETURN(parts[static_cast<size_t>(g)], executors_[static_cast<size_t>(g)]->run(in));
@@ -179,6 +180,7 @@ Expected<std::vector<Tensor>> BatchGroupSession::run(const std::vector<Tensor>& 
 }
 
 Expected<std::vector<StepProfile>> BatchGroupSession::profile(const std::vector<Tensor>& inputs) {
+  const std::lock_guard<std::mutex> one_run(run_mutex_);
   std::vector<runtime::StepTiming> first;
   UCUDNN_RETURN_IF_ERROR(for_each_group(inputs, [&](int g, const std::vector<Tensor>& in) -> Status {
     UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executors_[static_cast<size_t>(g)]->profile(in));
@@ -191,6 +193,7 @@ Expected<std::vector<StepProfile>> BatchGroupSession::profile(const std::vector<
 }
 
 MemoryStats BatchGroupSession::memory() const {
+  const std::lock_guard<std::mutex> one_run(run_mutex_);  // kernel_bytes: not while a run is in progress
   // The groups share the graph's constants (read in place) and the kernels' converted weights (Note [shared
   // converted weights], runtime/cpu/shared_weights.h): those count once, the rest once per group.
   const runtime::Plan& plan = executors_[0]->plan();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,7 @@ class BatchGroupSession final : public Session {
   std::vector<std::unique_ptr<runtime::Backend>> backends_;   // one per group
   std::vector<std::unique_ptr<runtime::Executor>> executors_;  // one per group, destroyed before the backends
   std::string note_;
+  mutable std::mutex run_mutex_;  // Note [one run at a time] (include/ucudnn/ucudnn.h)
 };
 
 // The median of three timed runs after one untimed, on seeded random inputs: how Session::load

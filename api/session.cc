@@ -7,6 +7,7 @@
 // batch_group_session.h).
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "api/batch_group_session.h"
@@ -87,12 +88,14 @@ class ExecutorSession final : public Session {
   const std::vector<TensorInfo>& inputs() const override { return inputs_; }
   const std::vector<TensorInfo>& outputs() const override { return outputs_; }
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override {
+    const std::lock_guard<std::mutex> one_run(run_mutex_);  // Note [one run at a time]
     Expected<std::vector<Tensor>> outputs = executor_->run(inputs);
     warn_if_eager();
     return outputs;
   }
 
   Expected<std::vector<StepProfile>> profile(const std::vector<Tensor>& inputs) override {
+    const std::lock_guard<std::mutex> one_run(run_mutex_);
     UCUDNN_ASSIGN_OR_RETURN(std::vector<runtime::StepTiming> timings, executor_->profile(inputs));
     std::vector<StepProfile> steps;
     for (const runtime::StepTiming& t : timings) steps.push_back({t.name, runtime::step_op_label(t, graph_), t.ms});
@@ -100,6 +103,7 @@ class ExecutorSession final : public Session {
   }
 
   MemoryStats memory() const override {
+    const std::lock_guard<std::mutex> one_run(run_mutex_);  // kernel_bytes: not while a run is in progress
     const runtime::Plan& plan = executor_->plan();
     return {plan.arena_bytes, plan.unplanned_bytes, executor_->weight_bytes(), plan.workspace_pool_bytes,
             runtime::largest_step_workspace(plan), executor_->kernel_bytes()};
@@ -113,6 +117,7 @@ class ExecutorSession final : public Session {
     if (device_ != Device::kCuda)
       return unsupported("run_on_device needs a CUDA session (--device cuda, SessionOptions::device = "
                          "Device::kCuda); this session runs on the CPU");
+    const std::lock_guard<std::mutex> one_run(run_mutex_);
     const Status status = executor_->run_bound(inputs, outputs);
     warn_if_eager();
     return status;
@@ -124,6 +129,7 @@ class ExecutorSession final : public Session {
                               " is none of CudaGraph's values");
     if (mode == CudaGraph::kOn && device_ != Device::kCuda)
       return invalid_argument("CUDA graphs (cuda_graph on) need a CUDA session; this session runs on the CPU");
+    const std::lock_guard<std::mutex> one_run(run_mutex_);
     cuda_graph_ = mode;
     executor_->set_capture_mode(capture_mode(mode));
     warn_if_eager();
@@ -156,6 +162,7 @@ class ExecutorSession final : public Session {
   CudaGraph cuda_graph_ = CudaGraph::kAuto;
   bool warned_eager_ = false;
   std::string batch_groups_note_;
+  mutable std::mutex run_mutex_;  // Note [one run at a time]
 };
 
 std::string format_ms(double ms) {

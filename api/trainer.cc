@@ -3,6 +3,9 @@
 // runs the training step, the evaluation and the optimizer update. Here: TrainOptions checked and
 // translated (the session's plan request, the optimizer), the backend, the model imported, its
 // shared initializers untied — and saving the trained model, which re-splits them.
+#include <mutex>
+#include <string>
+
 #include "api/device.h"
 #include "api/loading.h"
 #include "onnx_import/onnx_import.h"
@@ -63,6 +66,22 @@ training::TrainerConfig trainer_config(const TrainOptions& o) {
   return c;
 }
 
+// Note [one run at a time] (include/ucudnn/ucudnn.h): a Trainer refuses a call while another is running.
+// `calls` is held for the duration of the call; a second thread finds it taken.
+class OneCall {
+ public:
+  OneCall(std::mutex& calls, const char* what) : lock_(calls, std::try_to_lock), what_(what) {}
+  Status status() const {
+    if (lock_.owns_lock()) return Status::ok();
+    return invalid_argument(std::string("Trainer::") + what_ + " was called while another call on this trainer is "
+                            "running: a Trainer is not thread-safe (use one trainer per thread)");
+  }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+  const char* what_;
+};
+
 class TrainerImpl final : public Trainer {
  public:
   static Expected<std::unique_ptr<Trainer>> create(const std::string& model_path, const TrainOptions& options) {
@@ -93,17 +112,25 @@ class TrainerImpl final : public Trainer {
   const std::vector<TensorInfo>& parameters() const override { return parameters_; }
   const std::vector<TensorInfo>& running_stats() const override { return running_stats_; }
   Expected<TrainStepResult> step(const std::vector<Tensor>& inputs, const Tensor& labels) override {
+    const OneCall call(calls_, "step");
+    UCUDNN_RETURN_IF_ERROR(call.status());
     UCUDNN_ASSIGN_OR_RETURN(training::StepResult r, engine_->step(inputs, labels, nullptr));
     return TrainStepResult{r.loss, r.correct, r.upload_ms, r.compute_ms, r.all_reduce_ms};
   }
   Status stage(const std::vector<Tensor>& inputs, const Tensor& labels) override {
+    const OneCall call(calls_, "stage");
+    UCUDNN_RETURN_IF_ERROR(call.status());
     return engine_->stage(inputs, labels);
   }
   Expected<TrainStepResult> step_staged(const std::vector<Tensor>& next_inputs, const Tensor& next_labels) override {
+    const OneCall call(calls_, "step_staged");
+    UCUDNN_RETURN_IF_ERROR(call.status());
     UCUDNN_ASSIGN_OR_RETURN(training::StepResult r, engine_->step_staged(next_inputs, next_labels));
     return TrainStepResult{r.loss, r.correct, r.upload_ms, r.compute_ms, r.all_reduce_ms};
   }
   Expected<std::vector<StepProfile>> profile_step(const std::vector<Tensor>& inputs, const Tensor& labels) override {
+    const OneCall call(calls_, "profile_step");
+    UCUDNN_RETURN_IF_ERROR(call.status());
     std::vector<training::NodeTime> times;
     UCUDNN_RETURN_IF_ERROR(engine_->step(inputs, labels, &times).status());
     std::vector<StepProfile> profile;
@@ -111,6 +138,8 @@ class TrainerImpl final : public Trainer {
     return profile;
   }
   Expected<std::vector<Tensor>> evaluate(const std::vector<Tensor>& inputs) override {
+    const OneCall call(calls_, "evaluate");
+    UCUDNN_RETURN_IF_ERROR(call.status());
     return engine_->evaluate(inputs);
   }
   std::string optimizer() const override { return engine_->optimizer(); }
@@ -119,7 +148,11 @@ class TrainerImpl final : public Trainer {
   int64_t steps_done() const override { return engine_->steps_done(); }
   Expected<std::map<std::string, Tensor>> weights() const override { return engine_->weights(); }
   Expected<std::map<std::string, Tensor>> state() const override { return engine_->state(); }
-  Status load_state(const std::map<std::string, Tensor>& state) override { return engine_->load_state(state); }
+  Status load_state(const std::map<std::string, Tensor>& state) override {
+    const OneCall call(calls_, "load_state");
+    UCUDNN_RETURN_IF_ERROR(call.status());
+    return engine_->load_state(state);
+  }
   Status save(const std::string& onnx_path) const override {
     UCUDNN_ASSIGN_OR_RETURN(auto w, engine_->weights());
     std::vector<onnx_import::InitializerSplit> splits;
@@ -146,6 +179,7 @@ class TrainerImpl final : public Trainer {
   std::unique_ptr<training::TrainerEngine> engine_;
   std::vector<TensorInfo> inputs_, outputs_, parameters_, running_stats_;
   std::vector<training::UntiedUse> untied_;  // initializers the exporter merged, trained apart
+  std::mutex calls_;  // held by the call running now (OneCall)
 };
 
 }  // namespace

@@ -46,7 +46,28 @@ struct ExternalRef {
   std::string location;
   int64_t offset = 0;
   int64_t length = -1;  // -1: to the end of the file
+  std::string file;     // the file, symbolic links resolved (check_external): inside the model's folder
 };
+
+// Note [model folders are untrusted]: an external data file must lie inside the model's folder once every
+// symbolic link is followed — a `weights.bin` there that links elsewhere is refused like a `..` location
+// (the class of CVE-2024-27318). Compared as canonical paths, component by component.
+Expected<std::string> file_inside_folder(const std::string& base_dir, const std::string& location,
+                                         const std::string& what) {
+  std::error_code ec;
+  const fs::path folder = fs::canonical(base_dir.empty() ? fs::path(".") : fs::path(base_dir), ec);
+  if (ec) return not_found(what + ": the model's folder '" + base_dir + "' cannot be resolved (" + ec.message() + ")");
+  const fs::path file = fs::canonical(folder / location, ec);
+  if (ec)
+    return not_found(what + ": external data file '" + (fs::path(base_dir) / location).string() +
+                     "' cannot be read (" + ec.message() + ")");
+  auto f = file.begin();
+  for (auto d = folder.begin(); d != folder.end(); ++d, ++f)
+    if (f == file.end() || *f != *d)
+      return invalid_model(what + ": external data location '" + location + "' resolves to '" + file.string() +
+                           "', outside the model's folder '" + folder.string() + "' (through a symbolic link)");
+  return file.string();
+}
 
 Expected<ExternalRef> parse_external_ref(const onnx::TensorProto& proto, const std::string& what) {
   ExternalRef ref;
@@ -77,7 +98,8 @@ Expected<ExternalRef> check_external(const onnx::TensorProto& proto, const std::
   if (ref.length >= 0 && static_cast<size_t>(ref.length) != expected_bytes)
     return invalid_model(what + ": external data length " + std::to_string(ref.length) + " does not match " +
                          std::to_string(expected_bytes) + " bytes of its dtype and shape");
-  const std::string file = (fs::path(base_dir) / ref.location).string();
+  UCUDNN_ASSIGN_OR_RETURN(ref.file, file_inside_folder(base_dir, ref.location, what));
+  const std::string& file = ref.file;
   std::error_code ec;
   const auto size = fs::file_size(file, ec);
   if (ec) return not_found(what + ": external data file '" + file + "' cannot be read");
@@ -92,7 +114,7 @@ Expected<ExternalRef> check_external(const onnx::TensorProto& proto, const std::
 Status read_external(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& what,
                      size_t expected_bytes, void* dst) {
   UCUDNN_ASSIGN_OR_RETURN(ExternalRef ref, check_external(proto, base_dir, what, expected_bytes));
-  const std::string file = (fs::path(base_dir) / ref.location).string();
+  const std::string& file = ref.file;
   std::ifstream in(file, std::ios::binary);
   if (!in) return io_error(what + ": cannot open external data file '" + file + "'");
   in.seekg(ref.offset);

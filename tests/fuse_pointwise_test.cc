@@ -128,6 +128,24 @@ TEST(FusePointwise, SiluIsOneNodeWithOneLeaf) {
   expect_rewrite(fuse_pointwise, in.finish(), expected.finish());
 }
 
+// A chain far longer than a program's registers (issue 44: a 20,000-Relu model crashed the process with a
+// recursion as deep as the chain): trees stop at the register count, so the chain becomes a run of
+// programs of at most kMaxPointwiseRegisters - 1 instructions each (one register is the leaf), in order.
+TEST(FusePointwise, ALongChainBecomesProgramsOfBoundedSize) {
+  constexpr int kChain = 20000;
+  GraphBuilder in;
+  ir::ValueId v = in.input("x", {1, 4});
+  for (int i = 0; i < kChain; ++i) v = in.relu(v);
+  in.output(v, "y");
+  ir::Graph graph = in.finish();
+  const PassStats stats = run_pass(fuse_pointwise, graph);
+  EXPECT_EQ(stats.pointwise_nodes_replaced, kChain);
+  const int per_program = ucudnn::ir::kMaxPointwiseRegisters - 1;
+  EXPECT_EQ(stats.pointwise_fused, (kChain + per_program - 1) / per_program);
+  EXPECT_EQ(graph.nodes.size(), static_cast<size_t>(stats.pointwise_fused));
+  for (const ir::Node& node : graph.nodes) EXPECT_EQ(node.op, OpKind::kFusedPointwise);
+}
+
 // A squeeze-excitation block after a SiLU: the SiLU's output has two readers (the pool and the
 // gate), so it is a root of its own; the gate [N, C, 1, 1] stays a leaf (a lone Sigmoid, not
 // recomputed per element); the gate Mul, an Add of a scalar (an immediate) and a Relu fuse.

@@ -523,6 +523,35 @@ TEST(OnnxImport, ExternalDataOutsideModelFolderRejected) {
   expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"'w'", "../secret.bin"});
 }
 
+// Note [model folders are untrusted]: a data file in the model's folder that links elsewhere is refused;
+// one that links to another file inside the folder is read.
+TEST(OnnxImport, ExternalDataLinkingOutsideModelFolderRejected) {
+  TempDir outside, dir;
+  const float value = 3.0f;
+  write_bytes(outside.file("secret.bin"), std::string(reinterpret_cast<const char*>(&value), sizeof value));
+  write_bytes(dir.file("inside.bin"), std::string(reinterpret_cast<const char*>(&value), sizeof value));
+  std::filesystem::create_symlink(outside.file("secret.bin"), dir.file("weights.bin"));
+  std::filesystem::create_symlink("inside.bin", dir.file("alias.bin"));
+  for (const char* location : {"weights.bin", "alias.bin"}) {
+    onnx::ModelProto m = make_model();
+    auto* w = add_float_initializer(m, "w", {1}, {1.0f});
+    w->clear_raw_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = w->add_external_data();
+    e->set_key("location");
+    e->set_value(location);
+    add_node(m, "Relu", {"w"}, {"y"});
+    add_output(m, "y", {"1"});
+    const std::string path = write_model(dir, m);
+    if (std::string(location) == "weights.bin") {
+      expect_error(load(path), StatusCode::kInvalidModel, {"'w'", "weights.bin", "outside the model's folder"});
+    } else {
+      auto g = load(path);
+      ASSERT_TRUE(g.has_value()) << g.status().to_string();
+    }
+  }
+}
+
 TEST(OnnxImport, InitializerDataCountChecked) {
   TempDir dir;
   onnx::ModelProto m = make_model();

@@ -186,9 +186,12 @@ class TreeBuilder {
     return Ref{true, static_cast<int>(tree_.leaves.size()) - 1};
   }
 
-  // The producer's instructions when it may join, else a leaf.
+  // The producer's instructions when it may join, else a leaf. Every joined node adds at least one
+  // instruction and a tree reads at least one leaf, so a tree of kMaxPointwiseRegisters nodes cannot be
+  // emitted: stopping before bounds the recursion (node → operand → value → node) by the register count,
+  // not by the length of a chain of fusible nodes (issue 44: a 20,000-Relu chain overflowed the stack).
   std::optional<Ref> value(ir::ValueId id) {
-    if (absorbable(id)) {
+    if (absorbable(id) && tree_.nodes.size() + 1 < static_cast<size_t>(ir::kMaxPointwiseRegisters)) {
       const Mark m = mark();
       if (std::optional<Ref> r = node(graph_.value(id).producer)) return r;
       rollback(m);
