@@ -276,7 +276,7 @@ int train(const std::string& model_path, TrainOptions options, RunConfig run) {
 
   std::signal(SIGINT, on_sigint);
   // Whole step; its device part; the batch's copy; the gradients' averaging across ranks; waiting for
-  // the loader's next batch (outside the step).
+  // the loader's next batch, and staging an epoch's first (outside the step).
   std::vector<double> step_ms, compute_ms, upload_ms, all_reduce_ms, data_ms;
   double last_loss = 0, epoch_loss = 0;
   int64_t epoch_correct = 0, epoch_samples = 0;
