@@ -46,6 +46,42 @@ TEST(OnnxImport, ShapeChainFolds) {
   EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{2, 12}));
 }
 
+// Gelu (opset 20, what PyTorch's default exporter writes for nn.GELU) is lowered into the elementwise ops of
+// its formula (onnx_import/lowering/gelu.h); its approximate attribute is checked.
+TEST(OnnxImport, GeluLowersIntoItsFormula) {
+  for (const char* approximate : {"none", "tanh"}) {
+    TempDir dir;
+    onnx::ModelProto m = make_model(20);
+    add_input(m, "x", {"2", "3"});
+    onnx::NodeProto* gelu = add_node(m, "Gelu", {"x"}, {"y"}, "gelu");
+    onnx::AttributeProto* a = gelu->add_attribute();
+    a->set_name("approximate");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(approximate);
+    add_output(m, "y", {"2", "3"});
+    auto g = load(write_model(dir, m));
+    ASSERT_TRUE(g.has_value()) << approximate << ": " << g.status().to_string();
+    bool has_erf = false, has_tanh = false;
+    for (const ir::Node& node : g->nodes) {
+      EXPECT_NE(node.op, OpKind::kGelu) << approximate;
+      has_erf = has_erf || node.op == OpKind::kErf;
+      has_tanh = has_tanh || node.op == OpKind::kTanh;
+    }
+    EXPECT_EQ(has_erf, std::string(approximate) == "none");
+    EXPECT_EQ(has_tanh, std::string(approximate) == "tanh");
+    EXPECT_EQ(g->value(g->outputs[0]).shape, (Shape{2, 3}));
+  }
+  TempDir dir;
+  onnx::ModelProto m = make_model(20);
+  add_input(m, "x", {"2"});
+  onnx::AttributeProto* a = add_node(m, "Gelu", {"x"}, {"y"}, "gelu")->add_attribute();
+  a->set_name("approximate");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("erf");
+  add_output(m, "y", {"2"});
+  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"node 'gelu'", "approximate 'erf'"});
+}
+
 TEST(OnnxImport, SliceOpset9AttributesBecomeInputs) {
   REQUIRE_OPS(OpKind::kSlice);
   TempDir dir;

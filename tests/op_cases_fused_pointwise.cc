@@ -192,6 +192,10 @@ std::vector<OpCase> fused_pointwise_cases() {
   for (OpCase& c : concat_cases()) cases.push_back(std::move(c));
   cases.push_back({"erf", OpKind::kErf, 13, {input_values({9}, {-5, -2, -1, -0.5, 0, 0.3, 1, 2.5, 6})}});
   cases.push_back({"erf_random", OpKind::kErf, 9, {input({2, 3, 5, 6}, -3, 3)}});
+  // Gelu (opset 20), lowered at import into the ops above (onnx_import/lowering/gelu.h): both forms.
+  cases.push_back({"gelu", OpKind::kGelu, 20, {input({2, 3, 5, 6}, -4, 4)}});
+  cases.push_back({"gelu_tanh", OpKind::kGelu, 20, {input({2, 3, 5, 6}, -4, 4)},
+                   {{"approximate", std::string("tanh")}}});
   return cases;
 }
 

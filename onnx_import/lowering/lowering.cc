@@ -8,6 +8,7 @@
 #include "onnx_import/lowering/einsum.h"
 #include "onnx_import/lowering/gather_nd.h"
 #include "onnx_import/lowering/group_norm.h"
+#include "onnx_import/lowering/gelu.h"
 #include "onnx_import/lowering/hardmax.h"
 #include "onnx_import/lowering/instance_norm.h"
 #include "onnx_import/lowering/layer_norm.h"
@@ -39,6 +40,7 @@ Status lower_composite_ops(ir::Graph& graph) {
   UCUDNN_RETURN_IF_ERROR(lower_einsums(graph));
   UCUDNN_RETURN_IF_ERROR(lower_losses(graph));
   UCUDNN_RETURN_IF_ERROR(lower_hardmaxes(graph));
+  UCUDNN_RETURN_IF_ERROR(lower_gelus(graph));
   UCUDNN_RETURN_IF_ERROR(lower_gather_nds(graph));
   UCUDNN_RETURN_IF_ERROR(lower_one_hots(graph));
   UCUDNN_RETURN_IF_ERROR(lower_mean_variance_norms(graph));

@@ -10,7 +10,7 @@
   X(InstanceNormalization) X(GroupNormalization) X(MeanVarianceNormalization)      \
   /* activations */                                                                 \
   X(Relu) X(LeakyRelu) X(PRelu) X(Sigmoid) X(Tanh) X(HardSigmoid) X(HardSwish)      \
-  X(Clip) X(Elu) X(Erf) X(Softplus) X(Softsign) X(Celu) X(Selu) X(ThresholdedRelu) X(Shrink) \
+  X(Clip) X(Elu) X(Erf) X(Gelu) X(Softplus) X(Softsign) X(Celu) X(Selu) X(ThresholdedRelu) X(Shrink) \
   /* elementwise math */                                                            \
   X(Sqrt) X(Exp) X(Log) X(Abs) X(Neg) X(Reciprocal)                                 \
   X(Floor) X(Ceil) X(Round) X(Sign)                                                 \
@@ -57,7 +57,7 @@ enum class OpKind : int {
 };
 
 // Catches a half-added op: update this when the list changes.
-static_assert(static_cast<int>(OpKind::kCount) == 143, "op list changed: update the count");
+static_assert(static_cast<int>(OpKind::kCount) == 144, "op list changed: update the count");
 
 // "Conv", "Relu", ... (the ONNX op_type).
 const char* op_name(OpKind kind);

@@ -284,6 +284,27 @@ const OpDescriptor& describe_Erf() {
   return d;
 }
 
+// GELU (opset 20; the default PyTorch exporter writes it for nn.GELU): approximate "none" gives
+// x · Φ(x) = 0.5 · x · (1 + erf(x / √2)), "tanh" 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))).
+// Lowered at import into those elementwise ops (onnx_import/lowering/gelu.h), which fuse_pointwise joins.
+namespace {
+Status infer_gelu(InferContext& ctx) {
+  const std::string approximate = ctx.attrs().get_string("approximate");
+  if (approximate != "none" && approximate != "tanh")
+    return ctx.error("approximate '" + approximate + "' must be 'none' or 'tanh'");
+  return same_as_float_input(ctx);
+}
+}  // namespace
+
+const OpDescriptor& describe_Gelu() {
+  static const OpDescriptor d{.kind = OpKind::kGelu,
+                              .min_opset = 20,
+                              .attrs = {attr_string("approximate", "none")},
+                              .infer = infer_gelu,
+                              .flops = four_flops_per_element};
+  return d;
+}
+
 // log(1 + exp(x)) (opset 1).
 const OpDescriptor& describe_Softplus() {
   static const OpDescriptor d{.kind = OpKind::kSoftplus,

@@ -15,7 +15,7 @@
 // weights and reductions (nll_loss.h), Hardmax an ArgMax compared with the positions (hardmax.h), GatherND Gathers
 // of a stride table and of the data's rows (gather_nd.h), OneHot an Equal with the positions and a Where
 // (one_hot.h), MeanVarianceNormalization a normalization (mean_variance_norm.h), MaxUnpool a ScatterElements into
-// zeros (max_unpool.h). Each has a descriptor in runtime/ops (its shape rule checks the model), no kernel on any
+// zeros (max_unpool.h), Gelu the elementwise ops of its formula (gelu.h). Each has a descriptor in runtime/ops (its shape rule checks the model), no kernel on any
 // backend, and a lowering the importer runs after shape inference and constant folding; the optimizer's passes then
 // fuse the pieces as they fuse any others. Some ops are lowered only in part: Max and Min of other than two operands
 // become an Identity or a chain of pairs (onnx_import/lowering/max_min.h); 3-D Conv, MaxPool and AveragePool
@@ -27,4 +27,4 @@
   X(ConvTranspose) X(LayerNormalization) X(InstanceNormalization) X(GroupNormalization)       \
   X(DepthToSpace) X(SpaceToDepth) X(Tile) X(Sum) X(Mean) X(Upsample) X(ConstantOfShape) X(CastLike) \
   X(Einsum) X(NegativeLogLikelihoodLoss) X(SoftmaxCrossEntropyLoss) X(Hardmax) X(GatherND) X(OneHot)      \
-  X(MeanVarianceNormalization) X(MaxUnpool)
+  X(MeanVarianceNormalization) X(MaxUnpool) X(Gelu)

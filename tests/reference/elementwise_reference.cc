@@ -34,6 +34,10 @@ double unary(OpKind op, const ir::Attributes& attrs, double x) {
     case OpKind::kHardSwish: return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
     case OpKind::kElu: return x > 0 ? x : attrs.get_float("alpha") * (std::exp(x) - 1);
     case OpKind::kErf: return std::erf(x);
+    case OpKind::kGelu:
+      if (attrs.get_string("approximate") == "tanh")
+        return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
     case OpKind::kSoftplus: return std::log(1 + std::exp(x));
     case OpKind::kSqrt: return std::sqrt(x);
     case OpKind::kExp: return std::exp(x);
@@ -523,7 +527,7 @@ Expected<std::vector<Tensor>> elementwise_reference(const ir::Node& node, const 
   std::vector<Tensor> out;
   switch (node.op) {
     case OpKind::kRelu: case OpKind::kLeakyRelu: case OpKind::kSigmoid: case OpKind::kTanh:
-    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf:
+    case OpKind::kHardSigmoid: case OpKind::kHardSwish: case OpKind::kElu: case OpKind::kErf: case OpKind::kGelu:
     case OpKind::kSoftplus: case OpKind::kSqrt: case OpKind::kExp: case OpKind::kLog: case OpKind::kAbs:
     case OpKind::kNeg: case OpKind::kReciprocal: case OpKind::kSoftsign: case OpKind::kCelu: case OpKind::kSelu:
     case OpKind::kThresholdedRelu: case OpKind::kShrink: case OpKind::kFloor: case OpKind::kCeil:
