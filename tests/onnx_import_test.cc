@@ -509,18 +509,24 @@ TEST(OnnxImport, ExternalDataInitializer) {
   expect_error(load(path), StatusCode::kInvalidModel, {"weights.bin", "'w'"});
 }
 
-TEST(OnnxImport, ExternalDataOutsideModelFolderRejected) {
-  TempDir dir;
+// A model y = Relu(w) whose one-float initializer w is external data at `location`.
+onnx::ModelProto relu_of_external_weight(const std::string& location) {
   onnx::ModelProto m = make_model();
   auto* w = add_float_initializer(m, "w", {1}, {1.0f});
   w->clear_raw_data();
   w->set_data_location(onnx::TensorProto::EXTERNAL);
   auto* e = w->add_external_data();
   e->set_key("location");
-  e->set_value("../secret.bin");
+  e->set_value(location);
   add_node(m, "Relu", {"w"}, {"y"});
   add_output(m, "y", {"1"});
-  expect_error(load(write_model(dir, m)), StatusCode::kInvalidModel, {"'w'", "../secret.bin"});
+  return m;
+}
+
+TEST(OnnxImport, ExternalDataOutsideModelFolderRejected) {
+  TempDir dir;
+  expect_error(load(write_model(dir, relu_of_external_weight("../secret.bin"))), StatusCode::kInvalidModel,
+               {"'w'", "../secret.bin"});
 }
 
 // Note [model folders are untrusted]: a data file in the model's folder that links elsewhere is refused;
@@ -533,16 +539,7 @@ TEST(OnnxImport, ExternalDataLinkingOutsideModelFolderRejected) {
   std::filesystem::create_symlink(outside.file("secret.bin"), dir.file("weights.bin"));
   std::filesystem::create_symlink("inside.bin", dir.file("alias.bin"));
   for (const char* location : {"weights.bin", "alias.bin"}) {
-    onnx::ModelProto m = make_model();
-    auto* w = add_float_initializer(m, "w", {1}, {1.0f});
-    w->clear_raw_data();
-    w->set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* e = w->add_external_data();
-    e->set_key("location");
-    e->set_value(location);
-    add_node(m, "Relu", {"w"}, {"y"});
-    add_output(m, "y", {"1"});
-    const std::string path = write_model(dir, m);
+    const std::string path = write_model(dir, relu_of_external_weight(location));
     if (std::string(location) == "weights.bin") {
       expect_error(load(path), StatusCode::kInvalidModel, {"'w'", "weights.bin", "outside the model's folder"});
     } else {

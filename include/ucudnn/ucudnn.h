@@ -200,7 +200,7 @@ class GpuTensor;
 // Note [one run at a time]: a Session may be used from several threads at once. run, profile,
 // run_on_device, set_cuda_graph and memory take the session's lock, so concurrent calls run one after
 // another, each on its own inputs and with its own outputs (a session has one arena: its activations
-// and workspace are shared by the runs). An uncontended call pays one lock (well under a microsecond);
+// and workspace are shared by the runs). An uncontended call pays one mutex acquisition;
 // callers that want runs in parallel load one session each. A Trainer is not thread-safe: a call that
 // arrives while another is running on it is refused (InvalidArgument), never interleaved.
 class Session {
