@@ -5,6 +5,7 @@
 // optimizer state buffer is state_count_ copies of the parameters' layout; `io_` holds the model
 // inputs, the labels, the dropout seed, the loss and the logits; `hyper_` the learning rate and
 // the step, kAlignment apart.
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/core/bytes.h"
@@ -64,6 +65,13 @@ Expected<Tensor> TrainerEngine::queue_download(const runtime::Buffer& buffer, si
 }
 
 Status TrainerEngine::upload_initial_values(const ir::Graph& inference) {
+  // Optimizer state starts at zero; so do the gaps between parameters in every parameter-sized buffer
+  // (Note [one update for all parameters], update_graph.h).
+  const size_t largest = std::max({params_->bytes(), grads_->bytes(), states_->bytes()});
+  UCUDNN_ASSIGN_OR_RETURN(Tensor zeros, Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(largest)}));
+  for (runtime::Buffer* buffer : {params_.get(), grads_.get(), states_.get()})
+    if (buffer->bytes() > 0)
+      UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(buffer->data(), zeros.raw(), buffer->bytes(), "zeroing a buffer"));
   // The training graph is a copy of `inference`: its parameters' value ids are the initializers'.
   for (size_t k = 0; k < layout_.parameters.size(); ++k)
     UCUDNN_RETURN_IF_ERROR(upload(*params_, param_layout_.offsets[k], *inference.value(layout_.parameters[k]).constant,
@@ -71,12 +79,6 @@ Status TrainerEngine::upload_initial_values(const ir::Graph& inference) {
   for (size_t k = 0; k < layout_.running_stats.size(); ++k)
     UCUDNN_RETURN_IF_ERROR(upload(*stats_, stat_layout_.offsets[k], *inference.value(layout_.running_stats[k]).constant,
                                   "running statistic '" + running_stat(k).name + "'"));
-  // Optimizer state starts at zero.
-  const size_t bytes = states_->bytes();
-  if (bytes > 0) {
-    UCUDNN_ASSIGN_OR_RETURN(Tensor zeros, Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(bytes)}));
-    UCUDNN_RETURN_IF_ERROR(backend_->copy_to_device(states_->data(), zeros.raw(), bytes, "optimizer state"));
-  }
   return backend_->synchronize("uploading the initial weights");
 }
 
@@ -161,18 +163,13 @@ std::vector<void*> TrainerEngine::train_outputs() const {
 void TrainerEngine::bind_buffers() {
   train_in_ = train_inputs();
   train_out_ = train_outputs();
-  update_in_ = {at(*hyper_, 0), at(*hyper_, kAlignment)};
-  update_out_.clear();
-  for (size_t k = 0; k < layout_.parameters.size(); ++k) {
-    const size_t offset = param_layout_.offsets[k];
-    update_in_.push_back(at(*params_, offset));
-    update_in_.push_back(at(*grads_, offset));
-    update_out_.push_back(at(*params_, offset));  // in place
-    for (int s = 0; s < state_count_; ++s) {
-      std::byte* state = at(*states_, static_cast<size_t>(s) * param_layout_.bytes + offset);
-      update_in_.push_back(state);
-      update_out_.push_back(state);
-    }
+  // Note [one update for all parameters] (update_graph.h): the whole buffers, in place.
+  update_in_ = {at(*hyper_, 0), at(*hyper_, kAlignment), params_->data(), grads_->data()};
+  update_out_ = {params_->data()};
+  for (int s = 0; s < state_count_; ++s) {
+    std::byte* state = at(*states_, static_cast<size_t>(s) * param_layout_.bytes);
+    update_in_.push_back(state);
+    update_out_.push_back(state);
   }
 }
 

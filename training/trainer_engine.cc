@@ -74,16 +74,11 @@ Status TrainerEngine::build(ir::Graph inference) {
 
   optimizer_ = config_.optimizer.describe();
   state_count_ = config_.optimizer.states();
-  std::vector<std::string> names;
-  std::vector<Shape> shapes;
-  for (size_t k = 0; k < layout_.parameters.size(); ++k) {
-    names.push_back(parameter(k).name);
-    shapes.push_back(parameter(k).shape);
-  }
-  UCUDNN_ASSIGN_OR_RETURN(ir::Graph update, build_update_graph(names, shapes, config_.optimizer));
-  UCUDNN_ASSIGN_OR_RETURN(update_, plan_and_prepare(std::move(update)));
-
   UCUDNN_RETURN_IF_ERROR(allocate_buffers());
+  // Note [one update for all parameters] (update_graph.h): one node over the parameter buffer.
+  UCUDNN_ASSIGN_OR_RETURN(ir::Graph update, build_update_graph(static_cast<int64_t>(param_layout_.bytes / sizeof(float)),
+                                                               config_.optimizer));
+  UCUDNN_ASSIGN_OR_RETURN(update_, plan_and_prepare(std::move(update)));
   UCUDNN_ASSIGN_OR_RETURN(buckets_, distributed::plan_gradient_buckets(param_layout_.offsets, param_layout_.bytes,
                                                                         config_.bucket_bytes));
   bind_buffers();

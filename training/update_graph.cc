@@ -32,8 +32,7 @@ std::string OptimizerConfig::describe() const {
   return s.str();
 }
 
-Expected<ir::Graph> build_update_graph(const std::vector<std::string>& names, const std::vector<Shape>& shapes,
-                                       const OptimizerConfig& config) {
+Expected<ir::Graph> build_update_graph(int64_t elements, const OptimizerConfig& config) {
   ir::Graph g;
   g.name = "optimizer_update";
   g.opset = kTrainingOpset;
@@ -43,37 +42,35 @@ Expected<ir::Graph> build_update_graph(const std::vector<std::string>& names, co
   const bool sgd = config.kind == OptimizerConfig::Kind::kSgd;
   const std::vector<std::string> states = sgd ? std::vector<std::string>{"momentum_buffer"}
                                               : std::vector<std::string>{"m", "v"};
-  for (size_t k = 0; k < shapes.size(); ++k) {
-    ir::Node node;
-    node.name = names[k] + "/update";
-    node.op = sgd ? OpKind::kSgdUpdate : OpKind::kAdamWUpdate;
-    node.opset = g.opset;
-    fill_default_attributes(node);
-    if (sgd) {
-      node.attrs.set("momentum", static_cast<float>(config.momentum));
-      node.attrs.set("dampening", static_cast<float>(config.dampening));
-      node.attrs.set("nesterov", int64_t{config.nesterov ? 1 : 0});
-    } else {
-      node.attrs.set("beta1", static_cast<float>(config.beta1));
-      node.attrs.set("beta2", static_cast<float>(config.beta2));
-      node.attrs.set("epsilon", static_cast<float>(config.epsilon));
-    }
-    node.attrs.set("weight_decay", static_cast<float>(config.weight_decay));
-    node.inputs.push_back(add_value(g, names[k], DType::kFloat32, shapes[k]));
-    node.inputs.push_back(add_value(g, names[k] + "/grad", DType::kFloat32, shapes[k]));
-    for (const std::string& s : states)
-      node.inputs.push_back(add_value(g, names[k] + "/" + s, DType::kFloat32, shapes[k]));
-    for (ir::ValueId id : node.inputs) g.inputs.push_back(id);
-    node.inputs.push_back(lr);
-    node.inputs.push_back(step);
-    const auto producer = static_cast<ir::NodeId>(g.nodes.size());
-    node.outputs.push_back(add_value(g, names[k] + "/updated", DType::kFloat32, shapes[k], producer));
-    for (const std::string& s : states)
-      node.outputs.push_back(add_value(g, names[k] + "/" + s + "/updated", DType::kFloat32, shapes[k], producer));
-    for (ir::ValueId id : node.outputs) g.outputs.push_back(id);
-    g.nodes.push_back(std::move(node));
-    UCUDNN_RETURN_IF_ERROR(infer_node_outputs(g, static_cast<ir::NodeId>(g.nodes.size() - 1)));
+  const std::string name = "parameters";
+  const Shape shape{elements};
+  ir::Node node;
+  node.name = name + "/update";
+  node.op = sgd ? OpKind::kSgdUpdate : OpKind::kAdamWUpdate;
+  node.opset = g.opset;
+  fill_default_attributes(node);
+  if (sgd) {
+    node.attrs.set("momentum", static_cast<float>(config.momentum));
+    node.attrs.set("dampening", static_cast<float>(config.dampening));
+    node.attrs.set("nesterov", int64_t{config.nesterov ? 1 : 0});
+  } else {
+    node.attrs.set("beta1", static_cast<float>(config.beta1));
+    node.attrs.set("beta2", static_cast<float>(config.beta2));
+    node.attrs.set("epsilon", static_cast<float>(config.epsilon));
   }
+  node.attrs.set("weight_decay", static_cast<float>(config.weight_decay));
+  node.inputs.push_back(add_value(g, name, DType::kFloat32, shape));
+  node.inputs.push_back(add_value(g, name + "/grad", DType::kFloat32, shape));
+  for (const std::string& s : states) node.inputs.push_back(add_value(g, name + "/" + s, DType::kFloat32, shape));
+  for (ir::ValueId id : node.inputs) g.inputs.push_back(id);
+  node.inputs.push_back(lr);
+  node.inputs.push_back(step);
+  node.outputs.push_back(add_value(g, name + "/updated", DType::kFloat32, shape, /*producer=*/0));
+  for (const std::string& s : states)
+    node.outputs.push_back(add_value(g, name + "/" + s + "/updated", DType::kFloat32, shape, /*producer=*/0));
+  g.outputs = node.outputs;
+  g.nodes.push_back(std::move(node));
+  UCUDNN_RETURN_IF_ERROR(infer_node_outputs(g, 0));
   UCUDNN_RETURN_IF_ERROR(g.validate());
   return g;
 }

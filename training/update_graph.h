@@ -1,10 +1,18 @@
-// The update graph: one optimizer step over every parameter (docs/TRAINING.md) — one SgdUpdate
-// or AdamWUpdate node per parameter, run after each training step with every parameter's and
-// state's input and output bound to the same memory (the kernels update in place).
+// The update graph: one optimizer step over every parameter (docs/TRAINING.md), run after each
+// training step with the parameters' and states' inputs and outputs bound to the same memory (the
+// kernels update in place).
 //
-// Inputs, in order: lr (float32 [1]), step (int64 [1], 1 on the first update), then per
-// parameter: param, grad, its state tensors (SGD: momentum_buffer; AdamW: m, v). Outputs, in
-// order, per parameter: param_out, then its states' new values.
+// Note [one update for all parameters]: the trainer keeps the parameters, their gradients and each
+// optimizer state in flat buffers with one layout (TrainerEngine::param_layout_), so the graph is a
+// single SgdUpdate or AdamWUpdate node over all of them as one float32 vector — a multi-tensor
+// update, as PyTorch's foreach/fused optimizers, in one launch instead of one per parameter, with
+// each element's arithmetic that of the per-parameter node (the optimizer's hyper-parameters are
+// the same for every parameter). The alignment gaps between parameters are zero in every buffer and
+// stay zero (a zero gradient, weight and state update to zero).
+//
+// Inputs, in order: lr (float32 [1]), step (int64 [1], 1 on the first update), parameters,
+// parameters/grad, the states (SGD: momentum_buffer; AdamW: m, v), each float32 [elements].
+// Outputs: the parameters' and then the states' new values.
 #pragma once
 
 #include <string>
@@ -30,9 +38,8 @@ struct OptimizerConfig {
   std::string describe() const;
 };
 
-// The update graph of parameters with `shapes` (named after `names`); InvalidModel/InvalidArgument
-// from the update ops' shape rules for a bad configuration (e.g. nesterov without momentum).
-Expected<ir::Graph> build_update_graph(const std::vector<std::string>& names, const std::vector<Shape>& shapes,
-                                       const OptimizerConfig& config);
+// The update graph of `elements` floats of parameters; InvalidModel/InvalidArgument from the update
+// ops' shape rules for a bad configuration (e.g. nesterov without momentum).
+Expected<ir::Graph> build_update_graph(int64_t elements, const OptimizerConfig& config);
 
 }  // namespace ucudnn::training
