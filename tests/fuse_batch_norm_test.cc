@@ -333,11 +333,14 @@ std::vector<Tensor> training_inputs(const ir::Graph& inference, const ir::Graph&
 
 TEST(FusedBatchNormTraining, StepEqualsTheUnfusedStep) {
   const ir::Graph inference = residual_cnn();
-  training::TrainingGraphOptions unfused_options;
+  // The batch-norm fusion alone: no pointwise fusion on either side.
+  training::TrainingGraphOptions fused_options;
+  fused_options.fuse_pointwise = false;
+  training::TrainingGraphOptions unfused_options = fused_options;
   unfused_options.fuse_batch_norm = false;
   auto unfused = training::build_training_graph(inference, unfused_options);
   ASSERT_TRUE(unfused.has_value()) << unfused.status().to_string();
-  auto fused = training::build_training_graph(inference, {});
+  auto fused = training::build_training_graph(inference, fused_options);
   ASSERT_TRUE(fused.has_value()) << fused.status().to_string();
 
   // The fusion happened: no Relu, Add-then-Relu or ActivationGrad is left; two BatchNormTrains carry
@@ -389,6 +392,70 @@ TEST(FusedBatchNormTraining, StepEqualsTheUnfusedStep) {
                                 : config.tf32                            ? Tolerance{2e-3, 2e-2}
                                                                          : Tolerance{1e-4, 1e-3};
     expect_close(*got, *want, tolerance, "fused vs unfused training step on " + config.name);
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);
+}
+
+// A CNN with SiLU activations, x · sigmoid(x), and a residual Add: elementwise work
+// in the forward and the backward that fuse_pointwise can join (the training graph's own pass).
+ir::Graph silu_cnn() {
+  GraphBuilder b;
+  uint32_t seed = 300;
+  auto weight = [&b, &seed](const std::string& name, const Shape& shape) {
+    return b.constant(name, random_tensor(shape, seed++, -0.5f, 0.5f));
+  };
+  auto silu = [&b](ir::ValueId v) { return b.same_shape(OpKind::kMul, {v, b.same_shape(OpKind::kSigmoid, {v})}); };
+  const ir::ValueId x = b.input("x", {4, 3, 6, 6});
+  const ir::ValueId a = silu(b.conv(x, weight("w1", {4, 3, 3, 3}), weight("b1", {4}), {.pad = 1}));
+  const ir::ValueId c = silu(b.conv(a, weight("w2", {4, 4, 3, 3}), weight("b2", {4}), {.pad = 1}));
+  const ir::ValueId pooled = b.flatten(b.global_average_pool(b.add(c, a)));
+  ir::Attributes gemm;
+  gemm.set("transB", int64_t{1});
+  b.output(b.node(OpKind::kGemm, {pooled, weight("fc.w", {3, 4}), weight("fc.b", {3})}, {{4, 3}}, gemm)[0],
+           "logits");
+  ir::Graph graph = b.finish();
+  for (ir::Node& node : graph.nodes) ucudnn::fill_default_attributes(node);
+  return graph;
+}
+
+// TrainingGraphOptions::fuse_pointwise: the step with its elementwise trees fused computes what the
+// step without does, on every backend present, and the trainer's ids still name the right values.
+TEST(FusedPointwiseTraining, StepEqualsTheUnfusedStep) {
+  const ir::Graph inference = silu_cnn();
+  training::TrainingGraphOptions plain_options;
+  plain_options.fuse_pointwise = false;
+  auto plain = training::build_training_graph(inference, plain_options);
+  ASSERT_TRUE(plain.has_value()) << plain.status().to_string();
+  auto fused = training::build_training_graph(inference, {});
+  ASSERT_TRUE(fused.has_value()) << fused.status().to_string();
+  const ir::Graph& f = fused->graph;
+  const ir::Graph& u = plain->graph;
+  EXPECT_EQ(count_nodes(u, OpKind::kFusedPointwise), 0);
+  EXPECT_GE(count_nodes(f, OpKind::kFusedPointwise), 1);
+  EXPECT_LT(f.nodes.size(), u.nodes.size());
+  ASSERT_EQ(f.inputs.size(), u.inputs.size());
+  for (size_t i = 0; i < f.inputs.size(); ++i) EXPECT_EQ(f.value(f.inputs[i]).name, u.value(u.inputs[i]).name);
+  ASSERT_EQ(fused->parameters.size(), plain->parameters.size());
+  for (size_t k = 0; k < fused->parameters.size(); ++k)
+    EXPECT_EQ(f.value(fused->parameters[k]).name, u.value(plain->parameters[k]).name) << "parameter " << k;
+  EXPECT_EQ(f.value(fused->labels).name, "labels");
+
+  const std::vector<Tensor> inputs = training_inputs(inference, u);
+  int ran = 0;
+  for (const BackendConfig& config : backend_configs()) {
+    SCOPED_TRACE(config.name);
+    const SharedBackend shared = shared_backend(config);
+    if (!shared.skip_reason.empty()) continue;
+    ASSERT_TRUE(shared.error.is_ok()) << config.name << " did not start: " << shared.error.to_string();
+    auto want = run_on_backend(*shared.backend, u, inputs);
+    ASSERT_TRUE(want.has_value()) << want.status().to_string();
+    auto got = run_on_backend(*shared.backend, f, inputs);
+    ASSERT_TRUE(got.has_value()) << got.status().to_string();
+    const Tolerance tolerance = config.kind == BackendConfig::Kind::kCpu ? Tolerance{1e-5, 1e-4}
+                                : config.tf32                            ? Tolerance{2e-3, 2e-2}
+                                                                         : Tolerance{1e-4, 1e-3};
+    expect_close(*got, *want, tolerance, "fused vs plain pointwise training step on " + config.name);
     ++ran;
   }
   EXPECT_GE(ran, 1);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "optimizer/passes/passes.h"
 #include "runtime/ops/op_descriptor.h"
 #include "training/autodiff.h"
 #include "training/fuse_batch_norm.h"
@@ -166,6 +167,34 @@ TrainableValues find_trainable_values(const ir::Graph& g) {
   return t;
 }
 
+namespace {
+
+// fuse_pointwise over the step. The pass drops values and renumbers the rest, so the ids `t` holds —
+// all of them graph inputs — are found again by their place in graph.inputs (which the pass keeps).
+Status fuse_training_pointwise(TrainingGraph& t) {
+  ir::Graph& g = t.graph;
+  auto position = [&](ir::ValueId id) -> size_t {
+    return id == ir::kNoValue ? SIZE_MAX
+                              : static_cast<size_t>(std::find(g.inputs.begin(), g.inputs.end(), id) - g.inputs.begin());
+  };
+  const size_t labels = position(t.labels), seed = position(t.dropout_seed);
+  std::vector<size_t> parameters, stats;
+  for (ir::ValueId id : t.parameters) parameters.push_back(position(id));
+  for (ir::ValueId id : t.running_stats) stats.push_back(position(id));
+  optimizer::PassStats pass_stats;
+  UCUDNN_RETURN_IF_ERROR(optimizer::fuse_pointwise(g, &pass_stats).with_context("fusing the training step"));
+  if (g.inputs.size() != t.model_inputs + (t.dropout_seed != ir::kNoValue ? 2 : 1) + parameters.size() + stats.size())
+    return internal_error("fuse_pointwise changed the training graph's inputs");
+  auto at = [&](size_t p) { return p == SIZE_MAX ? ir::kNoValue : g.inputs[p]; };
+  t.labels = at(labels);
+  t.dropout_seed = at(seed);
+  for (size_t k = 0; k < parameters.size(); ++k) t.parameters[k] = at(parameters[k]);
+  for (size_t k = 0; k < stats.size(); ++k) t.running_stats[k] = at(stats[k]);
+  return g.validate().with_context("after fusing the training step");
+}
+
+}  // namespace
+
 Expected<TrainingGraph> build_training_graph(const ir::Graph& inference, const TrainingGraphOptions& options) {
   if (inference.outputs.empty()) return invalid_argument("model '" + inference.name + "' has no outputs");
   const ir::Value& logits = inference.value(inference.outputs[0]);
@@ -238,6 +267,7 @@ Expected<TrainingGraph> build_training_graph(const ir::Graph& inference, const T
   t.first_running_stat_output = g.outputs.size();
   for (ir::ValueId s : new_stats) g.outputs.push_back(s);
   UCUDNN_RETURN_IF_ERROR(g.validate());
+  if (options.fuse_pointwise) UCUDNN_RETURN_IF_ERROR(fuse_training_pointwise(t));
   return t;
 }
 

@@ -12,6 +12,10 @@
 //     (training/fuse_batch_norm.h; TrainingGraphOptions::fuse_batch_norm).
 //   - The loss SoftmaxCrossEntropyMean(logits, labels) follows graph output 0 (logits [N, C]),
 //     with `labels` an int64 [N] input; autodiff (training/autodiff.h) appends the backward.
+//   - The pointwise fusion pass (optimizer/passes/fuse_pointwise.cc) then runs over the whole step,
+//     forward and backward: trees of elementwise nodes whose inner values nothing else reads (not
+//     saved for the backward, not gradient sums read twice) become FusedPointwise nodes
+//     (TrainingGraphOptions::fuse_pointwise).
 //
 // Inputs, in order: the model's own inputs, labels, dropout_seed (when there is a Dropout),
 // the parameters, the running statistics. Outputs, in order: loss (float32 []), logits, one
@@ -39,6 +43,8 @@ struct TrainingGraphOptions {
   // Fuse BatchNormTrain → Relu and BatchNormTrain → Add → Relu before the backward is built
   // (fuse_batch_norm_activations); off, the graph keeps them apart (tests compare the two).
   bool fuse_batch_norm = true;
+  // Run fuse_pointwise over the finished step; off, every elementwise node stays (tests compare).
+  bool fuse_pointwise = true;
 };
 
 struct TrainingGraph {
