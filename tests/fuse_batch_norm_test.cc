@@ -331,6 +331,31 @@ std::vector<Tensor> training_inputs(const ir::Graph& inference, const ir::Graph&
   return inputs;
 }
 
+// Runs training graphs `want_graph` and `got_graph` (the same interface) on `inputs` on every backend
+// present and expects the same loss, logits, gradients and running statistics. The same arithmetic in
+// another order of passes: on the CPU equal to rounding; on the GPU TF32 convolutions may round their
+// inputs apart.
+void expect_same_step_everywhere(const ir::Graph& want_graph, const ir::Graph& got_graph,
+                                 const std::vector<Tensor>& inputs, const std::string& what) {
+  int ran = 0;
+  for (const BackendConfig& config : backend_configs()) {
+    SCOPED_TRACE(config.name);
+    const SharedBackend shared = shared_backend(config);
+    if (!shared.skip_reason.empty()) continue;  // no GPU here: the CPU alone
+    ASSERT_TRUE(shared.error.is_ok()) << config.name << " did not start: " << shared.error.to_string();
+    auto want = run_on_backend(*shared.backend, want_graph, inputs);
+    ASSERT_TRUE(want.has_value()) << want.status().to_string();
+    auto got = run_on_backend(*shared.backend, got_graph, inputs);
+    ASSERT_TRUE(got.has_value()) << got.status().to_string();
+    const Tolerance tolerance = config.kind == BackendConfig::Kind::kCpu ? Tolerance{1e-5, 1e-4}
+                                : config.tf32                            ? Tolerance{2e-3, 2e-2}
+                                                                         : Tolerance{1e-4, 1e-3};
+    expect_close(*got, *want, tolerance, what + " on " + config.name);
+    ++ran;
+  }
+  EXPECT_GE(ran, 1);
+}
+
 TEST(FusedBatchNormTraining, StepEqualsTheUnfusedStep) {
   const ir::Graph inference = residual_cnn();
   // The batch-norm fusion alone: no pointwise fusion on either side.
@@ -374,27 +399,8 @@ TEST(FusedBatchNormTraining, StepEqualsTheUnfusedStep) {
   EXPECT_EQ(f.value(fused->labels).name, "labels");
   EXPECT_EQ(f.value(f.outputs[fused->logits_output]).name, "logits");
 
-  const std::vector<Tensor> inputs = training_inputs(inference, u);
-  int ran = 0;
-  for (const BackendConfig& config : backend_configs()) {
-    SCOPED_TRACE(config.name);
-    const SharedBackend shared = shared_backend(config);
-    if (!shared.skip_reason.empty()) continue;  // no GPU here: the CPU alone
-    ASSERT_TRUE(shared.error.is_ok()) << config.name << " did not start: " << shared.error.to_string();
-    if (!shared.backend->capabilities().trains_fused_batch_norm()) continue;  // the trainer does not fuse there
-    auto want = run_on_backend(*shared.backend, u, inputs);
-    ASSERT_TRUE(want.has_value()) << want.status().to_string();
-    auto got = run_on_backend(*shared.backend, f, inputs);
-    ASSERT_TRUE(got.has_value()) << got.status().to_string();
-    // Loss, logits, every gradient, every running statistic. The same arithmetic in another order of
-    // passes: on the CPU equal to rounding; on the GPU TF32 convolutions may round their inputs apart.
-    const Tolerance tolerance = config.kind == BackendConfig::Kind::kCpu ? Tolerance{1e-5, 1e-4}
-                                : config.tf32                            ? Tolerance{2e-3, 2e-2}
-                                                                         : Tolerance{1e-4, 1e-3};
-    expect_close(*got, *want, tolerance, "fused vs unfused training step on " + config.name);
-    ++ran;
-  }
-  EXPECT_GE(ran, 1);
+  // Loss, logits, every gradient, every running statistic.
+  expect_same_step_everywhere(u, f, training_inputs(inference, u), "fused vs unfused training step");
 }
 
 // A CNN with SiLU activations, x · sigmoid(x), and a residual Add: elementwise work
@@ -441,24 +447,7 @@ TEST(FusedPointwiseTraining, StepEqualsTheUnfusedStep) {
     EXPECT_EQ(f.value(fused->parameters[k]).name, u.value(plain->parameters[k]).name) << "parameter " << k;
   EXPECT_EQ(f.value(fused->labels).name, "labels");
 
-  const std::vector<Tensor> inputs = training_inputs(inference, u);
-  int ran = 0;
-  for (const BackendConfig& config : backend_configs()) {
-    SCOPED_TRACE(config.name);
-    const SharedBackend shared = shared_backend(config);
-    if (!shared.skip_reason.empty()) continue;
-    ASSERT_TRUE(shared.error.is_ok()) << config.name << " did not start: " << shared.error.to_string();
-    auto want = run_on_backend(*shared.backend, u, inputs);
-    ASSERT_TRUE(want.has_value()) << want.status().to_string();
-    auto got = run_on_backend(*shared.backend, f, inputs);
-    ASSERT_TRUE(got.has_value()) << got.status().to_string();
-    const Tolerance tolerance = config.kind == BackendConfig::Kind::kCpu ? Tolerance{1e-5, 1e-4}
-                                : config.tf32                            ? Tolerance{2e-3, 2e-2}
-                                                                         : Tolerance{1e-4, 1e-3};
-    expect_close(*got, *want, tolerance, "fused vs plain pointwise training step on " + config.name);
-    ++ran;
-  }
-  EXPECT_GE(ran, 1);
+  expect_same_step_everywhere(u, f, training_inputs(inference, u), "fused vs plain pointwise training step");
 }
 
 }  // namespace
