@@ -219,6 +219,36 @@ TEST(HalfTensorIo, NpyReadsFloat16AndRefusesBFloat16) {
   EXPECT_NE(b.status().message().find(".pb"), std::string::npos) << b.status().message();
 }
 
+// A float16 initializer in an external data file loads, widened to float32 exactly.
+TEST(HalfTensorIo, ExternalDataInitializer) {
+  TempDir dir;
+  const uint16_t bits[4] = {0x3c00, 0xbc00, 0x0001, 0x7bff};  // 1, -1, 2^-24, 65504
+  const std::string padding = "pad!";
+  write_bytes(dir.file("weights.bin"), padding + std::string(reinterpret_cast<const char*>(bits), sizeof bits));
+  onnx::ModelProto m = make_model(13);
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT16);
+  w->add_dims(4);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", "weights.bin"},
+                                   {"offset", "4"}, {"length", "8"}}) {
+    auto* entry = w->add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  add_input(m, "x", {"4"}, onnx::TensorProto::FLOAT16);
+  add_node(m, "Add", {"x", "w"}, {"y"}, "add");
+  add_output(m, "y", {"4"}, onnx::TensorProto::FLOAT16);
+  auto graph = onnx_import::load_model(write_model(dir, m), {});
+  ASSERT_TRUE(graph.has_value()) << graph.status().to_string();
+  const ir::Value& weight = graph->value(graph->find_value("w"));
+  ASSERT_TRUE(weight.constant.has_value());
+  ASSERT_EQ(weight.dtype, DType::kFloat32);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(weight.constant->data<float>()[i], half_value(DType::kFloat16, bits[i])) << i;
+}
+
 // --- half-precision models ------------------------------------------------------------------------------
 
 // A half initializer (raw_data) of the values, which must be exact in `elem_type`.
