@@ -225,9 +225,13 @@ Expected<double> median_run_ms(Session& session) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (const TensorInfo& info : session.inputs()) {
-    if (info.dtype != DType::kFloat32) return unsupported("input '" + info.name + "' is not float32");
-    UCUDNN_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(info.dtype, info.shape));
+    const bool half = info.dtype == DType::kFloat16 || info.dtype == DType::kBFloat16;  // a half-precision model
+    if (info.dtype != DType::kFloat32 && !half) return unsupported("input '" + info.name + "' is not float32");
+    UCUDNN_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DType::kFloat32, info.shape));
     for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+    if (half) {
+      UCUDNN_ASSIGN_OR_RETURN(t, convert_floating(t, info.dtype));
+    }
     inputs.push_back(std::move(t));
   }
   std::vector<double> times;

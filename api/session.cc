@@ -173,7 +173,7 @@ std::string format_ms(double ms) {
 
 // batch_groups auto (Note [batch groups]): the whole batch's session and the groups' are each run on
 // the same random inputs, and the faster is kept; the other is freed. Either keeps both figures in
-// its note. The whole batch is kept when either cannot be timed (an input that is not float32).
+// its note. The whole batch is kept when either cannot be timed (an input neither float32 nor half).
 Expected<std::unique_ptr<Session>> faster_of(std::unique_ptr<ExecutorSession> whole,
                                              std::unique_ptr<BatchGroupSession> grouped) {
   const Expected<double> whole_ms = median_run_ms(*whole);

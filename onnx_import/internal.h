@@ -3,7 +3,8 @@
 // The pipeline, in load_model.cc: read_model_file (model_loader.cc) →
 // check_model_ops (graph_builder.cc, every unsupported node at once) →
 // build_graph (graph_builder.cc: initializers, inputs with resolved shapes,
-// nodes with upgraded and validated attributes) → infer_and_fold
+// nodes with upgraded and validated attributes) → widen_half_precision
+// (half_precision.cc, Note [half-precision models]) → infer_and_fold
 // (shape_resolution.cc, typed_forms.cc + constant_folding.cc) → prune → lower_composite_ops
 // (lowering/lowering.h, Note [lowered ops]: ConvTranspose runs as ConvGradData, LayerNormalization and
 // InstanceNormalization as reductions and elementwise ops, ...).
@@ -56,7 +57,7 @@ Tensor int64_vector_tensor(const std::vector<int64_t>& values);
 Tensor float_vector_tensor(const std::vector<float>& values);
 // Fills `proto` with `tensor` as raw_data.
 void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::TensorProto* proto);
-// Parses the bytes of a .npy file (float32/int64/int32/float64, little-endian, C order).
+// Parses the bytes of a .npy file (float32/float64/float16/int64/int32/..., little-endian, C order).
 Expected<Tensor> parse_npy(const std::string& bytes, const std::string& path);
 
 // --- attributes.cc -----------------------------------------------------------
@@ -116,6 +117,16 @@ bool import_op(const std::string& op_type, int opset, OpKind* kind, int* node_op
 // Builds the graph: constants, runtime inputs with resolved shapes, nodes in
 // order. Output dtypes/shapes are left for infer_and_fold.
 Expected<ir::Graph> build_graph(const ModelFile& model, const ImportOptions& options);
+
+// --- half_precision.cc -------------------------------------------------------
+
+// Rewrites a graph fresh from build_graph (node outputs without dtypes) so that no value between its
+// inputs and outputs is float16 or bfloat16 (Note [half-precision models]): half constants become
+// float32, half inputs are read through Casts to float32, outputs `proto` declares half are written by
+// Casts from float32, explicit Casts to a half type keep their rounding. A model without half values
+// is left as it is. Unsupported naming the node for an op whose attribute asks for a half output it
+// cannot widen.
+Status widen_half_precision(ir::Graph& graph, const onnx::GraphProto& proto);
 
 // --- shape_resolution.cc -----------------------------------------------------
 

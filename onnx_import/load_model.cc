@@ -27,6 +27,7 @@ Expected<ir::Graph> load_model(const std::string& path, const ImportOptions& opt
     return unsupported(message);
   }
   UCUDNN_ASSIGN_OR_RETURN(ir::Graph graph, build_graph(model, options));
+  UCUDNN_RETURN_IF_ERROR(widen_half_precision(graph, model.proto.graph()));  // Note [half-precision models]
   const bool as_declared = inputs_as_declared(graph, model.proto.graph());
   UCUDNN_RETURN_IF_ERROR(infer_and_fold(graph, options));
   UCUDNN_RETURN_IF_ERROR(lower_composite_ops(graph));  // Note [lowered ops]

@@ -1,9 +1,11 @@
 // NumPy .npy reader: magic "\x93NUMPY", version byte pair, header length
 // (2 bytes in version 1, 4 bytes in versions 2 and 3), then a Python dict
 // literal {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded
-// with spaces, then the data. Reads little-endian float32, float64, int64,
-// int32 (and the one-byte uint8, int8, bool) in C order; anything else is
-// Unsupported, a malformed file InvalidArgument.
+// with spaces, then the data. Reads little-endian float32, float64, float16,
+// int64, int32 (and the one-byte uint8, int8, bool) in C order; anything else is
+// Unsupported, a malformed file InvalidArgument. NumPy has no bfloat16 (ml_dtypes'
+// bfloat16 arrays are saved as 2-byte voids, '|V2'): those are refused with a
+// pointer to the TensorProto (.pb) files, which hold bfloat16.
 #include <cstring>
 
 #include "onnx_import/internal.h"
@@ -99,13 +101,19 @@ Expected<Tensor> parse_npy(const std::string& bytes, const std::string& path) {
   DType dtype = DType::kUndefined;
   if (kind == "f4") dtype = DType::kFloat32;
   else if (kind == "f8") dtype = DType::kFloat64;
+  else if (kind == "f2") dtype = DType::kFloat16;
   else if (kind == "i8") dtype = DType::kInt64;
   else if (kind == "i4") dtype = DType::kInt32;
   else if (kind == "u1") dtype = DType::kUInt8;
   else if (kind == "i1") dtype = DType::kInt8;
   else if (kind == "b1") dtype = DType::kBool;
+  if (kind == "V2")
+    return unsupported(what + " has dtype '" + descr + "' (2-byte records, as NumPy saves bfloat16 arrays); NumPy " +
+                       "has no bfloat16 type: write bfloat16 tensors as ONNX TensorProto files (.pb)");
   if (dtype == DType::kUndefined)
-    return unsupported(what + " has dtype '" + descr + "'; ucudnn reads float32, float64, int64 and int32");
+    return unsupported(what + " has dtype '" + descr +
+                       "'; ucudnn reads float32, float64, float16, int64, int32, int8, uint8 and bool (bfloat16: " +
+                       "use an ONNX TensorProto file, .pb)");
 
   int64_t numel = 1;
   for (int64_t d : shape) {

@@ -59,7 +59,8 @@ Status write_tensor_pb(const std::string& path, const std::string& name, const T
 // Writes the ONNX model at `in_path` to `out_path` with the data of the named initializers replaced
 // (trained weights, BatchNorm running_mean / running_var): each name must be a float32 initializer of
 // the model (NotFound otherwise) and the tensor float32 of exactly its shape (InvalidArgument naming
-// both shapes otherwise). Replaced data is stored inline as raw_data (little-endian); everything else
+// both shapes otherwise); a float16 or bfloat16 initializer (a half-precision model) takes a float32
+// tensor too, rounded to the initializer's type. Replaced data is stored inline as raw_data (little-endian); everything else
 // in the ModelProto is kept as it is — initializers left in external data files are referenced
 // relative to the output's folder, so that must be the input's (InvalidArgument otherwise). The output
 // is written atomically (a temporary file renamed over it); in_path may equal out_path.

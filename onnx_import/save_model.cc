@@ -22,12 +22,18 @@ Expected<std::unordered_map<std::string, onnx::TensorProto*>> initializers_by_na
   return by_name;
 }
 
-// The new data must fit the initializer it replaces: float32 on both sides, the same shape.
+bool is_float_initializer(const onnx::TensorProto& proto) {
+  return proto.data_type() == onnx::TensorProto::FLOAT || proto.data_type() == onnx::TensorProto::FLOAT16 ||
+         proto.data_type() == onnx::TensorProto::BFLOAT16;
+}
+
+// The new data must fit the initializer it replaces: float32 (of a float32, float16 or bfloat16
+// initializer: a half-precision model trains in float32, Note [half-precision models]), the same shape.
 Status check_replacement(const ModelFile& model, const onnx::TensorProto& proto, const Tensor& tensor) {
   const std::string what = "initializer '" + proto.name() + "' of '" + model.path + "'";
-  if (proto.data_type() != onnx::TensorProto::FLOAT)
+  if (!is_float_initializer(proto))
     return invalid_argument(what + " has dtype " + onnx_dtype_name(proto.data_type()) +
-                            "; only float32 initializers are replaced");
+                            "; only float32, float16 and bfloat16 initializers are replaced");
   if (tensor.dtype() != DType::kFloat32 || tensor.empty())
     return invalid_argument(what + ": the new value " + tensor.describe() + " must be a float32 tensor with data");
   UCUDNN_ASSIGN_OR_RETURN(const Shape shape, tensor_proto_shape(proto, what));
@@ -116,7 +122,12 @@ Status save_model_with_initializers(const std::string& in_path, const std::strin
     UCUDNN_RETURN_IF_ERROR(check_replacement(model, *found->second, tensor));
   }
   UCUDNN_RETURN_IF_ERROR(check_external_data(model, out_path, initializers));
-  for (const auto& [name, tensor] : initializers) tensor_to_proto(tensor, name, by_name.at(name));
+  for (const auto& [name, tensor] : initializers) {
+    onnx::TensorProto* proto = by_name.at(name);
+    const DType stored = dtype_from_onnx(proto->data_type());  // a half initializer stays half, rounded
+    UCUDNN_ASSIGN_OR_RETURN(const Tensor data, convert_floating(tensor, stored));
+    tensor_to_proto(data, name, proto);
+  }
 
   std::string bytes;
   if (!model.proto.SerializeToString(&bytes))

@@ -2,6 +2,8 @@
 // fields, external data next to the model) and NumPy .npy (version 1–3,
 // little-endian, C order). All host data is little-endian (x86-64, aarch64),
 // which is also ONNX's raw_data byte order, so bytes are copied as they are.
+// float16 and bfloat16 tensors are raw_data or int32_data holding one 16-bit encoding
+// per entry (runtime/core/half.h).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,6 +125,18 @@ Status read_external(const onnx::TensorProto& proto, const std::string& base_dir
   return Status::ok();
 }
 
+// float16 and bfloat16 values in int32_data are their 16-bit encodings, one per int32 (the ONNX spec:
+// "bit-wise converted to an uint16_t"); the upper bits are dropped as ONNX Runtime does.
+template <typename Half>
+Status copy_half_bits(const google::protobuf::RepeatedField<int32_t>& field, int64_t count, const std::string& what,
+                      Half* dst) {
+  if (static_cast<int64_t>(field.size()) != count)
+    return invalid_model(what + ": int32_data holds " + std::to_string(field.size()) + " values; its shape needs " +
+                         std::to_string(count));
+  for (int64_t i = 0; i < count; ++i) dst[i] = Half::from_bits(static_cast<uint16_t>(field.Get(static_cast<int>(i))));
+  return Status::ok();
+}
+
 // Copies `count` values of a typed repeated field into `dst`, converting to T.
 template <typename T, typename Field>
 Status copy_field(const Field& field, int64_t count, const std::string& what, const char* field_name, T* dst) {
@@ -184,7 +198,7 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
   const DType dtype = dtype_from_onnx(proto.data_type());
   if (dtype == DType::kUndefined)
     return unsupported(what + " has dtype " + onnx_dtype_name(proto.data_type()) +
-                       "; ucudnn supports float32, float64, int64, int32, int8, uint8 and bool");
+                       "; ucudnn supports float32, float64, float16, bfloat16, int64, int32, int8, uint8 and bool");
   if (proto.has_segment()) return unsupported(what + " is a segmented TensorProto");
   UCUDNN_ASSIGN_OR_RETURN(Shape shape, tensor_proto_shape(proto, what));
   UCUDNN_RETURN_IF_ERROR(check_data_size(proto, dtype, shape, base_dir, what));
@@ -221,6 +235,12 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
         break;
       case DType::kBool:
         UCUDNN_RETURN_IF_ERROR(copy_field(proto.int32_data(), n, what, "int32_data", tensor.data<uint8_t>()));
+        break;
+      case DType::kFloat16:
+        UCUDNN_RETURN_IF_ERROR(copy_half_bits(proto.int32_data(), n, what, tensor.data<Float16>()));
+        break;
+      case DType::kBFloat16:
+        UCUDNN_RETURN_IF_ERROR(copy_half_bits(proto.int32_data(), n, what, tensor.data<BFloat16>()));
         break;
       case DType::kUndefined:
         break;

@@ -157,7 +157,8 @@ std::vector<OpCase> activation_and_binary_cases() {
 
 std::vector<OpCase> shape_and_cast_cases() {
   const DType int64 = DType::kInt64, int32 = DType::kInt32, uint8 = DType::kUInt8, int8 = DType::kInt8,
-              boolean = DType::kBool, float64 = DType::kFloat64;
+              boolean = DType::kBool, float64 = DType::kFloat64, float16 = DType::kFloat16,
+              bfloat16 = DType::kBFloat16;
   const ucudnn::Shape image = {2, 3, 5, 6};
   return {
       {"flatten_default", OpKind::kFlatten, 13, {input({2, 3, 4})}},
@@ -257,6 +258,42 @@ std::vector<OpCase> shape_and_cast_cases() {
       {"cast_uint8_to_int64", OpKind::kCast, 13, {typed_input(uint8, {6})}, {{"to", int64_t{7}}}},
       {"cast_int8_to_float", OpKind::kCast, 13, {typed_input(int8, {6})}, {{"to", int64_t{1}}}},
       {"cast_float64_to_float", OpKind::kCast, 13, {typed_input(float64, {6})}, {{"to", int64_t{1}}}},
+      // float16 (ONNX 10) and bfloat16 (16), Note [half-precision models]: to nearest even (1 + 2^-11 and
+      // 1 + 3·2^-11 are float16 ties, 1 + 2^-8 and 1 + 3·2^-8 bfloat16 ones), overflow to infinity
+      // (65520 is the first float32 to round to it, 3.4e38 past bfloat16's largest), subnormals (3e-8 is
+      // float16's smallest, 1e-40 a float32 subnormal), NaN.
+      {"cast_float_to_float16", OpKind::kCast, 13,
+       {input_values({14}, {0.1, -2.5, 65504, 65519.99, 65520, -70000, 1e-8, 3e-8, -6.1e-5, 1.00048828125,
+                            1.00146484375, NAN, INFINITY, -0.0})},
+       {{"to", int64_t{10}}}},
+      {"cast_float_to_float16_random", OpKind::kCast, 13, {input(image, -3, 3)}, {{"to", int64_t{10}}}},
+      {"cast_float_to_bfloat16", OpKind::kCast, 13,
+       {input_values({10}, {0.1, -1e38, 3.4e38, 1.00390625, -1.01171875, 1e-40, 255.5, NAN, -INFINITY, 0})},
+       {{"to", int64_t{16}}}},
+      {"cast_float_to_bfloat16_random", OpKind::kCast, 13, {input(image, -100, 100)}, {{"to", int64_t{16}}}},
+      {"cast_float16_to_float", OpKind::kCast, 13, {typed_input(float16, image)}, {{"to", int64_t{1}}}},
+      {"cast_float16_edges_to_float", OpKind::kCast, 13,
+       {typed_input(float16, {6}, {65504, -6e-8, 6.103515625e-05, INFINITY, NAN, -0.0})}, {{"to", int64_t{1}}}},
+      {"cast_bfloat16_to_float", OpKind::kCast, 13, {typed_input(bfloat16, image)}, {{"to", int64_t{1}}}},
+      {"cast_float16_constant_to_float", OpKind::kCast, 13, {typed_constant(float16, {5}, {0.5, -1, 2.25, 1000, 7})},
+       {{"to", int64_t{1}}}},
+      {"cast_float16_to_int64", OpKind::kCast, 13, {typed_input(float16, {5}, {-2.75, -0.5, 0.5, 2.75, 1000})},
+       {{"to", int64_t{7}}}},
+      {"cast_bfloat16_to_int32", OpKind::kCast, 13, {typed_input(bfloat16, {4}, {-1.5, 1.5, 7.5, -300})},
+       {{"to", int64_t{6}}}},
+      {"cast_float16_to_bool", OpKind::kCast, 13, {typed_input(float16, {4}, {0, -0.0, 1e-7, -3})}, {{"to", int64_t{9}}}},
+      {"cast_float16_to_float64", OpKind::kCast, 13, {typed_input(float16, {6})}, {{"to", int64_t{11}}}},
+      {"cast_float64_to_float16", OpKind::kCast, 13,
+       {typed_input(float64, {4}, {1.0 + 1.0 / 2048 + 1e-12, 0.1, 65519.999999, -2.98023223876953125e-8})},
+       {{"to", int64_t{10}}}},
+      {"cast_int64_to_float16", OpKind::kCast, 13, {typed_input(int64, {5}, {-20, 2049, 65519, 65520, 100000})},
+       {{"to", int64_t{10}}}},
+      {"cast_uint8_to_bfloat16", OpKind::kCast, 13, {typed_input(uint8, {6})}, {{"to", int64_t{16}}}},
+      {"cast_bool_to_float16", OpKind::kCast, 13, {typed_input(boolean, {6})}, {{"to", int64_t{10}}}},
+      {"cast_float16_to_bfloat16", OpKind::kCast, 13, {typed_input(float16, {4}, {1.0009765625, 65504, 3e-8, -1})},
+       {{"to", int64_t{16}}}},
+      {"cast_bfloat16_to_float16", OpKind::kCast, 13, {typed_input(bfloat16, {4}, {1e5, 1.0078125, 1e-9, -3})},
+       {{"to", int64_t{10}}}},
   };
 }
 

@@ -114,7 +114,7 @@ TEST(SaveModel, RefusesWhatTheModelCannotTake) {
                  StatusCode::kInvalidArgument, "must be a float32 tensor");
   const std::string reshape = source_dir() + "/models/tiny/tiny_reshape/model.onnx";
   expect_refused({{"axes0", Tensor::from_floats({1}, std::vector<float>{0})}}, StatusCode::kInvalidArgument,
-                 "has dtype int64; only float32 initializers are replaced", reshape);
+                 "has dtype int64; only float32, float16 and bfloat16 initializers are replaced", reshape);
   expect_refused({}, StatusCode::kNotFound, "does not exist", source_dir() + "/models/tiny/none.onnx");
 }
 

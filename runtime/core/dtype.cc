@@ -22,6 +22,8 @@ const char* dtype_name(DType dtype) {
     case DType::kInt64: return "int64";
     case DType::kBool: return "bool";
     case DType::kFloat64: return "float64";
+    case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
     case DType::kUndefined: return "undefined";
   }
   return "undefined";

@@ -2,12 +2,16 @@
 //
 // Compute kernels are float32; int64 carries shapes and indices; the others
 // exist so Cast, Constant and initializers can be represented and rejected or
-// converted with a clear message.
+// converted with a clear message. float16 and bfloat16 (runtime/core/half.h) are
+// storage only: a half-precision model's inputs and outputs keep them, and the
+// importer widens everything between to float32 (Note [half-precision models]).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "runtime/core/half.h"
 
 namespace ucudnn {
 
@@ -19,7 +23,9 @@ namespace ucudnn {
   X(Int32, int32_t, 6)           \
   X(Int64, int64_t, 7)           \
   X(Bool, bool, 9)               \
-  X(Float64, double, 11)
+  X(Float64, double, 11)         \
+  X(Float16, Float16, 10)        \
+  X(BFloat16, BFloat16, 16)
 
 enum class DType : int {
   kUndefined = 0,

@@ -119,6 +119,48 @@ Expected<std::vector<int64_t>> Tensor::to_int64_vector() const {
   return out;
 }
 
+namespace {
+
+bool is_floating(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
+}
+
+template <typename From, typename To>
+void convert_elements(const Tensor& src, Tensor& dst) {
+  const From* s = src.data<From>();
+  To* d = dst.data<To>();
+  for (int64_t i = 0; i < src.numel(); ++i) d[i] = static_cast<To>(s[i]);
+}
+
+template <typename From>
+void convert_from(const Tensor& src, Tensor& dst) {
+  switch (dst.dtype()) {
+    case DType::kFloat32: convert_elements<From, float>(src, dst); break;
+    case DType::kFloat64: convert_elements<From, double>(src, dst); break;
+    case DType::kFloat16: convert_elements<From, Float16>(src, dst); break;
+    case DType::kBFloat16: convert_elements<From, BFloat16>(src, dst); break;
+    default: break;  // convert_floating checked both dtypes
+  }
+}
+
+}  // namespace
+
+Expected<Tensor> convert_floating(const Tensor& src, DType dtype) {
+  if (!is_floating(src.dtype()) || !is_floating(dtype))
+    return invalid_argument(std::string("cannot convert ") + src.describe() + " to " + dtype_name(dtype) +
+                            ": both must be float32, float64, float16 or bfloat16");
+  if (src.empty()) return invalid_argument("cannot convert " + src.describe() + ": it holds no data");
+  UCUDNN_ASSIGN_OR_RETURN(Tensor dst, Tensor::allocate_uninitialized(dtype, src.shape()));
+  switch (src.dtype()) {
+    case DType::kFloat32: convert_from<float>(src, dst); break;
+    case DType::kFloat64: convert_from<double>(src, dst); break;
+    case DType::kFloat16: convert_from<Float16>(src, dst); break;
+    case DType::kBFloat16: convert_from<BFloat16>(src, dst); break;
+    default: break;
+  }
+  return dst;
+}
+
 std::string Tensor::describe() const { return std::string(dtype_name(dtype_)) + shape_to_string(shape_); }
 
 }  // namespace ucudnn

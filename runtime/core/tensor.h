@@ -79,4 +79,9 @@ class Tensor {
   void* data_ = nullptr;
 };
 
+// A new tensor holding `src`'s values as `dtype`, both among the floating dtypes (float32, float64,
+// float16, bfloat16): exact when `dtype` holds every value of src's (float16 -> float32), else rounded
+// to nearest even (runtime/core/half.h). InvalidArgument naming both for another dtype.
+Expected<Tensor> convert_floating(const Tensor& src, DType dtype);
+
 }  // namespace ucudnn

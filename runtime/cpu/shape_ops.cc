@@ -4,9 +4,11 @@
 //
 // The shape-only ops copy bytes (any dtype); when the executor gives dst the
 // same buffer as src the copy is skipped. Cast converts between float32,
-// float64, int32, int64, int8, uint8 and bool: float → integer truncates toward
-// zero and saturates at the target's range (NaN → 0), anything → bool is
-// `!= 0`, integer narrowing wraps (as numpy's astype does).
+// float64, float16, bfloat16, int32, int64, int8, uint8 and bool: float → integer
+// truncates toward zero and saturates at the target's range (NaN → 0), anything →
+// bool is `!= 0`, integer narrowing wraps (as numpy's astype does). A half source
+// is widened to float32 exactly and then converted as a float32; a half target
+// rounds once, to nearest even (runtime/core/half.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -67,9 +69,14 @@ Status run_size(const KernelArgs& args) {
   return Status::ok();
 }
 
+template <typename T>
+constexpr bool is_half_v = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+
 template <typename D, typename S>
 D convert(S x) {
-  if constexpr (std::is_same_v<D, bool>) {
+  if constexpr (is_half_v<S>) {
+    return convert<D, float>(static_cast<float>(x));  // exact, so the float32 rules below are the half's
+  } else if constexpr (std::is_same_v<D, bool>) {
     return x != S(0);
   } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
     if (std::isnan(x)) return D(0);
@@ -96,13 +103,10 @@ Status cast_from(const KernelArgs& args) {
   const Tensor& src = *args.src[0];
   Tensor& dst = *args.dst[0];
   switch (dst.dtype()) {
-    case DType::kFloat32: cast_loop<float, S>(src, dst); break;
-    case DType::kFloat64: cast_loop<double, S>(src, dst); break;
-    case DType::kInt32: cast_loop<int32_t, S>(src, dst); break;
-    case DType::kInt64: cast_loop<int64_t, S>(src, dst); break;
-    case DType::kInt8: cast_loop<int8_t, S>(src, dst); break;
-    case DType::kUInt8: cast_loop<uint8_t, S>(src, dst); break;
-    case DType::kBool: cast_loop<bool, S>(src, dst); break;
+#define UCUDNN_CAST_TO(name, type, code) \
+  case DType::k##name: cast_loop<type, S>(src, dst); break;
+    UCUDNN_FOR_EACH_DTYPE(UCUDNN_CAST_TO)
+#undef UCUDNN_CAST_TO
     default:
       return unsupported(args.node.describe() + ": Cast to " + dtype_name(dst.dtype()) + " is not supported");
   }
@@ -111,13 +115,10 @@ Status cast_from(const KernelArgs& args) {
 
 Status run_cast(const KernelArgs& args) {
   switch (args.src[0]->dtype()) {
-    case DType::kFloat32: return cast_from<float>(args);
-    case DType::kFloat64: return cast_from<double>(args);
-    case DType::kInt32: return cast_from<int32_t>(args);
-    case DType::kInt64: return cast_from<int64_t>(args);
-    case DType::kInt8: return cast_from<int8_t>(args);
-    case DType::kUInt8: return cast_from<uint8_t>(args);
-    case DType::kBool: return cast_from<bool>(args);
+#define UCUDNN_CAST_FROM(name, type, code) \
+  case DType::k##name: return cast_from<type>(args);
+    UCUDNN_FOR_EACH_DTYPE(UCUDNN_CAST_FROM)
+#undef UCUDNN_CAST_FROM
     default:
       return unsupported(args.node.describe() + ": Cast from " + dtype_name(args.src[0]->dtype()) +
                          " is not supported");

@@ -22,7 +22,8 @@ namespace {
 bool is_cast_dtype(DType d) {
   switch (d) {
     case DType::kFloat32: case DType::kFloat64: case DType::kInt32: case DType::kInt64:
-    case DType::kInt8: case DType::kUInt8: case DType::kBool: return true;
+    case DType::kInt8: case DType::kUInt8: case DType::kBool: case DType::kFloat16: case DType::kBFloat16:
+      return true;
     default: return false;
   }
 }
@@ -207,7 +208,7 @@ Status cast_infer(InferContext& ctx) {
   const DType target = dtype_from_onnx(static_cast<int>(to));
   if (!is_cast_dtype(target))
     return ctx.unsupported_error("Cast to " + onnx_dtype_name(static_cast<int>(to)) +
-                                 " is not supported (float32, float64, int32, int64, int8, uint8, bool are)");
+                                 " is not supported (float32, float64, float16, bfloat16, int32, int64, int8, uint8, bool are)");
   if (!is_cast_dtype(ctx.input(0).dtype))
     return ctx.unsupported_error(std::string("Cast from ") + dtype_name(ctx.input(0).dtype) + " is not supported");
   ctx.set_output(0, target, ctx.input(0).shape);

@@ -82,10 +82,18 @@ CaseResult result_from(const Status& status, const std::string& context) {
 
 CaseResult failed(std::string message) { return {CaseResult::Kind::kFailed, std::move(message)}; }
 
-bool is_floating(DType dtype) { return dtype == DType::kFloat32 || dtype == DType::kFloat64; }
+bool is_floating(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kFloat16 ||
+         dtype == DType::kBFloat16;
+}
 
 double float_at(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::kFloat32 ? static_cast<double>(t.data<float>()[i]) : t.data<double>()[i];
+  switch (t.dtype()) {
+    case DType::kFloat32: return t.data<float>()[i];
+    case DType::kFloat16: return static_cast<float>(t.data<Float16>()[i]);
+    case DType::kBFloat16: return static_cast<float>(t.data<BFloat16>()[i]);
+    default: return t.data<double>()[i];
+  }
 }
 
 std::string format_double(double v) {

@@ -10,6 +10,67 @@
 
 namespace ucudnn::reference {
 
+namespace {
+
+// The layout of a half type: explicit mantissa bits, exponent bits, the exponent bias.
+struct HalfFormat {
+  int mantissa_bits, exponent_bits, bias;
+};
+
+HalfFormat half_format(DType dtype) { return dtype == DType::kFloat16 ? HalfFormat{10, 5, 15} : HalfFormat{7, 8, 127}; }
+
+bool is_half_dtype(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+
+uint16_t stored_bits(const Tensor& t, int64_t i) {
+  uint16_t bits;
+  std::memcpy(&bits, static_cast<const char*>(t.raw()) + 2 * i, 2);
+  return bits;
+}
+
+void store_bits(Tensor& t, int64_t i, uint16_t bits) { std::memcpy(static_cast<char*>(t.raw()) + 2 * i, &bits, 2); }
+
+}  // namespace
+
+double half_value(DType dtype, uint16_t bits) {
+  const HalfFormat f = half_format(dtype);
+  const int exponent = (bits >> f.mantissa_bits) & ((1 << f.exponent_bits) - 1);
+  const int mantissa = bits & ((1 << f.mantissa_bits) - 1);
+  double magnitude;
+  if (exponent == (1 << f.exponent_bits) - 1) magnitude = mantissa ? NAN : INFINITY;
+  else if (exponent == 0) magnitude = std::ldexp(mantissa, 1 - f.bias - f.mantissa_bits);  // subnormal
+  else magnitude = std::ldexp(mantissa + (1 << f.mantissa_bits), exponent - f.bias - f.mantissa_bits);
+  return (bits & 0x8000) ? -magnitude : magnitude;
+}
+
+double round_to_half(DType dtype, double v) {
+  if (std::isnan(v) || std::isinf(v) || v == 0) return v;
+  const HalfFormat f = half_format(dtype);
+  int e;
+  std::frexp(v, &e);  // 2^(e-1) <= |v| < 2^e
+  const int exponent = std::max(e - 1, 1 - f.bias);  // subnormals share the smallest normal's step
+  const double step = std::ldexp(1.0, exponent - f.mantissa_bits);
+  const double rounded = std::nearbyint(v / step) * step;  // the default rounding mode: to nearest even
+  const double largest = std::ldexp(2.0 - std::ldexp(1.0, -f.mantissa_bits), (1 << f.exponent_bits) - 2 - f.bias);
+  return std::abs(rounded) > largest ? std::copysign(INFINITY, v) : rounded;
+}
+
+uint16_t half_bits(DType dtype, double v) {
+  const HalfFormat f = half_format(dtype);
+  const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  const uint16_t all_ones = static_cast<uint16_t>(((1 << f.exponent_bits) - 1) << f.mantissa_bits);
+  if (std::isnan(v)) return static_cast<uint16_t>(sign | all_ones | (1 << (f.mantissa_bits - 1)));
+  if (std::isinf(v)) return static_cast<uint16_t>(sign | all_ones);
+  const double a = std::abs(v);
+  if (a == 0) return sign;
+  int e;
+  std::frexp(a, &e);
+  const int exponent = e - 1;
+  if (exponent < 1 - f.bias)  // subnormal: a whole number of the smallest steps
+    return static_cast<uint16_t>(sign | static_cast<int>(std::ldexp(a, f.bias - 1 + f.mantissa_bits)));
+  const int mantissa = static_cast<int>(std::ldexp(a, f.mantissa_bits - exponent)) - (1 << f.mantissa_bits);
+  return static_cast<uint16_t>(sign | ((exponent + f.bias) << f.mantissa_bits) | mantissa);
+}
+
 int64_t ravel(const Index& index, const Shape& shape) {
   int64_t flat = 0;
   for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
@@ -18,7 +79,9 @@ int64_t ravel(const Index& index, const Shape& shape) {
 
 Tensor make(DType dtype, const Shape& shape) { return std::move(Tensor::allocate(dtype, shape)).value(); }
 
-double get(const Tensor& t, int64_t i) { return element_as_double(t, i); }
+double get(const Tensor& t, int64_t i) {
+  return is_half_dtype(t.dtype()) ? half_value(t.dtype(), stored_bits(t, i)) : element_as_double(t, i);
+}
 
 int64_t get_int(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
@@ -43,6 +106,9 @@ void put_int(Tensor& t, int64_t i, int64_t v) {
     case DType::kBool: t.data<bool>()[i] = v != 0; break;
     case DType::kFloat32: t.data<float>()[i] = static_cast<float>(v); break;
     case DType::kFloat64: t.data<double>()[i] = static_cast<double>(v); break;
+    case DType::kFloat16: case DType::kBFloat16:
+      store_bits(t, i, half_bits(t.dtype(), round_to_half(t.dtype(), static_cast<double>(v))));
+      break;
     default: break;
   }
 }
@@ -52,6 +118,7 @@ void put(Tensor& t, int64_t i, double v) {
     case DType::kFloat32: t.data<float>()[i] = static_cast<float>(v); break;
     case DType::kFloat64: t.data<double>()[i] = v; break;
     case DType::kBool: t.data<bool>()[i] = v != 0; break;
+    case DType::kFloat16: case DType::kBFloat16: store_bits(t, i, half_bits(t.dtype(), round_to_half(t.dtype(), v))); break;
     default: put_int(t, i, static_cast<int64_t>(std::trunc(v))); break;
   }
 }

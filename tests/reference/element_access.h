@@ -11,6 +11,13 @@ namespace ucudnn::reference {
 
 using Index = std::vector<int64_t>;
 
+// float16 and bfloat16 written out from their definitions, apart from runtime/core/half.h: the value
+// of an encoding (half_value), `v` rounded to the nearest value of the type, ties to even, overflow to
+// infinity (round_to_half), and the encoding of such a value (half_bits). `dtype` is kFloat16 or kBFloat16.
+double half_value(DType dtype, uint16_t bits);
+double round_to_half(DType dtype, double v);
+uint16_t half_bits(DType dtype, double representable);
+
 // Row-major flat index of `index` in `shape` (unravel's inverse, elementwise_reference.h).
 int64_t ravel(const Index& index, const Shape& shape);
 Tensor make(DType dtype, const Shape& shape);

@@ -770,6 +770,7 @@ double element_as_double(const Tensor& t, int64_t i) {
     case DType::kInt8: return t.data<int8_t>()[i];
     case DType::kUInt8: return t.data<uint8_t>()[i];
     case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
+    case DType::kFloat16: case DType::kBFloat16: return get(t, i);  // decoded apart from runtime/core/half.h
     default: return NAN;
   }
 }

@@ -28,11 +28,15 @@ void set_element(Tensor& t, int64_t i, double v) {
     case DType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(v); break;
     case DType::kUInt8: t.data<uint8_t>()[i] = static_cast<uint8_t>(v); break;
     case DType::kBool: t.data<bool>()[i] = v != 0; break;
+    case DType::kFloat16: t.data<ucudnn::Float16>()[i] = ucudnn::Float16(v); break;
+    case DType::kBFloat16: t.data<ucudnn::BFloat16>()[i] = ucudnn::BFloat16(v); break;
     default: break;
   }
 }
 
-bool is_float(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+bool is_float(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
+}
 
 // Integer elements read exactly (a double loses int64 values above 2^53).
 int64_t integer_element(const Tensor& t, int64_t i) {
@@ -75,7 +79,7 @@ Tensor make_random_tensor(DType dtype, const Shape& shape, std::mt19937& random,
   for (int64_t i = 0; i < t.numel(); ++i) {
     double v = 0;
     switch (dtype) {
-      case DType::kFloat32: case DType::kFloat64: v = real(random); break;
+      case DType::kFloat32: case DType::kFloat64: case DType::kFloat16: case DType::kBFloat16: v = real(random); break;
       case DType::kUInt8: v = byte(random); break;
       case DType::kInt8: v = byte(random) - 128; break;
       case DType::kBool: v = bit(random); break;
@@ -97,6 +101,8 @@ double element_value(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kFloat32: return t.data<float>()[i];
     case DType::kFloat64: return t.data<double>()[i];
+    case DType::kFloat16: return static_cast<float>(t.data<ucudnn::Float16>()[i]);
+    case DType::kBFloat16: return static_cast<float>(t.data<ucudnn::BFloat16>()[i]);
     case DType::kInt32: case DType::kInt64: case DType::kInt8: case DType::kUInt8: case DType::kBool:
       return static_cast<double>(integer_element(t, i));
     default: return std::numeric_limits<double>::quiet_NaN();

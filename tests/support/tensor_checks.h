@@ -16,8 +16,8 @@ namespace ucudnn_test {
 // A seed from a name (FNV-1a), the same on every platform: each case draws its own values.
 uint32_t seed_for(const std::string& name);
 
-// A tensor of `dtype` and `shape` with values drawn from `random`: floats uniform in
-// [low, high); int32 and int64 uniform in [-20, 20]; int8 and uint8 over their whole
+// A tensor of `dtype` and `shape` with values drawn from `random`: floats (float16 and bfloat16
+// too, rounded) uniform in [low, high); int32 and int64 uniform in [-20, 20]; int8 and uint8 over their whole
 // range; bool 0 or 1. (low and high apply to floats only.)
 ucudnn::Tensor make_random_tensor(ucudnn::DType dtype, const ucudnn::Shape& shape, std::mt19937& random,
                                   double low = -1.0, double high = 1.0);

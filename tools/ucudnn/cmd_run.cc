@@ -65,9 +65,13 @@ Status use_input_files(const std::string& model_path, bool batch_given, std::vec
 
 Expected<Tensor> random_tensor(const TensorInfo& info, std::mt19937& rng) {
   UCUDNN_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(info.dtype, info.shape));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   if (info.dtype == DType::kFloat32) {
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = uniform(rng);
+  } else if (info.dtype == DType::kFloat16) {  // a half-precision model's input (Note [half-precision models])
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<Float16>()[i] = Float16(uniform(rng));
+  } else if (info.dtype == DType::kBFloat16) {
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<BFloat16>()[i] = BFloat16(uniform(rng));
   } else if (info.dtype == DType::kInt64) {
     std::uniform_int_distribution<int64_t> dist(0, 9);
     for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = dist(rng);
@@ -83,8 +87,13 @@ struct OutputStats {
   int64_t argmax = 0;
 };
 
-OutputStats output_stats(const Tensor& t) {
+OutputStats output_stats(const Tensor& output) {
   OutputStats s;
+  // A half output's statistics are its float32 values' (exact).
+  const bool half = output.dtype() == DType::kFloat16 || output.dtype() == DType::kBFloat16;
+  const Expected<Tensor> widened = half ? convert_floating(output, DType::kFloat32) : Expected<Tensor>(output);
+  if (!widened) return s;
+  const Tensor& t = *widened;
   if (t.dtype() != DType::kFloat32 || t.numel() == 0) return s;
   const float* p = t.data<float>();
   s.min = s.max = p[0];

@@ -56,7 +56,9 @@ std::string input_names(const ModelInfo& model) {
 // (name → value and the file that set it).
 Status check_file(const InputFile& file, const ModelInfo::Io& io, std::optional<int64_t> batch_flag,
                   std::map<std::string, std::pair<int64_t, std::string>>* bound) {
-  if (io.dtype != dtype_name(file.tensor.dtype())) return invalid_argument(mismatch(file, io) + ": the dtypes differ");
+  if (io.dtype != dtype_name(file.tensor.dtype()))
+    return invalid_argument(mismatch(file, io) + ": the dtypes differ" +
+                            (io.dtype == "bfloat16" ? " (NumPy has no bfloat16: give a TensorProto file, .pb)" : ""));
   if (io.dims.size() == 1 && io.dims[0] == "unknown rank") return Status::ok();  // the model declares no shape
   const Shape& shape = file.tensor.shape();
   if (shape.size() != io.dims.size())
