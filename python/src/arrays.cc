@@ -19,6 +19,8 @@ DType dtype_from_dlpack(const DLDataType& type, const std::string& what) {
   if (type.lanes == 1) {
     if (type.code == kDLFloat && type.bits == 32) return DType::kFloat32;
     if (type.code == kDLFloat && type.bits == 64) return DType::kFloat64;
+    if (type.code == kDLFloat && type.bits == 16) return DType::kFloat16;
+    if (type.code == kDLBfloat && type.bits == 16) return DType::kBFloat16;
     if (type.code == kDLInt && type.bits == 8) return DType::kInt8;
     if (type.code == kDLInt && type.bits == 32) return DType::kInt32;
     if (type.code == kDLInt && type.bits == 64) return DType::kInt64;
@@ -27,7 +29,8 @@ DType dtype_from_dlpack(const DLDataType& type, const std::string& what) {
   }
   throw py::value_error(what + ": DLPack dtype (code " + std::to_string(type.code) + ", " + std::to_string(type.bits) +
                         " bits, " + std::to_string(type.lanes) +
-                        " lanes) is not one ucudnn has (float32, float64, int8, int32, int64, uint8, bool)");
+                        " lanes) is not one ucudnn has (float32, float64, float16, bfloat16, int8, int32, int64, uint8, "
+                        "bool)");
 }
 
 // Whether `strides` (in elements; null: row-major) lay `shape` out densely in row-major order.
@@ -172,6 +175,7 @@ std::optional<DType> dtype_from_numpy(const py::dtype& dtype) {
   const py::ssize_t size = dtype.itemsize();
   switch (dtype.kind()) {
     case 'f':
+      if (size == 2) return DType::kFloat16;
       if (size == 4) return DType::kFloat32;
       if (size == 8) return DType::kFloat64;
       break;
@@ -194,11 +198,25 @@ std::optional<DType> dtype_from_numpy(const py::dtype& dtype) {
 
 py::dtype numpy_dtype(DType dtype) {
   switch (dtype) {
-#define UCUDNN_NUMPY_DTYPE(name, type, code) \
-  case DType::k##name:                       \
-    return py::dtype::of<type>();
-    UCUDNN_FOR_EACH_DTYPE(UCUDNN_NUMPY_DTYPE)
-#undef UCUDNN_NUMPY_DTYPE
+    case DType::kFloat16:
+      return py::dtype("float16");  // Float16 holds IEEE half's bits, as numpy.float16 does
+    case DType::kBFloat16:
+      throw py::value_error("a bfloat16 tensor has no NumPy dtype (NumPy has no bfloat16); give the model a "
+                            "float32 or float16 output");
+    case DType::kFloat32:
+      return py::dtype::of<float>();
+    case DType::kFloat64:
+      return py::dtype::of<double>();
+    case DType::kUInt8:
+      return py::dtype::of<uint8_t>();
+    case DType::kInt8:
+      return py::dtype::of<int8_t>();
+    case DType::kInt32:
+      return py::dtype::of<int32_t>();
+    case DType::kInt64:
+      return py::dtype::of<int64_t>();
+    case DType::kBool:
+      return py::dtype::of<bool>();
     case DType::kUndefined:
       break;
   }
@@ -224,6 +242,10 @@ DLDataType dlpack_dtype(DType dtype) {
       return {kDLFloat, 32, 1};
     case DType::kFloat64:
       return {kDLFloat, 64, 1};
+    case DType::kFloat16:
+      return {kDLFloat, 16, 1};
+    case DType::kBFloat16:
+      return {kDLBfloat, 16, 1};
     case DType::kInt8:
       return {kDLInt, 8, 1};
     case DType::kInt32:
