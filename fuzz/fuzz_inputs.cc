@@ -17,6 +17,9 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/executor/executor.h"
 #include "runtime/plan/plan_json.h"
+#include "training/checkpoint.h"
+#include "training/data/idx.h"
+#include "training/data/image_decode.h"
 
 #ifndef UCUDNN_SOURCE_DIR
 #error "UCUDNN_SOURCE_DIR (the source tree, for models/tiny/tiny_cnn) must be defined"
@@ -109,6 +112,22 @@ std::vector<std::string> first_kernel_keys(const std::string& path) {
   return keys;
 }
 
+// Aborts (a finding) when what a reader accepted breaks its own contract.
+void require(bool holds, const char* what) {
+  if (!holds) {
+    std::fprintf(stderr, "ucudnn fuzz: an accepted input broke the reader's contract: %s\n", what);
+    std::abort();
+  }
+}
+
+// The first refusal worth reporting of two readers given the same bytes: OK when either accepted
+// them; else `first`, unless `second` is out of memory or internal (never the answer to bad bytes).
+Status either_accepted(const Status& first, const Status& second) {
+  if (first.is_ok() || second.is_ok()) return Status::ok();
+  const bool second_worse = second.code() == StatusCode::kOutOfMemory || second.code() == StatusCode::kInternal;
+  return second_worse ? second : first;
+}
+
 }  // namespace
 
 void require_clean(const Status& status) {
@@ -170,6 +189,38 @@ Status read_database_bytes(std::string_view bytes) {
     if (first_error.is_ok()) first_error = looked_up;
   }
   return first_error;
+}
+
+Status read_checkpoint_bytes(std::string_view bytes) {
+  auto checkpoint = training::load_checkpoint(write_temp_file("checkpoint.ckpt", bytes));
+  if (!checkpoint) return checkpoint.status();
+  // The reader promises to allocate nothing beyond what the file holds.
+  size_t tensor_bytes = 0;
+  for (const auto& [name, tensor] : checkpoint->tensors) tensor_bytes += tensor.nbytes();
+  require(tensor_bytes + 8 * checkpoint->rng_state.size() <= bytes.size(), "checkpoint data larger than the file");
+  return Status::ok();
+}
+
+Status read_idx_bytes(std::string_view bytes) {
+  const std::string path = write_temp_file("data.idx", bytes);
+  auto images = data::read_idx_images(path);
+  require_clean(status_of(images));
+  if (images)
+    require(images->rows > 0 && images->cols > 0 &&
+                images->pixels.size() == static_cast<uint64_t>(images->count * images->rows * images->cols),
+            "IDX images whose pixels are not count x rows x cols");
+  auto labels = data::read_idx_labels(path);
+  require_clean(status_of(labels));
+  return either_accepted(status_of(images), status_of(labels));
+}
+
+Status read_image_bytes(std::string_view bytes) {
+  auto image = data::decode_image(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "fuzz input");
+  if (!image) return image.status();
+  require(image->height > 0 && image->width > 0 &&
+              image->pixels.size() == static_cast<uint64_t>(image->height * image->width * 3),
+          "an RGB image whose pixels are not height x width x 3");
+  return Status::ok();
 }
 
 }  // namespace ucudnn::fuzz

@@ -23,6 +23,15 @@ Status read_plan_bytes(std::string_view bytes);
 // optimizer::BenchmarkDb::open_read_only on the bytes as a SQLite file, then kernel_count,
 // device_keys and lookup of the first kernels it holds.
 Status read_database_bytes(std::string_view bytes);
+// training::load_checkpoint on the bytes as a file.
+Status read_checkpoint_bytes(std::string_view bytes);
+// data::read_idx_images and data::read_idx_labels on the bytes as a file (gzip or plain, as zlib
+// tells): OK when either accepts them, an IDX file being images or labels; else the images
+// reader's refusal (the labels reader's where that one is out of memory or internal).
+Status read_idx_bytes(std::string_view bytes);
+// data::decode_image on the bytes (a JPEG or PNG by its first bytes: what read_image_file does
+// with a file's bytes once read).
+Status read_image_bytes(std::string_view bytes);
 
 // Aborts (a finding for libFuzzer) when `status` is an error without a message.
 void require_clean(const Status& status);

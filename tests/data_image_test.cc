@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/support/temp_dir.h"
+#include "tests/test_paths.h"
 #include "training/data/image_decode.h"
 #include "training/data/image_encode.h"
 #include "training/data/image_folder.h"
@@ -149,6 +150,37 @@ TEST(DataImageDecode, TruncatedAndCorruptFilesAreRefused) {
   auto gif = decode_image(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "x.gif");
   ASSERT_FALSE(gif.has_value());
   EXPECT_NE(gif.status().message().find("neither a JPEG nor a PNG"), std::string::npos);
+}
+
+// Files the image fuzzer turned up (docs/FUZZING.md), in tests/data/images/.
+std::string image_file(const std::string& name) {
+  std::ifstream in(ucudnn_test::source_dir() + "/tests/data/images/" + name, std::ios::binary);
+  EXPECT_TRUE(in.good()) << name;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A palette PNG with transparency (tRNS) decodes to its palette's colours, as PIL's convert("RGB").
+TEST(DataImageDecode, PalettePngWithTransparencyIsRgb) {
+  const RgbImage image = decode(image_file("palette_trns.png"));
+  ASSERT_EQ(image.width, 4);
+  ASSERT_EQ(image.height, 3);
+  // PIL's Image.open(...).convert("RGB"): each row black, red, green, black.
+  const std::vector<std::vector<uint8_t>> palette = {{0, 0, 0}, {255, 0, 0}, {0, 255, 0}};
+  for (size_t p = 0; p < 12; ++p)
+    for (size_t k = 0; k < 3; ++k) EXPECT_EQ(image.pixels[3 * p + k], palette[p % 3][k]) << "pixel " << p;
+}
+
+// A header that promises far more pixels than the file holds: refused, not filled with grey, and the
+// PNG before its image memory is taken.
+TEST(DataImageDecode, HeadersPromisingMoreThanTheFileHoldsAreRefused) {
+  const std::string png = image_file("png_huge_header.png");  // 56 bytes, 1,000,000 x 134
+  auto a = decode_image(reinterpret_cast<const uint8_t*>(png.data()), png.size(), "huge.png");
+  ASSERT_FALSE(a.has_value());
+  EXPECT_NE(a.status().message().find("more than the"), std::string::npos) << a.status().to_string();
+  const std::string jpeg = image_file("jpeg_huge_header.jpg");  // 11585 x 11585, 8 bytes of scan data
+  auto b = decode_image(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), "huge.jpg");
+  ASSERT_FALSE(b.has_value());
+  EXPECT_NE(b.status().message().find("huge.jpg"), std::string::npos) << b.status().to_string();
 }
 
 TEST(DataImageDecode, ReadImageFileNamesMissingFiles) {

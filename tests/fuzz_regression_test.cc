@@ -30,7 +30,10 @@ const Reader kReaders[] = {{"onnx_model", fuzz::read_model_bytes},
                            {"tensor_pb", fuzz::read_tensor_bytes},
                            {"npy", fuzz::read_npy_bytes},
                            {"plan_json", fuzz::read_plan_bytes},
-                           {"benchmark_db", fuzz::read_database_bytes}};
+                           {"benchmark_db", fuzz::read_database_bytes},
+                           {"checkpoint", fuzz::read_checkpoint_bytes},
+                           {"idx", fuzz::read_idx_bytes},
+                           {"image", fuzz::read_image_bytes}};
 
 struct Reproducer {
   const Reader* reader;

@@ -29,10 +29,12 @@ struct JpegError {
   std::longjmp(error->jump, 1);
 }
 
-// Warnings (level −1) are ignored as PIL ignores them, except data that ends early: PIL refuses a
-// truncated JPEG, and libjpeg would fill the rest with grey.
+// Warnings (level −1) are ignored as PIL ignores them, except data that ends early — the file
+// (JWRN_JPEG_EOF; PIL refuses a truncated JPEG too) or a scan's data before its next marker
+// (JWRN_HIT_MARKER) — where libjpeg would fill the rest with grey.
 void on_message(j_common_ptr cinfo, int level) {
-  if (level == -1 && cinfo->err->msg_code == JWRN_JPEG_EOF) on_error(cinfo);
+  const int code = cinfo->err->msg_code;
+  if (level == -1 && (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER)) on_error(cinfo);
 }
 
 void no_output(j_common_ptr) {}

@@ -49,6 +49,15 @@ bool run_decoder(png_structp png, png_infop info, PngSource* source, RgbImage* i
                   height, static_cast<long long>(kMaxImagePixels));
     return false;
   }
+  // Deflate expands at most 1032:1, so a header whose rows (and their filter bytes) could not come out of
+  // the bytes left is refused before the image's memory is taken (a 56-byte file asked for 402 MB).
+  const uint64_t raw_bytes = uint64_t{height} * (png_get_rowbytes(png, info) + 1);
+  if (raw_bytes > 1032 * uint64_t{source->size - source->offset} + 1032) {
+    std::snprintf(source->message, sizeof source->message,
+                  "%u x %u pixels need %llu bytes of image data, more than the %zu bytes left can hold", width,
+                  height, static_cast<unsigned long long>(raw_bytes), source->size - source->offset);
+    return false;
+  }
   const int color_type = png_get_color_type(png, info);
   const int bit_depth = png_get_bit_depth(png, info);
   if (bit_depth == 16) png_set_strip_16(png);
@@ -57,7 +66,9 @@ bool run_decoder(png_structp png, png_infop info, PngSource* source, RgbImage* i
     if (bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
     png_set_gray_to_rgb(png);
   }
-  if ((color_type & PNG_COLOR_MASK_ALPHA) != 0) png_set_strip_alpha(png);
+  // A palette's transparency (tRNS) becomes an alpha channel through png_set_palette_to_rgb: dropped too.
+  if ((color_type & PNG_COLOR_MASK_ALPHA) != 0 || png_get_valid(png, info, PNG_INFO_tRNS) != 0)
+    png_set_strip_alpha(png);
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
   if (png_get_channels(png, info) != 3 || png_get_rowbytes(png, info) != size_t{width} * 3) {
