@@ -67,6 +67,8 @@ install(FILES runtime/core/model_info.h
               runtime/core/status.h
               runtime/core/tensor.h
               runtime/core/dtype.h
+              runtime/core/half.h
+              runtime/core/host_device.h
               runtime/core/shape.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/runtime/core)
 
