@@ -90,7 +90,7 @@ def test_gpu_memory_on_a_cpu_session_is_refused(tiny_cnn_session):
     with pytest.raises(ValueError, match="neither host memory nor a CUDA GPU"):
         tiny_cnn_session.run_dlpack({"input": FakeDlpack(KDL_OPENCL, (2, 3, 8, 8))})
     with pytest.raises(ValueError, match="DLPack dtype"):
-        tiny_cnn_session.run_dlpack({"input": FakeDlpack(KDL_CPU, (2, 3, 8, 8), dtype=(2, 16, 1))})
+        tiny_cnn_session.run_dlpack({"input": FakeDlpack(KDL_CPU, (2, 3, 8, 8), dtype=(2, 8, 1))})  # 8-bit float
 
 
 @needs_gpu
