@@ -572,6 +572,12 @@ std::vector<OpCase> reduction_cases() {
       {"reduce_log_sum_axis", OpKind::kReduceLogSum, 18, {input({3, 4, 5}, 0.1, 2.0), ints({2})}},
       {"reduce_log_sum_exp_large", OpKind::kReduceLogSumExp, 18, {input({3, 4, 5}, 80.0, 100.0), ints({1})}},
       {"reduce_log_sum_exp_long", OpKind::kReduceLogSumExp, 18, {input({2, 3, 17, 19}, -5, 5), ints({2, 3})}},
+      // Few outputs over long boxes (a convolution bias's gradient): the CUDA kernels split each box
+      // across blocks and add the parts in the workspace (runtime/cuda/reduce_kernels.h).
+      {"reduce_sum_per_channel_split", OpKind::kReduceSum, 18, {input({16, 4, 64, 64}), ints({0, 2, 3})}},
+      {"reduce_mean_per_channel_odd_split", OpKind::kReduceMean, 18, {input({5, 3, 37, 41}), ints({0, 2, 3})}},
+      {"reduce_sum_square_apart_axes_split", OpKind::kReduceSumSquare, 18, {input({64, 3, 80, 7}), ints({0, 2})}},
+      {"reduce_l2_all_split", OpKind::kReduceL2, 18, {input({64, 4096})}},
       {"reduce_max_noop", OpKind::kReduceMax, 18, {input({3, 4}), ints({})}, {{"noop_with_empty_axes", int64_t{1}}}},
       // Long boxes of few outputs, split over blocks on the GPU (Note [reduction paths], reduce_kernels.cu):
       // rows of contiguous values (NCHW's bias gradient), strided columns (NHWC's), with outer axes.

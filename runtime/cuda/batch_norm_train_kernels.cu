@@ -2,16 +2,26 @@
 // sums, [channels][parts][2] doubles, then [channels][3] doubles of per-channel coefficients for
 // the elementwise pass. BatchNormTrain's partial sums are of x − K and (x − K)² with K the channel's
 // first value (a shift close to the mean: no cancellation in var = E[(x−K)²] − E[x−K]²).
+// The elementwise passes index with 32-bit integers when the tensor allows (the channel of element i
+// is (i / inner) % channels: a 64-bit division per element would cost more than its memory traffic).
 #include <cstdint>
 
 #include "runtime/cuda/batch_norm_train_kernels.h"
 #include "runtime/cuda/grid_loop.cuh"
+#include "runtime/ir/pointwise_program.h"
+#include "runtime/ops/activation_grad.h"
 
 namespace ucudnn::cuda {
 
 namespace {
 
 enum class Sums { kTrain, kGrad };
+
+// dY masked by the fused Relu: ActivationGrad's rule for Relu on the forward's output Y, the same
+// function as the CPU's (Note [derivatives at kinks], runtime/ops/activation_grad.h).
+__device__ __forceinline__ float relu_masked(float dy, float y) {
+  return dy * activation_derivative(ActivationKind::kRelu, y, 0.0f, 0.0f, 0.0f, 0.0f);
+}
 
 double* partials(void* workspace) { return static_cast<double*>(workspace); }
 double* coefficients(void* workspace, const BatchNormShape& s) {
@@ -20,10 +30,11 @@ double* coefficients(void* workspace, const BatchNormShape& s) {
 
 // Block (c = blockIdx.x, part = blockIdx.y) sums a contiguous slice of channel c's values
 // (value j at row j / inner, column j % inner) into partials[c][part][0..1].
-// kTrain: Σ (x − K), Σ (x − K)² with K the channel's first value; kGrad: Σ dy, Σ dy · (x − mean).
+// kTrain: Σ (x − K), Σ (x − K)² with K the channel's first value; kGrad: Σ g, Σ g · (x − mean) with
+// g = dy, or dy · Relu'(y) when `forward` (the fused forward's Y) is given.
 template <Sums kind>
-__global__ void partial_sums_kernel(const float* grad, const float* src, const float* mean, BatchNormShape s,
-                                    double* out) {
+__global__ void partial_sums_kernel(const float* grad, const float* forward, const float* src, const float* mean,
+                                    BatchNormShape s, double* out) {
   __shared__ double shared[2][kThreads];
   const int64_t c = blockIdx.x, part = blockIdx.y, count = s.batch * s.inner;
   const int64_t chunk = (count + s.parts - 1) / s.parts;
@@ -39,7 +50,7 @@ __global__ void partial_sums_kernel(const float* grad, const float* src, const f
       first += centered;
       second += centered * centered;
     } else {
-      const double g = grad[at];
+      const double g = forward == nullptr ? grad[at] : relu_masked(grad[at], forward[at]);
       first += g;
       second += g * centered;
     }
@@ -96,11 +107,16 @@ __global__ void train_finalize_kernel(BatchNormTrainArgs a, BatchNormShape s, co
   }
 }
 
-__global__ void train_apply_kernel(const float* src, float* dst, int64_t n, BatchNormShape s,
-                                   const double* coefficient) {
-  UCUDNN_GRID_LOOP(i, n) {
-    const double* k = coefficient + ((i / s.inner) % s.channels) * 3;
-    dst[i] = static_cast<float>((src[i] - k[0]) * k[1] + k[2]);
+// Y = relu?(float((x − mean) · k + B) [+ z]); Index is int64_t, or uint32_t when n fits.
+template <typename Index>
+__global__ void train_apply_kernel(const float* src, const float* residual, float* dst, Index n, Index inner,
+                                   Index channels, bool relu, const double* coefficient) {
+  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < n; i += Index{blockDim.x} * gridDim.x) {
+    const double* k = coefficient + ((i / inner) % channels) * 3;
+    float v = static_cast<float>((src[i] - k[0]) * k[1] + k[2]);
+    if (residual != nullptr) v += residual[i];
+    if (relu) v = ir::eval_pointwise(ir::PointwiseOp::kRelu, v, 0.0f, 0.0f, 0.0f);  // Note [one formula per op]
+    dst[i] = v;
   }
 }
 
@@ -120,13 +136,20 @@ __global__ void grad_finalize_kernel(BatchNormGradArgs a, BatchNormShape s, cons
   }
 }
 
-__global__ void grad_apply_kernel(const float* grad, const float* src, float* dst, int64_t n, BatchNormShape s,
-                                  const double* coefficient) {
-  UCUDNN_GRID_LOOP(i, n) {
-    const double* k = coefficient + ((i / s.inner) % s.channels) * 4;
-    dst[i] = static_cast<float>(k[1] * (grad[i] - k[2] - (src[i] - k[0]) * k[3]));
+// dX = k · (g − mean_g − (x − mean) · slope), dZ = g; Index as train_apply_kernel's.
+template <typename Index>
+__global__ void grad_apply_kernel(const float* grad, const float* forward, const float* src, float* dst,
+                                  float* dresidual, Index n, Index inner, Index channels, const double* coefficient) {
+  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < n; i += Index{blockDim.x} * gridDim.x) {
+    const double* k = coefficient + ((i / inner) % channels) * 4;
+    const float g = forward == nullptr ? grad[i] : relu_masked(grad[i], forward[i]);
+    dst[i] = static_cast<float>(k[1] * (g - k[2] - (src[i] - k[0]) * k[3]));
+    if (dresidual != nullptr) dresidual[i] = g;
   }
 }
+
+// Whether the grid-stride loop over n elements stays below 2^32 (the last stride included).
+bool fits_32_bits(int64_t n) { return n < (int64_t{1} << 32) - int64_t{kThreads} * (int64_t{1} << 20); }
 
 }  // namespace
 
@@ -147,11 +170,18 @@ cudaError_t launch_batch_norm_train(const BatchNormTrainArgs& a, const BatchNorm
   if (s.channels == 0) return cudaSuccess;
   if (s.batch * s.inner < 2 || s.parts < 1 || s.parts > 65535) return cudaErrorInvalidValue;
   partial_sums_kernel<Sums::kTrain><<<dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(s.parts)),
-                                      kThreads, 0, stream>>>(nullptr, a.src, nullptr, s, partials(workspace));
+                                      kThreads, 0, stream>>>(nullptr, nullptr, a.src, nullptr, s, partials(workspace));
   train_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
                                                                         coefficients(workspace, s));
   const int64_t n = s.batch * s.channels * s.inner;
-  train_apply_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a.src, a.dst, n, s, coefficients(workspace, s));
+  if (fits_32_bits(n))
+    train_apply_kernel<uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(
+        a.src, a.residual, a.dst, static_cast<uint32_t>(n), static_cast<uint32_t>(s.inner),
+        static_cast<uint32_t>(s.channels), a.relu, coefficients(workspace, s));
+  else
+    train_apply_kernel<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(a.src, a.residual, a.dst, n, s.inner,
+                                                                         s.channels, a.relu,
+                                                                         coefficients(workspace, s));
   return cudaGetLastError();
 }
 
@@ -159,12 +189,22 @@ cudaError_t launch_batch_norm_grad(const BatchNormGradArgs& a, const BatchNormSh
                                    cudaStream_t stream) {
   if (s.channels == 0) return cudaSuccess;
   if (s.batch * s.inner < 1 || s.parts < 1 || s.parts > 65535) return cudaErrorInvalidValue;
+  if (a.relu != (a.forward_output != nullptr)) return cudaErrorInvalidValue;
+  const float* forward = a.relu ? a.forward_output : nullptr;
   partial_sums_kernel<Sums::kGrad><<<dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(s.parts)),
-                                     kThreads, 0, stream>>>(a.grad, a.src, a.saved_mean, s, partials(workspace));
+                                     kThreads, 0, stream>>>(a.grad, forward, a.src, a.saved_mean, s,
+                                                            partials(workspace));
   grad_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
                                                                        coefficients(workspace, s));
   const int64_t n = s.batch * s.channels * s.inner;
-  grad_apply_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a.grad, a.src, a.dst, n, s, coefficients(workspace, s));
+  if (fits_32_bits(n))
+    grad_apply_kernel<uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(
+        a.grad, forward, a.src, a.dst, a.dresidual, static_cast<uint32_t>(n), static_cast<uint32_t>(s.inner),
+        static_cast<uint32_t>(s.channels), coefficients(workspace, s));
+  else
+    grad_apply_kernel<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(a.grad, forward, a.src, a.dst, a.dresidual,
+                                                                        n, s.inner, s.channels,
+                                                                        coefficients(workspace, s));
   return cudaGetLastError();
 }
 

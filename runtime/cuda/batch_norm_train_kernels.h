@@ -5,6 +5,9 @@
 // no atomics — and a last elementwise pass writes Y or dX. Each only queues work on `stream` and
 // returns the launch error. The running statistics may be bound to the same memory as their new
 // values: each channel's thread reads the old value before writing the new one.
+// The fused forms (Note [batch norm with its activation], runtime/ops/batch_norm_train.cc): the
+// forward adds the residual Z and applies the Relu in the pass that writes Y; the backward masks dY by
+// the forward's Y in both passes and writes dZ beside dX.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -28,17 +31,24 @@ struct BatchNormTrainArgs {
   const float *src, *scale, *bias, *running_mean, *running_var;
   float *dst, *new_running_mean, *new_running_var, *saved_mean, *saved_inv_std;
   float epsilon, momentum;
+  const float* residual = nullptr;  // Z like X, or none
+  bool relu = false;
 };
-// Y = (X − mean) · inv_std · scale + B with the batch statistics (module header of
-// runtime/ops/batch_norm_train.cc); saved_*, new_running_* per channel.
+// Y = relu?((X − mean) · inv_std · scale + B [+ Z]) with the batch statistics (module header of
+// runtime/ops/batch_norm_train.cc), the normalised value rounded to float before Z is added;
+// saved_*, new_running_* per channel.
 cudaError_t launch_batch_norm_train(const BatchNormTrainArgs& args, const BatchNormShape& shape, void* workspace,
                                     cudaStream_t stream);
 
 struct BatchNormGradArgs {
   const float *grad, *src, *scale, *saved_mean, *saved_inv_std;
   float *dst, *dscale, *dbias;
+  const float* forward_output = nullptr;  // the fused forward's Y (relu): g = dY · Relu'(Y)
+  float* dresidual = nullptr;             // dZ = g, or none
+  bool relu = false;
 };
-// dBias = Σ dY, dScale = Σ dY · x̂, dX = scale · inv_std · (dY − dBias / M − x̂ · dScale / M).
+// With g = dY (masked by Relu'(Y) when relu): dBias = Σ g, dScale = Σ g · x̂,
+// dX = scale · inv_std · (g − dBias / M − x̂ · dScale / M), and dZ = g where asked.
 cudaError_t launch_batch_norm_grad(const BatchNormGradArgs& args, const BatchNormShape& shape, void* workspace,
                                    cudaStream_t stream);
 

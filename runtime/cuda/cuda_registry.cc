@@ -27,6 +27,11 @@ const CudaKernel& cuda_kernel(OpKind kind) {
   return table[static_cast<int>(kind)]();
 }
 
+size_t cuda_step_workspace(const ir::Graph& graph, const ir::Node& node) {
+  return node.op == OpKind::kBatchNormTrain || node.op == OpKind::kBatchNormGrad ? batch_norm_step_workspace(graph, node)
+                                                                                 : reduce_step_workspace(graph, node);
+}
+
 const Tensor* PrepareArgs::constant(size_t i) const {
   if (!has_src(i)) return nullptr;
   const ir::Value& v = graph.value(node.inputs[i]);

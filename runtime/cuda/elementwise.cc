@@ -202,15 +202,19 @@ Expected<std::unique_ptr<KernelState>> prepare_binary(const PrepareArgs& a, Bina
 }
 
 // The Reduce* family: one layout (the output's strides into the input, and the reduced axes), then
-// launch_reduce (reduce_kernels.cu: a block per output for long reductions such as a convolution
-// bias's gradient).
+// launch_reduce (reduce_kernels.cu: a block per output for long reductions, split across several with
+// partial sums in the workspace when there are few outputs, such as a convolution bias's gradient).
+// Adjacent dims that are both reduced or both kept are merged first (the input is dense), so that the
+// kernels walk a box of rank 1 or 2 (N and H·W for a per-channel sum) without divisions.
 class ReduceState final : public KernelState {
  public:
   ReduceKind kind = ReduceKind::kSum;
   StridedLayout layout;
   int reduced_rank = 0;
   int64_t reduced_dims[kMaxDims] = {}, reduced_strides[kMaxDims] = {};
+  int64_t outputs = 1, count = 1;
   bool copy = false;  // nothing reduced (noop_with_empty_axes)
+  size_t workspace_bytes() const override { return copy ? 0 : reduce_workspace_bytes(kind, outputs, count); }
   Status run(const RunArgs& a) override {
     if (copy) {
       if (a.dst[0].data != a.src[0].data && a.dst[0].nbytes() > 0)
@@ -222,7 +226,7 @@ class ReduceState final : public KernelState {
     const float* src = a.src[0].as<const float>();
     float* dst = a.dst[0].as<float>();
     UCUDNN_CUDA_CHECK(launch_reduce(kind, src, dst, a.dst[0].numel(), layout, reduced_rank, reduced_dims,
-                                    reduced_strides, a.ctx.stream()),
+                                    reduced_strides, a.workspace, a.ctx.stream()),
                       "");
     return Status::ok();
   }
@@ -251,15 +255,29 @@ Expected<std::unique_ptr<KernelState>> prepare_reduce(const PrepareArgs& a, Redu
   } else {
     reduce.assign(in.size(), true);
   }
-  const std::vector<int64_t> strides = shape_strides(in);
-  s->layout.rank = static_cast<int>(rank);
+  // Merged dims: runs of reduced or of kept dims (dims of size 1 dropped), outermost first.
+  std::vector<int64_t> dims;
+  std::vector<bool> reduced;
   for (int64_t d = 0; d < rank; ++d) {
-    s->layout.dims[d] = reduce[d] ? 1 : in[d];
+    if (in[d] == 1) continue;
+    if (!dims.empty() && reduced.back() == reduce[d]) dims.back() *= in[d];
+    else {
+      dims.push_back(in[d]);
+      reduced.push_back(reduce[d]);
+    }
+  }
+  const std::vector<int64_t> strides = shape_strides(dims);
+  s->layout.rank = static_cast<int>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    s->layout.dims[d] = reduced[d] ? 1 : dims[d];
     s->layout.strides[0][d] = strides[d];
-    if (reduce[d]) {
-      s->reduced_dims[s->reduced_rank] = in[d];
+    if (reduced[d]) {
+      s->reduced_dims[s->reduced_rank] = dims[d];
       s->reduced_strides[s->reduced_rank] = strides[d];
       ++s->reduced_rank;
+      s->count *= dims[d];
+    } else {
+      s->outputs *= dims[d];
     }
   }
   return std::unique_ptr<KernelState>(std::move(s));
@@ -353,6 +371,14 @@ const CudaKernel& cuda_kernel_Mod() {
   }
 UCUDNN_FOR_EACH_REDUCTION(UCUDNN_REDUCTION_KERNEL)
 #undef UCUDNN_REDUCTION_KERNEL
+
+size_t reduce_step_workspace(const ir::Graph& graph, const ir::Node& node) {
+  const std::optional<ReduceKind> kind = reduce_kind(node.op);
+  if (!kind || node.inputs.empty()) return 0;
+  // Split or not, outputs · parts <= kReduceSplitBlocks: the bound holds whatever the axes.
+  const int64_t elements = shape_numel(graph.value(node.inputs[0]).shape);
+  return reduce_workspace_bytes(*kind, 1, elements) > 0 ? kReduceWorkspaceBound : 0;
+}
 
 const CudaKernel& cuda_kernel_ArgMax() {
   static const CudaKernel k{.prepare = [](const PrepareArgs& a) { return prepare_arg_extreme(a, true); }};

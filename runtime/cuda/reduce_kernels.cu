@@ -83,30 +83,70 @@ __global__ void reduce_thread_kernel(ReduceKind kind, const float* src, float* d
   }
 }
 
-// One block an output (long boxes): consecutive threads read consecutive box elements.
+// Calls f(offset) for box elements begin + threadIdx.x, then every blockDim.x-th up to end, walking
+// the box's last dim without divisions: the other dims' offset is recomputed only when a row ends.
+template <typename F>
+__device__ __forceinline__ void for_each_box_element(const ReduceBox& box, int64_t begin, int64_t end, F f) {
+  const int r = box.rank - 1;
+  const int64_t inner = box.dims[r], inner_stride = box.strides[r];
+  const int64_t step_rows = blockDim.x / inner, step_columns = blockDim.x % inner;
+  int64_t k = begin + threadIdx.x;
+  if (k >= end) return;
+  int64_t row = k / inner, column = k % inner;
+  ReduceBox outer = box;
+  outer.rank = r;
+  int64_t row_offset = box_offset(outer, row);
+  for (; k < end; k += blockDim.x) {
+    f(row_offset + column * inner_stride);
+    column += step_columns;
+    const int64_t next_row = row + step_rows + (column >= inner ? 1 : 0);
+    if (column >= inner) column -= inner;
+    if (next_row != row) {
+      row = next_row;
+      row_offset = r == 1 ? row * box.strides[0] : box_offset(outer, row);
+    }
+  }
+}
+
+// A block an output's part (long boxes): consecutive threads read consecutive box elements of part
+// blockIdx.y of `parts`. One part writes the output; several write their sums to partial[i][part]
+// (only kinds whose contributions add are split: reduce_parts).
 __global__ void reduce_block_kernel(ReduceKind kind, const float* src, float* dst, int64_t n, StridedLayout layout,
-                                    ReduceBox box) {
+                                    ReduceBox box, int64_t parts, double* partial) {
   __shared__ float shared[32];
   const Extreme pick{kind != ReduceKind::kMin};
   const float no_extreme = pick.max ? -INFINITY : INFINITY;
+  const int64_t chunk = (box.count + parts - 1) / parts, begin = blockIdx.y * chunk;
+  const int64_t end = begin + chunk < box.count ? begin + chunk : box.count;
   for (int64_t i = blockIdx.x; i < n; i += gridDim.x) {
-    const int64_t base = base_offset(layout, i);
+    const float* base = src + base_offset(layout, i);
     float extreme = no_extreme;
     if (uses_extreme(kind)) {
-      for (int64_t k = threadIdx.x; k < box.count; k += blockDim.x)
-        extreme = pick(extreme, src[base + box_offset(box, k)]);
+      for_each_box_element(box, begin, end, [&](int64_t at) { extreme = pick(extreme, base[at]); });
       extreme = block_reduce(extreme, pick, no_extreme, shared);
     }
     float acc = kind == ReduceKind::kProd ? 1.0f : 0.0f;
     if (uses_sum(kind, extreme)) {
-      for (int64_t k = threadIdx.x; k < box.count; k += blockDim.x) {
-        const float x = src[base + box_offset(box, k)];
+      for_each_box_element(box, begin, end, [&](int64_t at) {
+        const float x = base[at];
         acc = kind == ReduceKind::kProd ? acc * x : acc + contribution(kind, x, extreme);
-      }
+      });
       acc = kind == ReduceKind::kProd ? block_reduce(acc, Product{}, 1.0f, shared)
                                       : block_reduce(acc, Sum{}, 0.0f, shared);
     }
-    if (threadIdx.x == 0) dst[i] = finish_reduction(kind, acc, box.count, extreme);
+    if (threadIdx.x != 0) continue;
+    if (parts == 1) dst[i] = finish_reduction(kind, acc, box.count, extreme);
+    else partial[i * parts + blockIdx.y] = acc;
+  }
+}
+
+// Output i from its parts' sums, added in order (deterministic).
+__global__ void finish_parts_kernel(ReduceKind kind, float* dst, int64_t n, int64_t count, int64_t parts,
+                                    const double* partial) {
+  UCUDNN_GRID_LOOP(i, n) {
+    double acc = 0.0;
+    for (int64_t p = 0; p < parts; ++p) acc += partial[i * parts + p];
+    dst[i] = finish_reduction(kind, acc, count, 0.0f);
   }
 }
 
@@ -131,9 +171,24 @@ unsigned row_blocks(int64_t rows) { return static_cast<unsigned>(rows < (int64_t
 
 }  // namespace
 
+int64_t reduce_parts(ReduceKind kind, int64_t outputs, int64_t count) {
+  const bool adds = kind == ReduceKind::kSum || kind == ReduceKind::kMean || kind == ReduceKind::kL1 ||
+                    kind == ReduceKind::kL2 || kind == ReduceKind::kSumSquare || kind == ReduceKind::kLogSum;
+  if (!adds || count < kBlockPerOutput || outputs <= 0 || outputs >= kReduceSplitBlocks) return 1;
+  // About kReduceSplitBlocks blocks in all (a few waves on any GPU), a part no smaller than 16 values a thread.
+  const int64_t per_part = int64_t{16} * kThreads, wanted = (count + per_part - 1) / per_part;
+  const int64_t cap = kReduceSplitBlocks / outputs;
+  return wanted < 1 ? 1 : (wanted < cap ? wanted : cap);
+}
+
+size_t reduce_workspace_bytes(ReduceKind kind, int64_t outputs, int64_t count) {
+  const int64_t parts = reduce_parts(kind, outputs, count);
+  return parts > 1 ? static_cast<size_t>(outputs * parts) * sizeof(double) : 0;
+}
+
 cudaError_t launch_reduce(ReduceKind kind, const float* src, float* dst, int64_t n, const StridedLayout& layout,
                           int reduced_rank, const int64_t* reduced_dims, const int64_t* reduced_strides,
-                          cudaStream_t stream) {
+                          void* workspace, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   ReduceBox box;
   box.rank = reduced_rank;
@@ -142,8 +197,15 @@ cudaError_t launch_reduce(ReduceKind kind, const float* src, float* dst, int64_t
     box.strides[d] = reduced_strides[d];
     box.count *= reduced_dims[d];
   }
-  if (box.count >= kBlockPerOutput)
-    reduce_block_kernel<<<row_blocks(n), kThreads, 0, stream>>>(kind, src, dst, n, layout, box);
+  const int64_t parts = reduce_parts(kind, n, box.count);
+  if (parts > 1) {
+    if (workspace == nullptr) return cudaErrorInvalidValue;
+    double* partial = static_cast<double*>(workspace);
+    reduce_block_kernel<<<dim3(static_cast<unsigned>(n), static_cast<unsigned>(parts)), kThreads, 0, stream>>>(
+        kind, src, dst, n, layout, box, parts, partial);
+    finish_parts_kernel<<<blocks_for(n), kThreads, 0, stream>>>(kind, dst, n, box.count, parts, partial);
+  } else if (box.count >= kBlockPerOutput)
+    reduce_block_kernel<<<row_blocks(n), kThreads, 0, stream>>>(kind, src, dst, n, layout, box, 1, nullptr);
   else
     reduce_thread_kernel<<<blocks_for(n), kThreads, 0, stream>>>(kind, src, dst, n, layout, box);
   return cudaGetLastError();
