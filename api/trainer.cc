@@ -53,7 +53,7 @@ Status check_train_options(const TrainOptions& o) {
 training::TrainerConfig trainer_config(const TrainOptions& o) {
   training::TrainerConfig c;
   c.plan = plan_request(o.session);
-  c.plan.layouts = {optimizer::GraphLayout::kNchw};  // training runs NCHW (docs/TRAINING.md)
+  // The session's layout: the engine keeps NCHW where the backend trains only that (docs/TRAINING.md).
   c.optimizer = optimizer_config(o);
   c.learning_rate = o.learning_rate;
   c.label_smoothing = o.label_smoothing;

@@ -31,6 +31,12 @@ Expected<Shape> shape_attribute(const ir::Node& node, const char* name, size_t r
   return shape;
 }
 
+// A shape attribute (NCHW's order, as the training-graph builder wrote it) in the node's memory order:
+// NHWC (KRSC for a filter) on a channels-last node (Note [channels-last]).
+Shape in_memory_order(const ir::Node& node, const Shape& nchw) {
+  return ir::is_channels_last(node) && nchw.size() == 4 ? ir::nchw_to_nhwc(nchw) : nchw;
+}
+
 Expected<ForwardShapes> forward_shapes(const ir::Graph& graph, const ir::Node& node) {
   const auto input = [&](size_t i) -> Expected<Shape> {
     if (i >= node.inputs.size() || node.inputs[i] == ir::kNoValue)
@@ -51,6 +57,7 @@ Expected<ForwardShapes> forward_shapes(const ir::Graph& graph, const ir::Node& n
       UCUDNN_ASSIGN_OR_RETURN(shapes.y, input(0));
       UCUDNN_ASSIGN_OR_RETURN(shapes.w, input(1));
       UCUDNN_ASSIGN_OR_RETURN(shapes.x, shape_attribute(node, "input_shape", shapes.y.size()));
+      shapes.x = in_memory_order(node, shapes.x);
       if (!shapes.y.empty()) shapes.x[0] = shapes.y[0];  // the call's batch is dY's
       return shapes;
     }
@@ -58,6 +65,7 @@ Expected<ForwardShapes> forward_shapes(const ir::Graph& graph, const ir::Node& n
       UCUDNN_ASSIGN_OR_RETURN(shapes.x, input(0));
       UCUDNN_ASSIGN_OR_RETURN(shapes.y, input(1));
       UCUDNN_ASSIGN_OR_RETURN(shapes.w, shape_attribute(node, "filter_shape", shapes.x.size()));
+      shapes.w = in_memory_order(node, shapes.w);
       return shapes;
     }
     default:
@@ -77,8 +85,6 @@ Expected<ConvKernelKey> kernel_key(const ir::Node& node, const ForwardShapes& sh
                                    const ConvKernelKey& device_key) {
   // The key's parameters are NCHW's; a channels-last node's shapes are NHWC (Note [channels-last]).
   const bool nhwc = ir::is_channels_last(node);
-  if (nhwc && direction != ConvDirection::kForward)
-    return unsupported(node.describe() + ": a channels-last backward convolution; training graphs run NCHW");
   const auto nchw = [&](const Shape& s) { return nhwc && s.size() == 4 ? ir::nhwc_to_nchw(s) : s; };
   UCUDNN_ASSIGN_OR_RETURN(ConvProblem p, conv_problem(node, shapes.x, shapes.w));  // reads NHWC itself
   const Shape y = nchw(shapes.y);

@@ -293,12 +293,13 @@ Status check_request(const PlanRequest& request) {
   return Status::ok();
 }
 
-// `graph` in `layout`: itself, or a channels-last copy.
-Expected<ir::Graph> in_layout(const ir::Graph& graph, GraphLayout layout) {
+// `graph` in `layout`: itself, or a channels-last copy (of a training step: PlanRequest::training_step).
+Expected<ir::Graph> in_layout(const ir::Graph& graph, GraphLayout layout, bool training_step) {
   ir::Graph copy = graph;
   if (layout == GraphLayout::kNhwc) {
     PassStats stats;
-    UCUDNN_RETURN_IF_ERROR(convert_to_channels_last(copy, &stats));
+    UCUDNN_RETURN_IF_ERROR(training_step ? convert_training_step_to_channels_last(copy, &stats)
+                                         : convert_to_channels_last(copy, &stats));
   }
   return copy;
 }
@@ -448,7 +449,7 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
   double seconds = 0;  // planning every layout tried: the optimisation time of this call
   for (GraphLayout layout : request.layouts) {
     const auto start = Clock::now();
-    UCUDNN_ASSIGN_OR_RETURN(ir::Graph laid_out, in_layout(graph, layout));
+    UCUDNN_ASSIGN_OR_RETURN(ir::Graph laid_out, in_layout(graph, layout, request.training_step));
     Expected<PlanResult> result = [&]() -> Expected<PlanResult> {
       UCUDNN_ASSIGN_OR_RETURN(GraphTimings timings, source.timings_of(laid_out));
       return plan_from_timings(laid_out, request.device, options, std::move(timings));
@@ -464,7 +465,7 @@ Expected<PlannedModel> plan_model(const ir::Graph& graph, const PlanRequest& req
     planned.push_back(Candidate{graph_layout_name(layout), PlannedModel{std::move(laid_out), std::move(*result), ""}});
   }
   if (planned.empty()) return first_error;
-  if (planned.size() == 2 && planned[0].label == "nchw" && planned[1].label == "nhwc" &&
+  if (planned.size() == 2 && planned[0].label == "nchw" && planned[1].label == "nhwc" && !request.training_step &&
       !planned[0].model.result.kernels.empty()) {  // Note [layout regions]
     const auto start = Clock::now();
     Expected<std::optional<Candidate>> regions = plan_regions(graph, planned, request.device, options, transpose);

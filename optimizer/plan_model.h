@@ -43,6 +43,9 @@ struct PlanRequest {
   PlannerOptions planner;       // policy, workspace, micro-batch sizes, streams
   std::string math_type = "tf32";  // "cuda": "tf32" (TF32 allowed) or "fp32" (strict); the CPU measures fp32
   std::vector<GraphLayout> layouts = {GraphLayout::kNchw};  // to plan; several: the faster-predicted is kept
+  // The graph is a training step (training/training_graph.h): NHWC rewrites its training ops too
+  // (convert_training_step_to_channels_last), and no layout regions are tried.
+  bool training_step = false;
   std::string db_path;          // "" = default_db_path()
   bool rebenchmark = false;     // measure again instead of reusing stored timings
   // "cuda": the GPUs that measure what the database lacks, one thread each — "all" or ids

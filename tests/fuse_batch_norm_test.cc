@@ -17,6 +17,7 @@
 #include "tests/support/gradient_check.h"
 #include "tests/support/graph_builder.h"
 #include "tests/support/graph_compare.h"
+#include "tests/support/training_step_compare.h"
 #include "training/fuse_batch_norm.h"
 #include "training/training_graph.h"
 
@@ -312,53 +313,6 @@ bool has_relu(const ir::Node& node) { return ir::fused_activation(node) == "Relu
 bool has_sixth_input(const ir::Node& node) { return node.inputs.size() == 6; }
 bool has_fourth_output(const ir::Node& node) { return node.outputs.size() == 4; }
 
-// The inputs of a training graph of residual_cnn: the batch, labels, and every parameter and running
-// statistic as the model's initializer of that name.
-std::vector<Tensor> training_inputs(const ir::Graph& inference, const ir::Graph& graph) {
-  std::vector<Tensor> inputs;
-  for (ir::ValueId id : graph.inputs) {
-    const ir::Value& v = graph.value(id);
-    if (v.name == "x") {
-      inputs.push_back(random_tensor(v.shape, 7));
-    } else if (v.name == "labels") {
-      inputs.push_back(tensor_of_values(DType::kInt64, v.shape, {1, 2, 0, 1}));
-    } else {
-      const ir::ValueId init = inference.find_value(v.name);
-      EXPECT_NE(init, ir::kNoValue) << v.name;
-      inputs.push_back(init == ir::kNoValue ? Tensor() : *inference.value(init).constant);
-    }
-  }
-  return inputs;
-}
-
-// Runs training graphs `want_graph` and `got_graph` (the same interface) on `inputs` on every backend
-// present and expects the same loss, logits, gradients and running statistics. The same arithmetic in
-// another order of passes: on the CPU equal to rounding; on the GPU TF32 convolutions may round their
-// inputs apart.
-// `fused_batch_norm`: only on backends that run the fused batch-norm forms.
-void expect_same_step_everywhere(const ir::Graph& want_graph, const ir::Graph& got_graph,
-                                 const std::vector<Tensor>& inputs, const std::string& what,
-                                 bool fused_batch_norm = false) {
-  int ran = 0;
-  for (const BackendConfig& config : backend_configs()) {
-    SCOPED_TRACE(config.name);
-    const SharedBackend shared = shared_backend(config);
-    if (!shared.skip_reason.empty()) continue;  // no GPU here: the CPU alone
-    ASSERT_TRUE(shared.error.is_ok()) << config.name << " did not start: " << shared.error.to_string();
-    if (fused_batch_norm && !shared.backend->capabilities().trains_fused_batch_norm()) continue;
-    auto want = run_on_backend(*shared.backend, want_graph, inputs);
-    ASSERT_TRUE(want.has_value()) << want.status().to_string();
-    auto got = run_on_backend(*shared.backend, got_graph, inputs);
-    ASSERT_TRUE(got.has_value()) << got.status().to_string();
-    const Tolerance tolerance = config.kind == BackendConfig::Kind::kCpu ? Tolerance{1e-5, 1e-4}
-                                : config.tf32                            ? Tolerance{2e-3, 2e-2}
-                                                                         : Tolerance{1e-4, 1e-3};
-    expect_close(*got, *want, tolerance, what + " on " + config.name);
-    ++ran;
-  }
-  EXPECT_GE(ran, 1);
-}
-
 TEST(FusedBatchNormTraining, StepEqualsTheUnfusedStep) {
   const ir::Graph inference = residual_cnn();
   // The batch-norm fusion alone: no pointwise fusion on either side.
@@ -404,7 +358,7 @@ TEST(FusedBatchNormTraining, StepEqualsTheUnfusedStep) {
 
   // Loss, logits, every gradient, every running statistic.
   expect_same_step_everywhere(u, f, training_inputs(inference, u), "fused vs unfused training step",
-                              /*fused_batch_norm=*/true);
+                              StepNeeds::kFusedBatchNorm);
 }
 
 // A CNN with SiLU activations, x · sigmoid(x), and a residual Add: elementwise work

@@ -127,6 +127,15 @@ bool is_channels_last_pool(const OpCase& c) {
   }
 }
 
+// A training op of 4-D X (and 4-D W or dY for the convolution gradients) that the channels-last pass
+// rewrites (docs/TRAINING.md): the GPU runs these channels-last too.
+bool is_channels_last_training(const OpCase& c) {
+  if (!is_training_layout_op(c.op) || c.inputs.empty() || c.inputs[0].shape.size() != 4) return false;
+  if (c.op == OpKind::kConvGradData || c.op == OpKind::kConvGradFilter)
+    return c.inputs.size() > 1 && c.inputs[1].shape.size() == 4;
+  return true;
+}
+
 // A case the CPU also runs channels-last (a build with oneDNN): such a pool, or a 2-D Conv.
 bool cpu_runs_channels_last(const OpCase& c) {
   if (!cpu::cpu_runs_channels_last() || c.inputs.empty() || c.inputs[0].shape.size() != 4) return false;
@@ -161,7 +170,7 @@ const std::vector<OpRun>& op_runs() {
             for (int a : cpu_nhwc_algorithms_for(c))
               all.push_back({b, i, a, name + "_nhwc_" + cpu::cpu_conv_algorithm_name(a), true});
         }
-        if (config.kind == BackendConfig::Kind::kCuda && is_channels_last_pool(c))
+        if (config.kind == BackendConfig::Kind::kCuda && (is_channels_last_pool(c) || is_channels_last_training(c)))
           all.push_back({b, i, -1, name + "_nhwc", true});
         if (config.kind == BackendConfig::Kind::kCuda && c.op == OpKind::kFusedPointwise)
           all.push_back({b, i, -1, name + "_interpreted", false, true});
@@ -267,7 +276,9 @@ TEST_P(OpTable, MatchesReference) {
   if (!got && got.status().code() == StatusCode::kUnsupported && !config.runs_every_case)
     GTEST_SKIP() << config.name << " does not support " << c.name << ": " << got.status().message();
   ASSERT_TRUE(got.has_value()) << got.status().to_string();
-  if (run.channels_last) (*got)[0] = to_nchw((*got)[0]);
+  if (run.channels_last)
+    for (ucudnn::Tensor& t : *got)
+      if (t.rank() == 4) t = to_nchw(t);  // every 4-D output ran NHWC
   expect_close(*got, *want, tolerance_for(config, graph, built->node()), run.name);
 }
 

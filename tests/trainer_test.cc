@@ -336,6 +336,38 @@ TEST(TrainerOnGpu, CapturedStepsEqualEagerSteps) {
   expect_same_weights(**eager, **captured);
 }
 
+// Channels-last training (docs/TRAINING.md): --layout nhwc on the GPU trains as NCHW does, within TF32's
+// rounding, and its plan says so; the CPU trains NCHW only and refuses nhwc, saying why.
+TEST(TrainerOnGpu, ChannelsLastStepsMatchNchwSteps) {
+  const std::string dir = source_dir() + "/tests/data/training/tiny_bn_cnn_sgd";
+  ucudnn::TrainOptions options = tiny_options();
+  options.session.layout = ucudnn::Layout::kNhwc;
+  auto on_cpu = ucudnn::Trainer::load(dir + "/model.onnx", options);
+  ASSERT_FALSE(on_cpu.has_value());
+  const std::string why_not = on_cpu.status().message();  // (a build without oneDNN refuses nhwc itself)
+  EXPECT_TRUE(why_not.find("trains NCHW only") != std::string::npos ||
+              why_not.find("which this build lacks") != std::string::npos)
+      << on_cpu.status().to_string();
+
+  if (const std::string why = why_no_gpu(); !why.empty()) GTEST_SKIP() << why;
+  options.session.device = ucudnn::Device::kCuda;
+  auto nhwc = ucudnn::Trainer::load(dir + "/model.onnx", options);
+  options.session.layout = ucudnn::Layout::kNchw;
+  auto nchw = ucudnn::Trainer::load(dir + "/model.onnx", options);
+  ASSERT_TRUE(nhwc.has_value() && nchw.has_value()) << nhwc.status().to_string();
+  EXPECT_NE((*nhwc)->plan_json().find("\"nhwc\""), std::string::npos);
+  const std::vector<SmallBatch> batches = small_batches(dir, 3, (*nchw)->outputs()[0].shape[1]);
+  for (size_t k = 0; k < batches.size(); ++k) {
+    auto want = (*nchw)->step({batches[k].input}, batches[k].labels);
+    auto got = (*nhwc)->step({batches[k].input}, batches[k].labels);
+    ASSERT_TRUE(want.has_value() && got.has_value()) << got.status().to_string();
+    EXPECT_NEAR(got->loss, want->loss, 2e-3 * (1 + std::abs(want->loss))) << "step " << k + 1;
+  }
+  auto wa = (*nchw)->weights(), wb = (*nhwc)->weights();
+  ASSERT_TRUE(wa.has_value() && wb.has_value());
+  for (const auto& [name, t] : *wa) expect_close(wb->at(name), t, {2e-3, 2e-2}, "'" + name + "'");
+}
+
 TEST(TrainerVsPyTorch, ReferenceFromEnvironment) {
   const char* dir = std::getenv("UCUDNN_TRAINING_REFERENCE");
   if (dir == nullptr) GTEST_SKIP() << "UCUDNN_TRAINING_REFERENCE not set (the models-labelled test sets it)";

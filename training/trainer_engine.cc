@@ -38,7 +38,14 @@ Expected<std::unique_ptr<TrainerEngine>> TrainerEngine::create(std::unique_ptr<r
 Expected<std::unique_ptr<TrainerEngine::Planned>> TrainerEngine::plan_and_prepare(ir::Graph graph) const {
   UCUDNN_RETURN_IF_ERROR(backend_->check_support(graph));
   optimizer::PlanRequest request = config_.plan;
-  request.layouts = {optimizer::GraphLayout::kNchw};  // training runs NCHW (docs/TRAINING.md)
+  // The session's layouts where the backend trains channels-last (docs/TRAINING.md), else NCHW.
+  if (!backend_->capabilities().trains_channels_last()) {
+    if (request.layouts == std::vector<optimizer::GraphLayout>{optimizer::GraphLayout::kNhwc})
+      return unsupported(std::string("layout nhwc: the ") + backend_->name() +
+                         " trains NCHW only (its batch-norm and pooling gradients run NCHW); use layout nchw or auto");
+    request.layouts = {optimizer::GraphLayout::kNchw};
+  }
+  request.training_step = true;     // NHWC rewrites the training ops too
   request.planner.io_bound = true;  // parameters, gradients and batches are the trainer's own buffers
   request.planner.residual_in_place = false;  // training graphs have no Conv with a residual input
   UCUDNN_ASSIGN_OR_RETURN(optimizer::PlannedModel planned, optimizer::plan_model(graph, request));

@@ -55,7 +55,8 @@ namespace ucudnn::training {
 
 // What the engine trains with; the public TrainOptions, checked and translated by api/trainer.cc.
 struct TrainerConfig {
-  // The session's plan request (api's plan_request); each graph's plan runs NCHW, io-bound,
+  // The session's plan request (api's plan_request); each graph's plan runs in its layouts where the
+  // backend trains channels-last (else NCHW), io-bound,
   // without residual-in-place (the engine sets those).
   optimizer::PlanRequest plan;
   OptimizerConfig optimizer;

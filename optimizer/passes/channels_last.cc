@@ -5,19 +5,27 @@
 // an NHWC twin (made by a Transpose node, or for a constant a transposed copy);
 // each NHWC node output keeps an NCHW twin made on demand for readers that need
 // NCHW. A node runs channels-last when
-//   - it is a 2-D Conv with a constant weight: always (its NCHW input is transposed if
-//     no NHWC twin exists yet), unless the caller names it among the Convs to keep NCHW
-//     (Note [layout regions], optimizer/layout_regions.h);
+//   - it is a 2-D Conv whose weight is a constant (or, in a training step, a graph input: a
+//     parameter, transposed by a Transpose node every run): always (its NCHW input is
+//     transposed if no NHWC twin exists yet), unless the caller names it among the Convs to
+//     keep NCHW (Note [layout regions], optimizer/layout_regions.h);
 //   - it is a 2-D MaxPool/AveragePool, GlobalAveragePool/GlobalMaxPool, a layout-free
-//     elementwise op (FusedPointwise among them; its concat_axis moves as a Concat's axis
-//     does) or Concat: when one of its inputs already is NHWC and every input that is not a
-//     single element is 4-D (so broadcasting means the same in both layouts);
+//     elementwise op (FusedPointwise and ActivationGrad among them; its concat_axis moves as a
+//     Concat's axis does) or Concat: when one of its inputs already is NHWC and every input that
+//     is not a single element is 4-D (so broadcasting means the same in both layouts);
+//   - in a training step (convert_training_step_to_channels_last), a training op of a 4-D X
+//     (ConvGradData, ConvGradFilter, BatchNormTrain, BatchNormGrad, MaxPoolGrad,
+//     AveragePoolGrad; docs/TRAINING.md): when one of its inputs already is NHWC; every 4-D input
+//     and output is then NHWC (a filter gradient KRSC). Inference graphs keep these NCHW (a
+//     ConvTranspose runs as ConvGradData, which the CPU runs NCHW only);
 //   - it is a Slice or a Gather with 1-D indices (a channel shuffle, see
 //     channel_shuffle_to_gather) of an NHWC X: its axes move as a Concat's axis does (Slice
-//     reads a new constant `axes`);
+//     reads a new constant `axes`); or a ReduceSum/ReduceMean of an NHWC X over constant axes
+//     (a bias's gradient) whose output keeps its dims' order: its axes move alike;
 // otherwise it reads NCHW twins. Flatten(axis 1) and Reshape of an NHWC value
 // whose H and W are 1 read it as it is: both layouts hold the same bytes then.
-// The graph's outputs keep their NCHW shapes and names.
+// The graph's outputs keep their NCHW shapes and names (a training graph's weight gradients
+// are transposed back), and its inputs are unchanged.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -48,6 +56,7 @@ bool is_layout_free_elementwise(OpKind op) {
     case OpKind::kRound: case OpKind::kSign: case OpKind::kSin: case OpKind::kCos: case OpKind::kTan:
     case OpKind::kAsin: case OpKind::kAcos: case OpKind::kAtan: case OpKind::kSinh: case OpKind::kCosh:
     case OpKind::kAsinh: case OpKind::kAcosh: case OpKind::kAtanh: case OpKind::kMax: case OpKind::kMin:
+    case OpKind::kActivationGrad:
       return true;
     default:
       return false;
@@ -58,14 +67,37 @@ bool is_4d(const ir::Graph& graph, ir::ValueId id) {
   return id != ir::kNoValue && graph.value(id).shape.size() == 4;
 }
 
-// Conv (constant 4-D weight), MaxPool (no Indices), AveragePool and the global pools on a
-// 4-D float32 X: the nodes with a `channels_last` attribute.
-bool has_channels_last_kernel(const ir::Graph& graph, const ir::Node& node) {
+bool is_graph_input(const ir::Graph& graph, ir::ValueId id) {
+  return std::find(graph.inputs.begin(), graph.inputs.end(), id) != graph.inputs.end();
+}
+
+// The training ops with channels-last kernels: every 4-D input and output of theirs takes the layout.
+bool is_training_layout_op(OpKind op) {
+  switch (op) {
+    case OpKind::kConvGradData: case OpKind::kConvGradFilter: case OpKind::kBatchNormTrain:
+    case OpKind::kBatchNormGrad: case OpKind::kMaxPoolGrad: case OpKind::kAveragePoolGrad:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Conv (4-D weight: a constant, or in a training step a graph input), MaxPool (no Indices),
+// AveragePool, the global pools and, in a training step, the training ops on a 4-D float32 X: the
+// nodes with a `channels_last` attribute.
+bool has_channels_last_kernel(const ir::Graph& graph, const ir::Node& node, bool training = false) {
   if (node.inputs.empty() || !is_4d(graph, node.inputs[0]) || graph.value(node.inputs[0]).dtype != DType::kFloat32)
     return false;
+  if (is_training_layout_op(node.op)) {
+    if (!training) return false;
+    if (node.op == OpKind::kConvGradData || node.op == OpKind::kConvGradFilter)  // (dY, W) and (X, dY)
+      return node.inputs.size() >= 2 && is_4d(graph, node.inputs[1]);
+    return true;
+  }
   switch (node.op) {
     case OpKind::kConv:
-      return node.inputs.size() >= 2 && is_4d(graph, node.inputs[1]) && graph.value(node.inputs[1]).constant;
+      return node.inputs.size() >= 2 && is_4d(graph, node.inputs[1]) &&
+             (graph.value(node.inputs[1]).constant || (training && is_graph_input(graph, node.inputs[1])));
     case OpKind::kMaxPool:
       return node.outputs.size() == 1 || node.outputs[1] == ir::kNoValue;  // no Indices output
     case OpKind::kAveragePool:
@@ -120,6 +152,27 @@ bool selects_along_axes(const ir::Graph& graph, const ir::Node& node) {
   return node.op == OpKind::kSlice && slice_axes(graph, node).has_value();
 }
 
+// ReduceSum or ReduceMean of a 4-D X over constant axes (input 1) whose output lists its kept dims in
+// the same order in both layouts: keepdims (the output is 4-D too), or only N and C kept. Its axes,
+// NCHW ones, in `axes`.
+bool reduces_along_axes(const ir::Graph& graph, const ir::Node& node, std::vector<int64_t>* axes = nullptr) {
+  if ((node.op != OpKind::kReduceSum && node.op != OpKind::kReduceMean) || node.inputs.size() < 2 ||
+      !is_4d(graph, node.inputs[0]) || node.inputs[1] == ir::kNoValue || !graph.value(node.inputs[1]).constant)
+    return false;
+  auto values = graph.value(node.inputs[1]).constant->to_int64_vector();
+  if (!values || values->empty()) return false;
+  bool reduced[4] = {false, false, false, false};
+  for (int64_t& a : *values) {
+    if (a < -4 || a >= 4) return false;
+    if (a < 0) a += 4;
+    reduced[a] = true;
+  }
+  const bool keepdims = !node.attrs.has("keepdims") || node.attrs.get_int("keepdims") != 0;
+  if (!keepdims && !(reduced[2] && reduced[3])) return false;  // H or W kept: [.., H, W, C] vs [.., C, H, W]
+  if (axes != nullptr) *axes = std::move(*values);
+  return true;
+}
+
 // `t` ([A, B, C, D], any dtype) with dims permuted by `perm`.
 Tensor transpose4(const Tensor& t, const std::vector<int64_t>& perm) {
   const Shape& in = t.shape();
@@ -143,8 +196,8 @@ Tensor transpose4(const Tensor& t, const std::vector<int64_t>& perm) {
 
 class ChannelsLastRewriter {
  public:
-  ChannelsLastRewriter(ir::Graph& graph, PassStats* stats, const std::set<std::string>& nchw_convs)
-      : graph_(graph), stats_(stats), nchw_convs_(nchw_convs), nhwc_twin_(graph.values.size(), ir::kNoValue),
+  ChannelsLastRewriter(ir::Graph& graph, PassStats* stats, const std::set<std::string>& nchw_convs, bool training)
+      : graph_(graph), stats_(stats), nchw_convs_(nchw_convs), training_(training), nhwc_twin_(graph.values.size(), ir::kNoValue),
         nchw_twin_(graph.values.size(), ir::kNoValue), is_nhwc_(graph.values.size(), false),
         nchw_name_(graph.values.size()) {}
 
@@ -166,9 +219,14 @@ class ChannelsLastRewriter {
   void rewrite(ir::Node node) {
     const bool has_nhwc_input = std::any_of(node.inputs.begin(), node.inputs.end(),
                                             [&](ir::ValueId id) { return nhwc_now(id); });
-    const bool kernel_runs_nhwc = has_channels_last_kernel(graph_, node) &&
+    const bool kernel_runs_nhwc = has_channels_last_kernel(graph_, node, training_) &&
                                   (node.op == OpKind::kConv ? nchw_convs_.count(node.name) == 0 : has_nhwc_input);
-    if (kernel_runs_nhwc) {
+    if (kernel_runs_nhwc && is_training_layout_op(node.op)) {
+      for (ir::ValueId& id : node.inputs)
+        if (is_4d(id)) id = nhwc(id);  // a weight: the twin the forward Conv made
+      node.attrs.set(ir::kChannelsLastAttr, int64_t{1});
+      emit_nhwc(std::move(node));
+    } else if (kernel_runs_nhwc) {
       node.inputs[0] = nhwc(node.inputs[0]);
       if (node.op == OpKind::kConv) {
         node.inputs[1] = nhwc(node.inputs[1]);  // a constant: transposed here, once
@@ -183,6 +241,9 @@ class ChannelsLastRewriter {
       if (node.op == OpKind::kConcat) remap_axis(node, "axis");
       if (node.op == OpKind::kFusedPointwise && node.attrs.get_int(ir::kPointwiseConcatCountAttr) > 0)
         remap_axis(node, ir::kPointwiseConcatAxisAttr);  // its concatenated leaf, as a Concat's
+      emit_nhwc(std::move(node));
+    } else if (nhwc_now(node.inputs[0]) && reduces_along_axes(graph_, node)) {
+      remap_reduce_axes(node);
       emit_nhwc(std::move(node));
     } else if (selects_along_axes(graph_, node) && nhwc_now(node.inputs[0])) {
       if (node.op == OpKind::kGather) remap_axis(node, "axis");
@@ -212,6 +273,15 @@ class ChannelsLastRewriter {
         add_value({node.name + ".nhwc_axes", DType::kInt64, shape, Tensor::from_int64s(shape, axes), -1});
     if (node.inputs.size() < 4) node.inputs.resize(4, ir::kNoValue);
     node.inputs[3] = id;
+  }
+
+  // A ReduceSum/ReduceMean of NHWC X: its axes, NCHW ones, in a new constant of NHWC ones.
+  void remap_reduce_axes(ir::Node& node) {
+    std::vector<int64_t> axes;
+    reduces_along_axes(graph_, node, &axes);  // the caller checked it
+    for (int64_t& a : axes) a = kNhwcPosition[a];
+    const Shape shape = {static_cast<int64_t>(axes.size())};
+    node.inputs[1] = add_value({node.name + ".nhwc_axes", DType::kInt64, shape, Tensor::from_int64s(shape, axes), -1});
   }
 
   bool reads_same_bytes(const ir::Node& node) const {
@@ -289,6 +359,7 @@ class ChannelsLastRewriter {
   ir::Graph& graph_;
   PassStats* stats_;
   const std::set<std::string>& nchw_convs_;
+  const bool training_;  // a training step: its parameters' Convs and its training ops too
   std::vector<ir::ValueId> nhwc_twin_, nchw_twin_;
   std::vector<bool> is_nhwc_;
   std::vector<std::string> nchw_name_;  // for NHWC node outputs: the name their NCHW twin takes back
@@ -297,7 +368,8 @@ class ChannelsLastRewriter {
 }  // namespace
 
 bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node) {
-  return has_channels_last_kernel(graph, node) || runs_as_is_on_nhwc(graph, node) || selects_along_axes(graph, node);
+  return has_channels_last_kernel(graph, node) || runs_as_is_on_nhwc(graph, node) || selects_along_axes(graph, node) ||
+         reduces_along_axes(graph, node);
 }
 
 Status convert_to_channels_last(ir::Graph& graph, PassStats* stats) {
@@ -312,8 +384,14 @@ Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const
     });
     if (!found) return invalid_argument("the Conv '" + name + "' to keep in NCHW is not a Conv node of the model");
   }
-  ChannelsLastRewriter(graph, stats, keep).run();
+  ChannelsLastRewriter(graph, stats, keep, false).run();
   return graph.validate().with_context("after the channels-last pass");
+}
+
+Status convert_training_step_to_channels_last(ir::Graph& graph, PassStats* stats) {
+  const std::set<std::string> keep_none;
+  ChannelsLastRewriter(graph, stats, keep_none, true).run();
+  return graph.validate().with_context("after the channels-last pass over the training step");
 }
 
 }  // namespace ucudnn::optimizer

@@ -89,6 +89,10 @@ Status convert_to_channels_last(ir::Graph& graph, PassStats* stats);
 // The same with the Conv nodes named in `nchw_convs` kept NCHW (Note [layout regions],
 // optimizer/layout_regions.h); InvalidArgument naming one that is no Conv of the graph.
 Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const std::vector<std::string>& nchw_convs);
+// The same over a training step (training/training_graph.h): also its Convs whose weight is a graph
+// input (a parameter: transposed every step, its gradient transposed back) and its training ops
+// (convolution and batch-norm gradients, pools' gradients; docs/TRAINING.md).
+Status convert_training_step_to_channels_last(ir::Graph& graph, PassStats* stats);
 // Whether convert_to_channels_last can run `node` (of an NCHW graph) channels-last: a Conv
 // with a constant weight, a pool, an elementwise op or Concat on 4-D operands, a Slice (constant
 // starts and axes) or a Gather (1-D indices) of a 4-D X into a 4-D Y.

@@ -143,6 +143,10 @@ class BackendCapabilities {
   // True when it runs BatchNormTrain and BatchNormGrad fused with the following Relu and residual Add
   // (Note [batch norm with its activation], runtime/ops/batch_norm_train.cc): the trainer fuses them then.
   virtual bool trains_fused_batch_norm() const = 0;
+  // True when its training kernels (ConvGradData/Filter, BatchNormTrain/Grad, MaxPoolGrad,
+  // AveragePoolGrad) run channels-last too (Note [channels-last]): the trainer then plans the step in
+  // the session's layout (`--layout`), else in NCHW.
+  virtual bool trains_channels_last() const = 0;
   // What one layout Transpose costs on it, as measured there (Note [layout regions], optimizer/layout_regions.h).
   virtual TransposeCost layout_transpose_cost() const = 0;
   // True when a whole run is cheap enough that --layout auto runs each layout's plan and keeps the faster

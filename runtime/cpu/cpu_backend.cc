@@ -145,6 +145,7 @@ class CpuCapabilities final : public runtime::BackendCapabilities {
   // A CPU Conv adds its bias and any activation in its own epilogue (passes.h: fuse_any_conv_activation).
   bool takes_gpu_fusions() const override { return false; }
   bool trains_fused_batch_norm() const override { return true; }
+  bool trains_channels_last() const override { return false; }  // batch norm and pool gradients run NCHW
   bool is_host_memory() const override { return true; }
   // A CPU core copies ~5 GB/s with a transposed stride; an OpenMP region costs tens of µs.
   runtime::TransposeCost layout_transpose_cost() const override { return {2.0 / 5.0e6, 0.02}; }

@@ -3,9 +3,10 @@
 // epsilon and rank, new_running_* allowed to alias running_* (cuDNN's training BN would need
 // epsilon >= CUDNN_BN_MIN_EPSILON and in-place running statistics). prepare fixes the shape and
 // the split of the per-channel sums, whose partial results live in the workspace; run is a
-// partial-sum, a per-channel and an elementwise launch. The fused forms (Note [batch norm with its
+// partial-sum, a per-channel and an elementwise launch, in NCHW or channels-last (Note
+// [channels-last], runtime/ir/layout.h: X, Z, Y, dY, dX and dZ [N, H, W, C]). The fused forms (Note [batch norm with its
 // activation], runtime/ops/batch_norm_train.cc) are the same launches with the residual, the Relu and
-// dZ passed along. NCHW only.
+// dZ passed along.
 #include <cstdint>
 #include <memory>
 
@@ -53,13 +54,14 @@ class BatchNormGradState final : public KernelState {
   }
 };
 
-// X [N, C, ...] as [batch, channels, inner] with its sums' split.
-BatchNormShape shape_of(const Shape& x) {
+// X [N, C, ...] (or [N, H, W, C] channels-last) as [batch, channels, inner] with its sums' split.
+BatchNormShape shape_of(const Shape& x, bool channels_last) {
   BatchNormShape s;
   s.batch = x[0];
-  s.channels = x[1];
+  s.channels = channels_last ? x.back() : x[1];
   s.inner = s.batch * s.channels == 0 ? 0 : shape_numel(x) / (s.batch * s.channels);
-  s.parts = batch_norm_parts(s.batch, s.channels, s.inner);
+  s.channels_last = channels_last;
+  s.parts = batch_norm_parts(s.batch, s.channels, s.inner, channels_last);
   return s;
 }
 
@@ -84,12 +86,14 @@ Status check_like_x(const PrepareArgs& a, size_t first, size_t x_input) {
 
 // X's shape as [batch, channels, inner] with its sums' split; X is input `x_input`.
 Expected<BatchNormShape> batch_norm_shape(const PrepareArgs& a, size_t x_input) {
-  if (ir::is_channels_last(a.node)) return a.unsupported_error("channels-last batch normalization");
+  const bool channels_last = ir::is_channels_last(a.node);
+  if (channels_last && a.src_shapes[x_input].size() != 4)
+    return a.unsupported_error("channels-last batch normalization of X that is not 4-D");
   for (size_t i = 0; i < a.src_shapes.size(); ++i)
     if (a.src_dtype(i) != DType::kFloat32) return a.unsupported_error("only float32");
   const Shape& x = a.src_shapes[x_input];
   if (x.size() < 2) return invalid_argument(a.describe() + ": X must have rank >= 2");
-  const BatchNormShape s = shape_of(x);
+  const BatchNormShape s = shape_of(x, channels_last);
   if (s.channels > 0 && s.batch * s.inner < 2)
     return invalid_argument(a.describe() + ": X " + shape_to_string(x) + " has fewer than 2 values per channel");
   return s;
@@ -128,7 +132,7 @@ Expected<std::unique_ptr<KernelState>> prepare_batch_norm_grad(const PrepareArgs
 size_t batch_norm_step_workspace(const ir::Graph& graph, const ir::Node& node) {
   if (node.op != OpKind::kBatchNormTrain && node.op != OpKind::kBatchNormGrad) return 0;
   const Shape& x = graph.value(node.inputs[node.op == OpKind::kBatchNormTrain ? 0 : 1]).shape;
-  return x.size() < 2 ? 0 : batch_norm_workspace_bytes(shape_of(x));
+  return x.size() < 2 ? 0 : batch_norm_workspace_bytes(shape_of(x, ir::is_channels_last(node) && x.size() == 4));
 }
 
 const CudaKernel& cuda_kernel_BatchNormTrain() {

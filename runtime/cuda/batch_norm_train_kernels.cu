@@ -23,6 +23,11 @@ __device__ __forceinline__ float relu_masked(float dy, float y) {
   return dy * activation_derivative(ActivationKind::kRelu, y, 0.0f, 0.0f, 0.0f, 0.0f);
 }
 
+// Where channel c's first value is (its shift K): row 0, column 0.
+__device__ __forceinline__ int64_t first_value(const BatchNormShape& s, int64_t c) {
+  return s.channels_last ? c : c * s.inner;
+}
+
 double* partials(void* workspace) { return static_cast<double*>(workspace); }
 double* coefficients(void* workspace, const BatchNormShape& s) {
   return static_cast<double*>(workspace) + 2 * s.channels * s.parts;
@@ -39,7 +44,7 @@ __global__ void partial_sums_kernel(const float* grad, const float* forward, con
   const int64_t c = blockIdx.x, part = blockIdx.y, count = s.batch * s.inner;
   const int64_t chunk = (count + s.parts - 1) / s.parts;
   const int64_t begin = part * chunk, end = begin + chunk < count ? begin + chunk : count;
-  const double shift = kind == Sums::kTrain ? src[c * s.inner] : mean[c];
+  const double shift = kind == Sums::kTrain ? src[first_value(s, c)] : mean[c];
   const int64_t step_rows = kThreads / s.inner, step_columns = kThreads % s.inner;
   double first = 0.0, second = 0.0;
   int64_t j = begin + threadIdx.x, row = j / s.inner, column = j % s.inner;
@@ -77,6 +82,60 @@ __global__ void partial_sums_kernel(const float* grad, const float* forward, con
   }
 }
 
+// NHWC: X as [batch · inner rows][channels]. Block (channels 32·blockIdx.x + threadIdx.x, part
+// blockIdx.y) of 32 × kRowLanes threads: each lane's thread a channel, reading 32 consecutive
+// channels of a row (coalesced); threadIdx.y strides over the part's rows, and the row lanes' sums are
+// added in order. Same sums, same partials[c][part] as partial_sums_kernel.
+constexpr int kRowLanes = kThreads / 32;
+
+template <Sums kind>
+__global__ void partial_sums_nhwc_kernel(const float* grad, const float* forward, const float* src, const float* mean,
+                                         BatchNormShape s, double* out) {
+  __shared__ double shared[2][kRowLanes][32];
+  const int64_t c = blockIdx.x * int64_t{32} + threadIdx.x, part = blockIdx.y, rows = s.batch * s.inner;
+  const int64_t chunk = (rows + s.parts - 1) / s.parts;
+  const int64_t begin = part * chunk, end = begin + chunk < rows ? begin + chunk : rows;
+  double first = 0.0, second = 0.0;
+  if (c < s.channels) {
+    const double shift = kind == Sums::kTrain ? src[first_value(s, c)] : mean[c];
+    for (int64_t r = begin + threadIdx.y; r < end; r += kRowLanes) {
+      const int64_t at = r * s.channels + c;
+      const double centered = static_cast<double>(src[at]) - shift;
+      if constexpr (kind == Sums::kTrain) {
+        first += centered;
+        second += centered * centered;
+      } else {
+        const double g = forward == nullptr ? grad[at] : relu_masked(grad[at], forward[at]);
+        first += g;
+        second += g * centered;
+      }
+    }
+  }
+  shared[0][threadIdx.y][threadIdx.x] = first;
+  shared[1][threadIdx.y][threadIdx.x] = second;
+  __syncthreads();
+  if (threadIdx.y != 0 || c >= s.channels) return;
+  first = second = 0.0;
+  for (int lane = 0; lane < kRowLanes; ++lane) {
+    first += shared[0][lane][threadIdx.x];
+    second += shared[1][lane][threadIdx.x];
+  }
+  out[(c * s.parts + part) * 2] = first;
+  out[(c * s.parts + part) * 2 + 1] = second;
+}
+
+// Queues the partial sums of `kind` in s's layout.
+template <Sums kind>
+void launch_partial_sums(const float* grad, const float* forward, const float* src, const float* mean,
+                         const BatchNormShape& s, double* out, cudaStream_t stream) {
+  if (s.channels_last)
+    partial_sums_nhwc_kernel<kind><<<dim3(static_cast<unsigned>((s.channels + 31) / 32), static_cast<unsigned>(s.parts)),
+                                      dim3(32, kRowLanes), 0, stream>>>(grad, forward, src, mean, s, out);
+  else
+    partial_sums_kernel<kind><<<dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(s.parts)), kThreads, 0,
+                                stream>>>(grad, forward, src, mean, s, out);
+}
+
 // Adds channel c's parts in order into sums[0..1].
 __device__ void total(const double* partial, const BatchNormShape& s, int64_t c, double sums[2]) {
   sums[0] = sums[1] = 0.0;
@@ -95,7 +154,7 @@ __global__ void train_finalize_kernel(BatchNormTrainArgs a, BatchNormShape s, co
     const double m = static_cast<double>(s.batch * s.inner);
     const double offset = sums[0] / m;  // mean − K
     const double var = fmax(sums[1] / m - offset * offset, 0.0);
-    const double mean = a.src[c * s.inner] + offset, inv_std = 1.0 / sqrt(var + a.epsilon);
+    const double mean = a.src[first_value(s, c)] + offset, inv_std = 1.0 / sqrt(var + a.epsilon);
     const double old_mean = a.running_mean[c], old_var = a.running_var[c];  // before new_running_* is written
     a.new_running_mean[c] = static_cast<float>(old_mean * a.momentum + mean * (1.0 - a.momentum));
     a.new_running_var[c] = static_cast<float>(old_var * a.momentum + var * m / (m - 1.0) * (1.0 - a.momentum));
@@ -107,12 +166,13 @@ __global__ void train_finalize_kernel(BatchNormTrainArgs a, BatchNormShape s, co
   }
 }
 
-// Y = relu?(float((x − mean) · k + B) [+ z]); Index is int64_t, or uint32_t when n fits.
+// Y = relu?(float((x − mean) · k + B) [+ z]); Index is int64_t, or uint32_t when n fits. Element i's
+// channel is (i / run) % channels: run = inner in NCHW, 1 in NHWC.
 template <typename Index>
-__global__ void train_apply_kernel(const float* src, const float* residual, float* dst, Index n, Index inner,
+__global__ void train_apply_kernel(const float* src, const float* residual, float* dst, Index n, Index run,
                                    Index channels, bool relu, const double* coefficient) {
   for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < n; i += Index{blockDim.x} * gridDim.x) {
-    const double* k = coefficient + ((i / inner) % channels) * 3;
+    const double* k = coefficient + ((i / run) % channels) * 3;
     float v = static_cast<float>((src[i] - k[0]) * k[1] + k[2]);
     if (residual != nullptr) v += residual[i];
     if (relu) v = ir::eval_pointwise(ir::PointwiseOp::kRelu, v, 0.0f, 0.0f, 0.0f);  // Note [one formula per op]
@@ -139,9 +199,9 @@ __global__ void grad_finalize_kernel(BatchNormGradArgs a, BatchNormShape s, cons
 // dX = k · (g − mean_g − (x − mean) · slope), dZ = g; Index as train_apply_kernel's.
 template <typename Index>
 __global__ void grad_apply_kernel(const float* grad, const float* forward, const float* src, float* dst,
-                                  float* dresidual, Index n, Index inner, Index channels, const double* coefficient) {
+                                  float* dresidual, Index n, Index run, Index channels, const double* coefficient) {
   for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < n; i += Index{blockDim.x} * gridDim.x) {
-    const double* k = coefficient + ((i / inner) % channels) * 4;
+    const double* k = coefficient + ((i / run) % channels) * 4;
     const float g = forward == nullptr ? grad[i] : relu_masked(grad[i], forward[i]);
     dst[i] = static_cast<float>(k[1] * (g - k[2] - (src[i] - k[0]) * k[3]));
     if (dresidual != nullptr) dresidual[i] = g;
@@ -153,11 +213,13 @@ bool fits_32_bits(int64_t n) { return n < (int64_t{1} << 32) - int64_t{kThreads}
 
 }  // namespace
 
-int64_t batch_norm_parts(int64_t batch, int64_t channels, int64_t inner) {
-  // About 2048 blocks in all (a few waves on any GPU), a part no smaller than 16 values a thread.
-  const int64_t count = batch * inner, per_part = int64_t{16} * kThreads;
+int64_t batch_norm_parts(int64_t batch, int64_t channels, int64_t inner, bool channels_last) {
+  // About 2048 blocks in all (a few waves on any GPU), a part no smaller than 16 values a thread:
+  // NCHW has a block a channel, NHWC one per 32 channels with kRowLanes threads over rows.
+  const int64_t count = batch * inner, per_part = int64_t{16} * (channels_last ? kRowLanes : kThreads);
   const int64_t wanted = (count + per_part - 1) / per_part;
-  const int64_t cap = channels > 0 && channels < 2048 ? 2048 / channels : 1;
+  const int64_t blocks = channels_last ? (channels + 31) / 32 : channels;
+  const int64_t cap = blocks > 0 && blocks < 2048 ? 2048 / blocks : 1;
   return wanted < 1 ? 1 : (wanted < cap ? wanted : cap);
 }
 
@@ -169,17 +231,16 @@ cudaError_t launch_batch_norm_train(const BatchNormTrainArgs& a, const BatchNorm
                                     cudaStream_t stream) {
   if (s.channels == 0) return cudaSuccess;
   if (s.batch * s.inner < 2 || s.parts < 1 || s.parts > 65535) return cudaErrorInvalidValue;
-  partial_sums_kernel<Sums::kTrain><<<dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(s.parts)),
-                                      kThreads, 0, stream>>>(nullptr, nullptr, a.src, nullptr, s, partials(workspace));
+  launch_partial_sums<Sums::kTrain>(nullptr, nullptr, a.src, nullptr, s, partials(workspace), stream);
   train_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
                                                                         coefficients(workspace, s));
-  const int64_t n = s.batch * s.channels * s.inner;
+  const int64_t n = s.batch * s.channels * s.inner, run = s.channels_last ? 1 : s.inner;
   if (fits_32_bits(n))
     train_apply_kernel<uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(
-        a.src, a.residual, a.dst, static_cast<uint32_t>(n), static_cast<uint32_t>(s.inner),
+        a.src, a.residual, a.dst, static_cast<uint32_t>(n), static_cast<uint32_t>(run),
         static_cast<uint32_t>(s.channels), a.relu, coefficients(workspace, s));
   else
-    train_apply_kernel<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(a.src, a.residual, a.dst, n, s.inner,
+    train_apply_kernel<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(a.src, a.residual, a.dst, n, run,
                                                                          s.channels, a.relu,
                                                                          coefficients(workspace, s));
   return cudaGetLastError();
@@ -191,19 +252,17 @@ cudaError_t launch_batch_norm_grad(const BatchNormGradArgs& a, const BatchNormSh
   if (s.batch * s.inner < 1 || s.parts < 1 || s.parts > 65535) return cudaErrorInvalidValue;
   if (a.relu != (a.forward_output != nullptr)) return cudaErrorInvalidValue;
   const float* forward = a.relu ? a.forward_output : nullptr;
-  partial_sums_kernel<Sums::kGrad><<<dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(s.parts)),
-                                     kThreads, 0, stream>>>(a.grad, forward, a.src, a.saved_mean, s,
-                                                            partials(workspace));
+  launch_partial_sums<Sums::kGrad>(a.grad, forward, a.src, a.saved_mean, s, partials(workspace), stream);
   grad_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
                                                                        coefficients(workspace, s));
-  const int64_t n = s.batch * s.channels * s.inner;
+  const int64_t n = s.batch * s.channels * s.inner, run = s.channels_last ? 1 : s.inner;
   if (fits_32_bits(n))
     grad_apply_kernel<uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(
-        a.grad, forward, a.src, a.dst, a.dresidual, static_cast<uint32_t>(n), static_cast<uint32_t>(s.inner),
+        a.grad, forward, a.src, a.dst, a.dresidual, static_cast<uint32_t>(n), static_cast<uint32_t>(run),
         static_cast<uint32_t>(s.channels), coefficients(workspace, s));
   else
     grad_apply_kernel<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(a.grad, forward, a.src, a.dst, a.dresidual,
-                                                                        n, s.inner, s.channels,
+                                                                        n, run, s.channels,
                                                                         coefficients(workspace, s));
   return cudaGetLastError();
 }

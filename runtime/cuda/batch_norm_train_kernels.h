@@ -1,6 +1,7 @@
 // Launchers of the training batch normalization kernels (runtime/cuda/batch_norm_train_kernels.cu)
-// over X [batch, channels, inner] (NCHW; inner = prod(spatial)), M = batch · inner values a channel.
-// Each per-channel sum runs in two stages: a grid of (channel, part) blocks writes double partial
+// over X [batch, channels, inner] (NCHW; inner = prod(spatial)) or [batch, inner, channels] (NHWC,
+// channels_last), M = batch · inner values a channel.
+// Each per-channel sum runs in two stages: a grid of (channels, part) blocks writes double partial
 // sums to the workspace, then one thread a channel adds its parts in a fixed order — deterministic,
 // no atomics — and a last elementwise pass writes Y or dX. Each only queues work on `stream` and
 // returns the launch error. The running statistics may be bound to the same memory as their new
@@ -20,10 +21,11 @@ namespace ucudnn::cuda {
 struct BatchNormShape {
   int64_t batch = 0, channels = 0, inner = 1;
   int64_t parts = 1;  // blocks a channel's sums are split across: batch_norm_parts()
+  bool channels_last = false;  // NHWC (Note [channels-last], runtime/ir/layout.h)
 };
 
-// The parts for X's shape (enough blocks to fill a GPU, at least 1).
-int64_t batch_norm_parts(int64_t batch, int64_t channels, int64_t inner);
+// The parts for X's shape and layout (enough blocks to fill a GPU, at least 1).
+int64_t batch_norm_parts(int64_t batch, int64_t channels, int64_t inner, bool channels_last);
 // Workspace bytes both launchers need for `shape` (8-byte aligned).
 size_t batch_norm_workspace_bytes(const BatchNormShape& shape);
 

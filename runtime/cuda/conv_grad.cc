@@ -10,7 +10,9 @@
 // Note [conv asymmetric padding] (conv.cc) in the backward directions: cuDNN pads min(begin, end)
 // on both sides; ConvGradFilter pads the rest into a copy of X at the start of the workspace,
 // ConvGradData computes the gradient of that padded X there and crops it into dX.
-// Assumptions: float32, NCHW (the training graph runs no layout pass), 1-D or 2-D.
+// Channels-last nodes (Note [channels-last], runtime/ir/layout.h: X, dX, dY [N, H, W, C], W and dW
+// [K, R, S, C/group]) get NHWC descriptors, as the forward's do (conv.cc), and cuDNN picks its NHWC
+// kernels. Assumptions: float32; NCHW 1-D or 2-D, or NHWC 2-D.
 #include <algorithm>
 
 #include "runtime/cuda/cuda_kernel.h"
@@ -81,15 +83,17 @@ class ConvGradState final : public KernelState {
 
 // Note [conv asymmetric padding]: cuDNN's pads (min(begin, end) per axis) into *pads; when some
 // axis pads unequally, s's launch_pad parameters (pad X into the workspace, or crop the padded dX
-// out of it) and returns the padded X's shape, else X's.
-Shape pad_asymmetrically(const Shape& x, const WindowGeometry& g, ConvGradState* s, std::vector<int>* pads) {
+// out of it) and returns the padded X's shape, else X's. `x` is in memory order (spatial dims from
+// 1 when `nhwc`, else from 2), and so is the result.
+Shape pad_asymmetrically(const Shape& x, const WindowGeometry& g, bool nhwc, ConvGradState* s, std::vector<int>* pads) {
   Shape padded = x;
   std::vector<int64_t> begin(x.size(), 0);
+  const size_t first_spatial = nhwc ? 1 : 2;
   for (size_t d = 0; d < g.rank(); ++d) {
     const int64_t common = std::min(g.pad_begin[d], g.pad_end[d]);
     pads->push_back(static_cast<int>(common));
-    begin[2 + d] = g.pad_begin[d] - common;
-    padded[2 + d] += g.pad_begin[d] + g.pad_end[d] - 2 * common;
+    begin[first_spatial + d] = g.pad_begin[d] - common;
+    padded[first_spatial + d] += g.pad_begin[d] + g.pad_end[d] - 2 * common;
     s->padded = s->padded || g.pad_begin[d] != g.pad_end[d];
   }
   if (!s->padded) return x;
@@ -110,23 +114,28 @@ Shape pad_asymmetrically(const Shape& x, const WindowGeometry& g, ConvGradState*
   return padded;
 }
 
-// The descriptors of the forward convolution X ⊛ W = dY behind the node.
-Status build_descriptors(const PrepareArgs& a, const Shape& xs, const Shape& ws, const Shape& dys, ConvGradState* s) {
+// The descriptors of the forward convolution X ⊛ W = dY behind the node; the shapes in memory order.
+Status build_descriptors(const PrepareArgs& a, const Shape& x_memory, const Shape& w_memory, const Shape& dy_memory,
+                         ConvGradState* s) {
   const std::string context = a.describe();
-  if (ir::is_channels_last(a.node))
-    return a.unsupported_error("channels-last backward convolutions (the training graph runs NCHW)");
+  const bool nhwc = ir::is_channels_last(a.node);
   if (a.src_dtype(0) != DType::kFloat32 || a.src_dtype(1) != DType::kFloat32)
     return a.unsupported_error("only float32 convolutions");
+  if (nhwc && (x_memory.size() != 4 || w_memory.size() != 4 || dy_memory.size() != 4))
+    return a.unsupported_error("channels-last convolutions other than 2-D");
+  // cuDNN's dims are in NCHW order whatever the memory layout.
+  const auto nchw = [nhwc](const Shape& shape) { return nhwc ? ir::nhwc_to_nchw(shape) : shape; };
+  const Shape xs = nchw(x_memory), ws = nchw(w_memory), dys = nchw(dy_memory);
   if (xs.size() < 3 || xs.size() > 4 || ws.size() != xs.size() || dys.size() != xs.size())
     return a.unsupported_error("1-D and 2-D convolutions with X, W and dY of one rank");
   UCUDNN_ASSIGN_OR_RETURN(WindowGeometry g,
                           compute_window_geometry(a.node.attrs, Shape(xs.begin() + 2, xs.end()),
                                                   std::vector<int64_t>(ws.begin() + 2, ws.end()), false));
   std::vector<int> pads;
-  const Shape padded_xs = pad_asymmetrically(xs, g, s, &pads);
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, padded_xs, context));
-  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->dy, dys, context));
-  UCUDNN_RETURN_IF_ERROR(set_filter_descriptor(s->w, ws, context));
+  const Shape padded_xs = nchw(pad_asymmetrically(x_memory, g, nhwc, s, &pads));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->x, padded_xs, context, nhwc));
+  UCUDNN_RETURN_IF_ERROR(set_tensor_descriptor(s->dy, dys, context, nhwc));
+  UCUDNN_RETURN_IF_ERROR(set_filter_descriptor(s->w, ws, context, nhwc));
   UCUDNN_RETURN_IF_ERROR(
       set_convolution_descriptor(s->conv, std::move(pads), g, a.node.attrs.get_int("group"), a.ctx.math(), context));
   // dY must be what cuDNN's forward convolution of these descriptors outputs.

@@ -24,6 +24,7 @@ class CudaCapabilities final : public runtime::BackendCapabilities {
   bool takes_gpu_fusions() const override { return true; }
   // BatchNormTrain/Grad with their Relu and residual (Note [batch norm with its activation]).
   bool trains_fused_batch_norm() const override { return true; }
+  bool trains_channels_last() const override { return true; }
   bool is_host_memory() const override { return false; }
   // The H200 (`ucudnn run --device-io` of one Transpose, median of 20): [128, 64, 112, 112] float32
   // (411 MB) 0.31 ms either way, [128, 320, 14, 14] (32 MB) 0.036 ms; so ~1e-9 ms a byte. The

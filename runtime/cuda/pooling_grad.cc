@@ -1,7 +1,8 @@
 // CUDA kernels of the pooling_grad family (runtime/ops/pooling_grad.cc): MaxPoolGrad and
 // AveragePoolGrad on our own gather kernels (pooling_grad_kernels.cu) for every geometry the
 // shape rule accepts — cuDNN's cudnnPoolingBackward needs Y, pads symmetrically and may break
-// max ties differently. prepare fixes the geometry; run is one launch. NCHW only.
+// max ties differently. prepare fixes the geometry; run is one launch. NCHW, or channels-last for
+// 2-D pools (Note [channels-last], runtime/ir/layout.h: dY, X and dX [N, H, W, C]).
 #include <memory>
 
 #include "runtime/cuda/cuda_check.h"
@@ -33,14 +34,17 @@ class PoolGradState final : public KernelState {
 };
 
 Expected<std::unique_ptr<KernelState>> prepare_pool_grad(const PrepareArgs& a, bool max) {
-  if (ir::is_channels_last(a.node)) return a.unsupported_error("channels-last backward pooling");
+  const bool channels_last = ir::is_channels_last(a.node);
+  if (channels_last && a.dst_shapes[0].size() != 4) return a.unsupported_error("channels-last pools that are not 2-D");
   for (size_t i = 0; i < a.src_shapes.size(); ++i)
     if (a.src_dtype(i) != DType::kFloat32) return a.unsupported_error("only float32");
-  const Shape& dx = a.dst_shapes[0];
-  const Shape& dy = a.src_shapes[0];
+  // NCHW views of the shapes (a channels-last node's are NHWC).
+  const auto nchw = [&](const Shape& s) { return channels_last ? ir::nhwc_to_nchw(s) : s; };
+  const Shape dx = nchw(a.dst_shapes[0]);
+  const Shape dy = nchw(a.src_shapes[0]);
   if (dx.size() < 3 || dx.size() > 2 + static_cast<size_t>(kMaxPoolDims))
     return a.unsupported_error("1 to 3 spatial dims");
-  if (max && a.src_shapes[1] != dx)
+  if (max && nchw(a.src_shapes[1]) != dx)
     return internal_error(a.describe() + ": dX " + shape_to_string(dx) + " is not X's shape");
   const Shape spatial(dx.begin() + 2, dx.end());
   auto g = compute_window_geometry(a.node.attrs, spatial, a.node.attrs.get_ints("kernel_shape"),
@@ -58,6 +62,7 @@ Expected<std::unique_ptr<KernelState>> prepare_pool_grad(const PrepareArgs& a, b
   p.rank = static_cast<int>(g->rank());
   p.batch = dx[0];
   p.channels = dx[1];
+  p.channels_last = channels_last;
   for (size_t d = 0; d < g->rank(); ++d) {
     p.input[d] = g->input[d];
     p.output[d] = g->output[d];

@@ -1,5 +1,7 @@
 // The backward pools' CUDA kernels (see pooling_grad_kernels.h for the contracts). A pool of fewer
 // than 3 spatial axes runs as a 3-D one with leading unit axes; grid-stride loops over dX.
+// Both layouts: a (batch, channel) plane's values sit 1 apart in NCHW and `channels` apart in NHWC, so
+// the kernels read plane[at · step] from the plane's first value (Plane).
 #include <cstdint>
 
 #include "runtime/cuda/grid_loop.cuh"
@@ -10,6 +12,21 @@ namespace ucudnn::cuda {
 namespace {
 
 constexpr int kDims = kMaxPoolDims;
+
+// Where dX element i's plane starts in X (and dX) and in dY, its position `at` in the plane and the
+// step between a plane's neighbours: NCHW planes are contiguous, NHWC ones interleave the channels.
+struct Plane {
+  int64_t x_base, y_base, at, step;
+};
+__device__ __forceinline__ Plane plane_of(int64_t i, int64_t in_plane, int64_t out_plane, int64_t channels,
+                                          bool channels_last) {
+  if (!channels_last) {
+    const int64_t plane = i / in_plane;
+    return {plane * in_plane, plane * out_plane, i - plane * in_plane, 1};
+  }
+  const int64_t c = i % channels, pixel = i / channels, n = pixel / in_plane;
+  return {n * in_plane * channels + c, n * out_plane * channels + c, pixel - n * in_plane, channels};
+}
 
 
 // Position along axis d of tap k of window o (may lie in the padding).
@@ -26,7 +43,7 @@ __device__ __forceinline__ int64_t window_of(const PoolGeometry& g, int d, int64
 }
 
 // The plane offset of the tap window o's forward max picks, or -1 for a window with no tap inside.
-__device__ int64_t window_choice(const float* plane, const PoolGeometry& g, const int64_t o[kDims]) {
+__device__ int64_t window_choice(const float* plane, int64_t step, const PoolGeometry& g, const int64_t o[kDims]) {
   int64_t chosen = -1;
   float best = 0.0f;
   for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
@@ -39,7 +56,7 @@ __device__ int64_t window_choice(const float* plane, const PoolGeometry& g, cons
         const int64_t x2 = tap(g, 2, o[2], k2);
         if (x2 < 0 || x2 >= g.input[2]) continue;
         const int64_t at = (x0 * g.input[1] + x1) * g.input[2] + x2;
-        const float v = plane[at];
+        const float v = plane[at * step];
         if (chosen < 0 || v > best || isnan(v)) {
           chosen = at;
           best = v;
@@ -70,9 +87,10 @@ __global__ void pool_grad_kernel(const float* dy, const float* x, float* dx, int
   const int64_t in_plane = g.input[0] * g.input[1] * g.input[2];
   const int64_t out_plane = g.output[0] * g.output[1] * g.output[2];
   UCUDNN_GRID_LOOP(i, n) {
-    const int64_t plane = i / in_plane, at = i - plane * in_plane;
+    const Plane pl = plane_of(i, in_plane, out_plane, g.channels, g.channels_last);
+    const int64_t at = pl.at;
     const int64_t p[kDims] = {at / (g.input[1] * g.input[2]), (at / g.input[2]) % g.input[1], at % g.input[2]};
-    const float* dy_plane = dy + plane * out_plane;
+    const float* dy_plane = dy + pl.y_base;
     float sum = 0.0f;
     int64_t o[kDims];
     for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
@@ -81,9 +99,9 @@ __global__ void pool_grad_kernel(const float* dy, const float* x, float* dx, int
         if ((o[1] = window_of(g, 1, p[1], k1)) < 0) continue;
         for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
           if ((o[2] = window_of(g, 2, p[2], k2)) < 0) continue;
-          const float grad = dy_plane[(o[0] * g.output[1] + o[1]) * g.output[2] + o[2]];
+          const float grad = dy_plane[((o[0] * g.output[1] + o[1]) * g.output[2] + o[2]) * pl.step];
           if constexpr (Max) {
-            if (window_choice(x + plane * in_plane, g, o) == at) sum += grad;
+            if (window_choice(x + pl.x_base, pl.step, g, o) == at) sum += grad;
           } else {
             sum += grad / static_cast<float>(window_divisor(g, o, include_pad));
           }
@@ -100,9 +118,11 @@ __global__ void pool_grad_kernel(const float* dy, const float* x, float* dx, int
 // pool at batch 256: 54 ms before, on the H200).
 struct Geometry32 {
   int in[kDims], out[kDims], kernel[kDims], stride[kDims], pad[kDims], pad_end[kDims];
+  int64_t channels;
+  bool channels_last;
 };
 
-__device__ __forceinline__ int max_choice32(const float* plane, const Geometry32& g, const int o[kDims]) {
+__device__ __forceinline__ int max_choice32(const float* plane, int64_t step, const Geometry32& g, const int o[kDims]) {
   int chosen = -1;
   float best = 0.0f;
   for (int k0 = 0; k0 < g.kernel[0]; ++k0) {
@@ -115,7 +135,7 @@ __device__ __forceinline__ int max_choice32(const float* plane, const Geometry32
         const int x2 = o[2] * g.stride[2] - g.pad[2] + k2;
         if (x2 < 0 || x2 >= g.in[2]) continue;
         const int at = (x0 * g.in[1] + x1) * g.in[2] + x2;
-        const float v = plane[at];
+        const float v = plane[at * step];
         if (chosen < 0 || v > best || isnan(v)) {
           chosen = at;
           best = v;
@@ -142,8 +162,8 @@ __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, i
   const int in_plane = g.in[0] * g.in[1] * g.in[2];
   const int out_plane = g.out[0] * g.out[1] * g.out[2];
   UCUDNN_GRID_LOOP(i, n) {
-    const int64_t plane = i / in_plane;
-    const int at = static_cast<int>(i - plane * in_plane);
+    const Plane pl = plane_of(i, in_plane, out_plane, g.channels, g.channels_last);
+    const int at = static_cast<int>(pl.at);
     const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
     int lo[kDims], hi[kDims];
     for (int d = 0; d < kDims; ++d) {  // windows o with o·s − pad <= p <= o·s − pad + K − 1
@@ -151,16 +171,16 @@ __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, i
       lo[d] = first <= 0 ? 0 : (first + g.stride[d] - 1) / g.stride[d];
       hi[d] = min(g.out[d] - 1, (p[d] + g.pad[d]) / g.stride[d]);
     }
-    const float* dy_plane = dy + plane * out_plane;
-    const float* x_plane = Max ? x + plane * in_plane : nullptr;
+    const float* dy_plane = dy + pl.y_base;
+    const float* x_plane = Max ? x + pl.x_base : nullptr;
     float sum = 0.0f;
     int o[kDims];
     for (o[0] = lo[0]; o[0] <= hi[0]; ++o[0])
       for (o[1] = lo[1]; o[1] <= hi[1]; ++o[1])
         for (o[2] = lo[2]; o[2] <= hi[2]; ++o[2]) {
-          const float grad = dy_plane[(o[0] * g.out[1] + o[1]) * g.out[2] + o[2]];
+          const float grad = dy_plane[((o[0] * g.out[1] + o[1]) * g.out[2] + o[2]) * pl.step];
           if constexpr (Max) {
-            if (max_choice32(x_plane, g, o) == at) sum += grad;
+            if (max_choice32(x_plane, pl.step, g, o) == at) sum += grad;
           } else {
             sum += grad / static_cast<float>(divisor32(g, o, include_pad));
           }
@@ -186,13 +206,16 @@ bool fits_32_bit(const PoolGeometry& g, Geometry32* out) {
     out->pad[d] = static_cast<int>(g.pad_begin[d]);
     out->pad_end[d] = static_cast<int>(g.pad_end[d]);
   }
+  out->channels = g.channels;
+  out->channels_last = g.channels_last;
   return true;
 }
 
 template <bool Max>
 cudaError_t launch_pool_grad(const float* dy, const float* x, float* dx, const PoolGeometry& geometry,
                              bool include_pad, cudaStream_t stream) {
-  if (geometry.rank < 1 || geometry.rank > kDims || geometry.channels_last) return cudaErrorInvalidValue;
+  if (geometry.rank < 1 || geometry.rank > kDims || (geometry.channels_last && geometry.rank != 2))
+    return cudaErrorInvalidValue;
   const PoolGeometry g = pool_geometry_as_3d(geometry);
   const int64_t n = g.batch * g.channels * g.input[0] * g.input[1] * g.input[2];
   if (n == 0) return cudaSuccess;

@@ -1,5 +1,6 @@
 // Launchers of the backward pools (runtime/cuda/pooling_grad_kernels.cu), the adjoints of
-// window_kernels.h's pools over the same PoolGeometry (NCHW only: channels_last must be false).
+// window_kernels.h's pools over the same PoolGeometry: NCHW, or NHWC for 2-D pools (channels_last:
+// dX, X [N, H, W, C], dY [N, OH, OW, C]).
 // Gathers rather than scatters: one thread a dX element sums dY over the windows that cover it, in
 // a fixed order — no atomics, deterministic, and every dX element is written (no zeroing needed).
 // MaxPoolGrad: a window's gradient goes to the tap its forward max picks, recomputed from X with
@@ -15,11 +16,11 @@
 
 namespace ucudnn::cuda {
 
-// dX [N, C, input...] from dY [N, C, output...] and X (like dX).
+// dX [N, C, input...] from dY [N, C, output...] and X (like dX); channels-last as above.
 cudaError_t launch_max_pool_grad(const float* dy, const float* x, float* dx, const PoolGeometry& geometry,
                                  cudaStream_t stream);
 
-// dX [N, C, input...] from dY [N, C, output...].
+// dX [N, C, input...] from dY [N, C, output...]; channels-last as above.
 cudaError_t launch_average_pool_grad(const float* dy, float* dx, const PoolGeometry& geometry, bool include_pad,
                                      cudaStream_t stream);
 

@@ -105,8 +105,6 @@ struct RunConfig {
 Status parse_flags(const Args& args, TrainOptions* options, RunConfig* run) {
   UCUDNN_RETURN_IF_ERROR(session_options_from_flags(args, &options->session));
   if (args.has("plan")) return invalid_argument("--plan is for inference; training makes its own plan");
-  if (options->session.layout == Layout::kNhwc)
-    return unsupported("--layout nhwc: training runs NCHW for now (docs/TRAINING.md)");
   run->data_dir = args.get("data");
   run->synthetic = args.has("synthetic");
   if (run->synthetic == !run->data_dir.empty()) return invalid_argument("give either --data DIR or --synthetic");
