@@ -18,35 +18,11 @@ set(UCUDNN_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ucudnn)
 # --- Libraries -------------------------------------------------------------------------------
 # ucudnn is static, so every library of ours that it links (ucudnn_runtime, ucudnn_optimizer,
 # ucudnn_onnx_import, and with CUDA ucudnn_cuda, ucudnn_optimizer_cuda) is installed and
-# exported with it. They are found by walking ucudnn's link libraries, so one added later is
-# installed without an edit here. Imported targets (Eigen3::Eigen, PkgConfig::CBC, onnx_proto,
+# exported with it. They are found by walking ucudnn's link libraries (ucudnn_linked_libraries), so
+# one added later is installed without an edit here. Imported targets (Eigen3::Eigen, PkgConfig::CBC, onnx_proto,
 # CUDA::cudart_static, ...) are the dependencies that ucudnnConfig.cmake finds again.
 # UCUDNN_INSTALL_LIBRARIES: ours, each before those it links (the order static linking needs).
-function(_ucudnn_visit_links target)
-  get_property(seen GLOBAL PROPERTY _UCUDNN_INSTALL_SEEN)
-  if(target IN_LIST seen)
-    return()
-  endif()
-  set_property(GLOBAL APPEND PROPERTY _UCUDNN_INSTALL_SEEN ${target})
-  get_target_property(libs ${target} LINK_LIBRARIES)
-  get_target_property(interface_libs ${target} INTERFACE_LINK_LIBRARIES)
-  foreach(lib IN LISTS libs interface_libs)
-    string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" lib "${lib}")
-    if(TARGET "${lib}")
-      get_target_property(aliased ${lib} ALIASED_TARGET)
-      if(aliased)
-        set(lib ${aliased})
-      endif()
-      get_target_property(imported ${lib} IMPORTED)
-      if(NOT imported)
-        _ucudnn_visit_links(${lib})
-      endif()
-    endif()
-  endforeach()
-  set_property(GLOBAL APPEND PROPERTY _UCUDNN_INSTALL_POSTORDER ${target})
-endfunction()
-_ucudnn_visit_links(ucudnn)
-get_property(UCUDNN_INSTALL_LIBRARIES GLOBAL PROPERTY _UCUDNN_INSTALL_POSTORDER)
+ucudnn_linked_libraries(ucudnn UCUDNN_INSTALL_LIBRARIES)  # cmake/UcudnnHelpers.cmake
 list(REVERSE UCUDNN_INSTALL_LIBRARIES)
 
 # The public header needs C++20 (<span>): consumers compile with at least that.
