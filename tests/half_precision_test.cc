@@ -189,30 +189,16 @@ TEST(HalfTensorIo, Int32DataHoldsTheEncodings) {
   EXPECT_NE(s.status().message().find("int32_data"), std::string::npos) << s.status().message();
 }
 
-std::string npy_v1(const std::string& descr, const std::string& shape, const void* data, size_t bytes) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>(header.size() >> 8);
-  out += header;
-  out.append(static_cast<const char*>(data), bytes);
-  return out;
-}
-
 TEST(HalfTensorIo, NpyReadsFloat16AndRefusesBFloat16) {
   TempDir dir;
   const uint16_t f16[3] = {0x3c00, 0x3555, 0xfbff};  // 1, 1/3, -65504
-  write_bytes(dir.file("f16.npy"), npy_v1("<f2", "(3,)", f16, sizeof f16));
+  write_bytes(dir.file("f16.npy"), npy_bytes("<f2", "(3,)", f16, sizeof f16));
   auto t = onnx_import::read_tensor_file(dir.file("f16.npy"));
   ASSERT_TRUE(t.has_value()) << t.status().to_string();
   EXPECT_EQ(t->dtype(), DType::kFloat16);
   EXPECT_EQ(std::memcmp(t->raw(), f16, sizeof f16), 0);
 
-  write_bytes(dir.file("bf16.npy"), npy_v1("|V2", "(3,)", f16, sizeof f16));  // as NumPy saves ml_dtypes.bfloat16
+  write_bytes(dir.file("bf16.npy"), npy_bytes("|V2", "(3,)", f16, sizeof f16));  // as NumPy saves ml_dtypes.bfloat16
   auto b = onnx_import::read_tensor_file(dir.file("bf16.npy"));
   EXPECT_EQ(b.status().code(), StatusCode::kUnsupported) << b.status().to_string();
   EXPECT_NE(b.status().message().find("bf16.npy"), std::string::npos) << b.status().message();

@@ -119,22 +119,6 @@ TEST(TensorIo, BadTensorFiles) {
   EXPECT_EQ(read_tensor_file(dir.file("uint16.pb")).status().code(), StatusCode::kUnsupported);
 }
 
-// A version-1 .npy file: header padded with spaces to a multiple of 64 bytes.
-std::string npy_bytes(const std::string& descr, const std::string& shape, const void* data, size_t bytes,
-                      bool fortran = false) {
-  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
-                       ", 'shape': " + shape + ", }";
-  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
-  header += '\n';
-  std::string out = "\x93NUMPY";
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>(header.size() >> 8);
-  out += header;
-  out.append(static_cast<const char*>(data), bytes);
-  return out;
-}
 
 TEST(TensorIo, ReadsNpy) {
   TempDir dir;

@@ -39,6 +39,24 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// A version-1 .npy file of `bytes` raw bytes: NumPy's header for dtype `descr` ("<f4") and `shape`
+// ("(2, 3)"), padded with spaces to a multiple of 64 bytes.
+inline std::string npy_bytes(const std::string& descr, const std::string& shape, const void* data, size_t bytes,
+                             bool fortran = false) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+                       ", 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  out.append(static_cast<const char*>(data), bytes);
+  return out;
+}
+
 // Dims as strings: digits → dim_value, "" → a dim without value, else dim_param.
 inline void set_tensor_type(onnx::ValueInfoProto* v, const std::string& name, int elem_type,
                             const std::vector<std::string>& dims) {
