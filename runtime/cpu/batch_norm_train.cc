@@ -168,7 +168,8 @@ Status run_batch_norm_train(const KernelArgs& args) {
   return Status::ok();
 }
 
-// Channel c's sums Σ g and Σ g · (x − mean), g = dY (kRelu: masked by the forward's Y).
+// Channel c's sums Σ g and Σ g · (x − mean), g = dY (kRelu: masked by the forward's Y), both in one
+// pass over each row (dY, Y and X read once).
 template <bool kRelu>
 void channel_sums(const ChannelRows& r, int64_t c, const float* grad, const float* fwd, const float* src, double mean,
                   double* sum_dy, double* sum_dy_centered) {
@@ -177,12 +178,16 @@ void channel_sums(const ChannelRows& r, int64_t c, const float* grad, const floa
     const float* g = grad + r.row(n, c);
     const float* y = kRelu ? fwd + r.row(n, c) : nullptr;
     const float* s = src + r.row(n, c);
-    auto dy = [g, y](int64_t i) {
-      if constexpr (kRelu) return relu_masked(g[i], y[i]);
-      else return g[i];
-    };
-    *sum_dy += sum_row(r.inner, [&dy](int64_t i) { return static_cast<double>(dy(i)); });
-    *sum_dy_centered += sum_row(r.inner, [&dy, s, mean](int64_t i) { return dy(i) * (s[i] - mean); });
+    double first = 0.0, second = 0.0;
+#pragma omp simd reduction(+ : first, second)
+    for (int64_t i = 0; i < r.inner; ++i) {
+      float d = g[i];
+      if constexpr (kRelu) d = relu_masked(d, y[i]);
+      first += static_cast<double>(d);
+      second += d * (s[i] - mean);
+    }
+    *sum_dy += first;
+    *sum_dy_centered += second;
   }
 }
 
