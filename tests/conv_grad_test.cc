@@ -1,6 +1,7 @@
 // The backward convolutions on the CPU (runtime/cpu/conv_grad.h), beyond the op table:
-//  - every algorithm of both directions on every conv_grad case against the double reference,
-//    with exactly its workspace, and ConvGradFilter's accumulate (dW += ...);
+//  - every algorithm of both directions (the GEMMs and, with oneDNN, its blocked and plain ones) on
+//    every conv_grad case against the double reference, with exactly its workspace (filled with NaN),
+//    and ConvGradFilter's accumulate (dW += ...);
 //  - ConvGradFilter / ConvGradData run by the Executor as micro-batches (dW accumulated over the
 //    calls) equal the undivided run and the reference, for every algorithm;
 //  - Conv's gradient rule (runtime/ops/conv.cc) against central finite differences of the forward
@@ -12,14 +13,17 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/bytes.h"
 #include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/onednn_conv.h"
 #include "runtime/executor/executor.h"
 #include "tests/op_cases.h"
 #include "tests/reference/training_reference.h"
@@ -72,7 +76,7 @@ void run_kernel(const OneNodeGraph& g, int algorithm, bool accumulate, Tensor& d
   const std::vector<const Tensor*> src = g.node_inputs();
   auto problem = cpu::conv_grad_problem(node, {src[0]->shape(), src[1]->shape()});
   ASSERT_TRUE(problem.has_value()) << problem.status().to_string();
-  const size_t bytes = cpu::conv_grad_workspace_bytes(*problem, algorithm);
+  const size_t bytes = cpu::conv_grad_workspace_bytes(node.op, *problem, algorithm);
   ASSERT_NE(bytes, std::numeric_limits<size_t>::max());
   std::vector<float> workspace(bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
   const cpu::KernelArgs args{node,  src, {&dst}, workspace.empty() ? nullptr : workspace.data(), bytes, algorithm,
@@ -82,16 +86,16 @@ void run_kernel(const OneNodeGraph& g, int algorithm, bool accumulate, Tensor& d
 }
 
 TEST(ConvGradCpu, EveryAlgorithmMatchesReference) {
-  std::vector<int> runs(cpu::kNumCpuConvGradDataAlgorithms, 0);
+  std::map<std::pair<OpKind, int>, int> runs;  // (direction, algorithm) → cases run
   for (const OpCase& c : conv_grad_cases()) {
     const OneNodeGraph g = build(c);
     auto want = ucudnn::reference::conv_grad_reference(g.node(), g.node_inputs());
     ASSERT_TRUE(want.has_value()) << want.status().to_string();
     auto problem = cpu::conv_grad_problem(g.node(), {g.node_inputs()[0]->shape(), g.node_inputs()[1]->shape()});
     ASSERT_TRUE(problem.has_value()) << problem.status().to_string();
-    for (int a = 0; a < cpu::kNumCpuConvGradDataAlgorithms; ++a) {
-      if (!cpu::conv_grad_algorithm_applies(*problem, a)) continue;
-      ++runs[static_cast<size_t>(a)];
+    for (int a = 0; a < cpu::cpu_algorithm_count(c.op); ++a) {
+      if (!cpu::conv_grad_algorithm_applies(c.op, *problem, a)) continue;
+      ++runs[{c.op, a}];
       const std::string what = c.name + " with " + cpu::cpu_conv_grad_algorithm_name(a);
       Tensor got = filled(want->front().shape(), std::numeric_limits<float>::quiet_NaN());
       run_kernel(g, a, false, got);
@@ -102,8 +106,19 @@ TEST(ConvGradCpu, EveryAlgorithmMatchesReference) {
       expect_close(accumulated, plus(want->front(), 0.5f), kTolerance, what + ", accumulating");
     }
   }
-  for (int a = 0; a < cpu::kNumCpuConvGradDataAlgorithms; ++a)
-    EXPECT_GE(runs[static_cast<size_t>(a)], 6) << cpu::cpu_conv_grad_algorithm_name(a);
+  // The GEMMs apply to most cases (1x1 to its own); oneDNN's, in a build with it, to every case but
+  // those it has no primitive for (none here on AVX2 and AVX-512 CPUs).
+  const int cases_per_direction = static_cast<int>(conv_grad_cases().size()) / 2;
+  for (OpKind op : {OpKind::kConvGradData, OpKind::kConvGradFilter})
+    for (int a = 0; a < cpu::cpu_algorithm_count(op); ++a) {
+      const bool onednn = a == static_cast<int>(cpu::CpuConvGradAlgorithm::kOnednn) ||
+                          a == static_cast<int>(cpu::CpuConvGradAlgorithm::kOnednnPlain);
+      const int want = !onednn ? 3 : cpu::onednn::built_in() ? cases_per_direction : 0;
+      EXPECT_GE((runs[{op, a}]), want) << ucudnn::op_name(op) << " " << cpu::cpu_conv_grad_algorithm_name(a);
+      if (onednn && !cpu::onednn::built_in()) {
+        EXPECT_EQ((runs[{op, a}]), 0) << cpu::cpu_conv_grad_algorithm_name(a);
+      }
+    }
 }
 
 // `g` run by the Executor on `backend` as `sizes` micro-batches, each with `algorithm`.
@@ -141,8 +156,8 @@ TEST(ConvGradCpu, MicroBatchesEqualUndivided) {
     expect_close(*whole, *want, kTolerance, c.name + " undivided");
     auto problem = cpu::conv_grad_problem(g.node(), {g.node_inputs()[0]->shape(), g.node_inputs()[1]->shape()});
     ASSERT_TRUE(problem.has_value()) << problem.status().to_string();
-    for (int a = -1; a < cpu::kNumCpuConvGradDataAlgorithms; ++a) {
-      if (a >= 0 && !cpu::conv_grad_algorithm_applies(*problem, a)) continue;
+    for (int a = -1; a < cpu::cpu_algorithm_count(c.op); ++a) {
+      if (a >= 0 && !cpu::conv_grad_algorithm_applies(c.op, *problem, a)) continue;
       const std::string what = c.name + " as micro-batches with algorithm " + std::to_string(a);
       auto divided = run_micro_batches(cpu_backend(), g, c.micro_batches, a);
       ASSERT_TRUE(divided.has_value()) << what << ": " << divided.status().to_string();

@@ -101,7 +101,7 @@ std::vector<int> cpu_algorithms_for(const OpCase& c) {
   auto problem = cpu::conv_grad_problem(node, {c.inputs[0].shape, c.inputs[1].shape});
   if (!problem) return algorithms;
   for (int a = 0; a < cpu::cpu_algorithm_count(c.op); ++a)
-    if (cpu::conv_grad_algorithm_applies(*problem, a)) algorithms.push_back(a);
+    if (cpu::conv_grad_algorithm_applies(c.op, *problem, a)) algorithms.push_back(a);
   return algorithms;
 }
 

@@ -25,6 +25,7 @@
 #include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/onednn_conv.h"
 #include "runtime/executor/executor.h"
 #include "runtime/plan/side_stream.h"
 #include "runtime/ir/fusion.h"
@@ -510,9 +511,12 @@ TEST(PlannerDirections, CpuBenchmarkerTimesEveryBackwardAlgorithm) {
           EXPECT_GE(row[a].time_ms, 0.0);
         }
       }
-      // The 1x1 algorithm does not apply to these 3x3 convolutions; the GEMM ones do.
+      // The 1x1 algorithm does not apply to these 3x3 convolutions; the GEMM ones do, and
       EXPECT_FALSE(row[static_cast<int>(cpu::CpuConvGradAlgorithm::kGemm1x1)].available);
       EXPECT_TRUE(row[static_cast<int>(cpu::CpuConvGradAlgorithm::kGemm)].available);
+      // oneDNN's, blocked and plain, in a build with it.
+      EXPECT_EQ(row[static_cast<int>(cpu::CpuConvGradAlgorithm::kOnednn)].available, cpu::onednn::built_in());
+      EXPECT_EQ(row[static_cast<int>(cpu::CpuConvGradAlgorithm::kOnednnPlain)].available, cpu::onednn::built_in());
     }
   }
 }

@@ -88,9 +88,10 @@ inline constexpr int kNumCpuConvAlgorithms = 9;
 // Bumped when what a stored CPU timing means changes (v2: oneDNN's workspace query covers its fused
 // epilogues; v3: micro-batches are timed on the slices of a whole batch, Note [micro-batches read cold
 // data]; v4: Winograd's tile blocks, Note [Winograd tile blocks]; v5: the fastest of runs taken in turns,
-// Note [interleaved timing], optimizer/bench/cpu_benchmarker.cc): the benchmarker's device key carries
-// it, so rows of another version are measured anew.
-inline constexpr int kCpuConvTimingsVersion = 5;
+// Note [interleaved timing], optimizer/bench/cpu_benchmarker.cc; v6: ConvGradData and ConvGradFilter
+// have oneDNN's algorithms, conv_grad.h's ids 3 and 4, which rows of v5 lack): the benchmarker's device
+// key carries it, so rows of another version are measured anew.
+inline constexpr int kCpuConvTimingsVersion = 6;
 inline constexpr int kDefaultCpuConvAlgorithm = -1;
 // Largest workspace the default (-1) picks kIm2colGemm for.
 inline constexpr size_t kDefaultWorkspaceLimit = size_t{16} << 20;

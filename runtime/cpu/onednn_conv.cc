@@ -58,8 +58,6 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-constexpr size_t kAlign = 64;  // oneDNN's own alignment for its buffers
-
 // A cached primitive with its reorders and the workspace layout:
 // [scratchpad | X blocked | Y blocked | W blocked], each part only where the primitive wants
 // a layout other than the user's; W last, so a call with constant weights needs the prefix.
@@ -75,12 +73,6 @@ struct Entry {
 // (kind, epilogue, Clip's bounds as bits, threads, problem): oneDNN splits the work for the thread
 // count it was made with.
 using Key = std::tuple<int, int, uint32_t, uint32_t, int, std::vector<int64_t>>;
-
-std::vector<int64_t> problem_fields(const ConvProblem& p) {
-  return {p.batch,    p.in_channels, p.in_h,       p.in_w,       p.out_channels, p.group,    p.kernel_h,
-          p.kernel_w, p.stride_h,    p.stride_w,   p.dilation_h, p.dilation_w,   p.pad_top,  p.pad_left,
-          p.out_h,    p.out_w,       p.channels_last};
-}
 
 int epilogue_bits(const ConvEpilogue& e) {
   return (e.bias ? 1 : 0) | (e.residual ? 2 : 0) | static_cast<int>(e.activation.kind) << 2;
@@ -107,28 +99,6 @@ void append_activation(const ir::ConvActivation& a, dnnl::post_ops& ops) {
   }
 }
 
-// Right/bottom padding that makes oneDNN's output size equal ONNX's (floor) one.
-int64_t pad_end(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin) {
-  return (out - 1) * stride + (kernel - 1) * dilation + 1 - in - pad_begin;
-}
-
-// Tensors past kMaxTensorBytes cannot be indexed by the kernels: not attempted.
-bool fits(const ConvProblem& p) {
-  auto bytes = [](std::initializer_list<int64_t> dims) {
-    size_t n = sizeof(float);
-    for (int64_t d : dims) n = saturating_mul(n, static_cast<size_t>(d));
-    return n;
-  };
-  return p.batch > 0 && bytes({p.batch, p.in_channels, p.in_h, p.in_w}) <= kMaxTensorBytes &&
-         bytes({p.out_channels, p.channels_per_group(), p.kernel_h, p.kernel_w}) <= kMaxTensorBytes &&
-         bytes({p.batch, p.out_channels, p.out_h, p.out_w}) <= kMaxTensorBytes;
-}
-
-std::optional<dnnl::reorder> make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
-  if (from == to) return std::nullopt;
-  return dnnl::reorder(dnnl::reorder::primitive_desc(engine(), from, engine(), to));
-}
-
 dnnl::algorithm conv_algorithm(Kind kind) {
   switch (kind) {
     case Kind::kWinograd: return dnnl::algorithm::convolution_winograd;
@@ -142,29 +112,19 @@ dnnl::algorithm conv_algorithm(Kind kind) {
 Entry create(const ConvProblem& p, Kind kind, const ConvEpilogue& epilogue) {
   Entry e;
   if (!fits(p)) return e;
-  const dnnl::memory::dims src_dims = {p.batch, p.in_channels, p.in_h, p.in_w};
-  const dnnl::memory::dims dst_dims = {p.batch, p.out_channels, p.out_h, p.out_w};
-  const bool grouped = p.group > 1;
-  const dnnl::memory::dims wei_dims =
-      grouped ? dnnl::memory::dims{p.group, p.filters_per_group(), p.channels_per_group(), p.kernel_h, p.kernel_w}
-              : dnnl::memory::dims{p.out_channels, p.in_channels, p.kernel_h, p.kernel_w};
-  const tag user_activations = p.channels_last ? tag::nhwc : tag::nchw;  // dims stay N, C, H, W
-  const tag user_weights = p.channels_last ? (grouped ? tag::gohwi : tag::ohwi) : (grouped ? tag::goihw : tag::oihw);
-  e.user_src = dnnl::memory::desc(src_dims, dt::f32, user_activations);
-  e.user_dst = dnnl::memory::desc(dst_dims, dt::f32, user_activations);
-  e.user_wei = dnnl::memory::desc(wei_dims, dt::f32, user_weights);
+  const ConvGeometry g = conv_geometry(p);
+  e.user_src = g.user_src;
+  e.user_dst = g.user_dst;
+  e.user_wei = g.user_wei;
   e.bias = epilogue.bias ? dnnl::memory::desc({p.out_channels}, dt::f32, tag::x) : dnnl::memory::desc();
-  const dnnl::memory::dims strides = {p.stride_h, p.stride_w};
-  const dnnl::memory::dims dilates = {p.dilation_h - 1, p.dilation_w - 1};  // oneDNN counts from 0
-  const dnnl::memory::dims pad_l = {p.pad_top, p.pad_left};
-  const dnnl::memory::dims pad_r = {pad_end(p.in_h, p.out_h, p.kernel_h, p.stride_h, p.dilation_h, p.pad_top),
-                                    pad_end(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left)};
-  const tag activations = kind == Kind::kDirectPlain ? user_activations : tag::any;
+  const bool plain = kind == Kind::kDirectPlain;
   try {
     dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, conv_algorithm(kind), dnnl::memory::desc(src_dims, dt::f32, activations),
-        dnnl::memory::desc(wei_dims, dt::f32, tag::any), e.bias, dnnl::memory::desc(dst_dims, dt::f32, activations),
-        strides, dilates, pad_l, pad_r);
+        dnnl::prop_kind::forward_inference, conv_algorithm(kind),
+        plain ? g.user_src : dnnl::memory::desc(g.src_dims, dt::f32, tag::any),
+        dnnl::memory::desc(g.wei_dims, dt::f32, tag::any), e.bias,
+        plain ? g.user_dst : dnnl::memory::desc(g.dst_dims, dt::f32, tag::any), g.strides, g.dilates, g.pad_l,
+        g.pad_r);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     dnnl::post_ops ops;  // Note [oneDNN epilogue]
@@ -215,12 +175,6 @@ bool entry_applies(const ConvProblem& p, Kind kind) {
   if (kind == Kind::kAuto && !entry(p, Kind::kWinograd).ok) return false;
   return entry(p, kind).ok;
 }
-
-// A memory object without a buffer yet: run() points it at this call's buffer (set_data_handle).
-dnnl::memory unbound(const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), DNNL_MEMORY_NONE); }
-
-// Points `m` at caller memory (X, W, B and z are only read: oneDNN takes non-const handles).
-void bind(const dnnl::memory& m, const void* ptr) { m.set_data_handle(const_cast<void*>(ptr)); }
 
 // Made at prepare: the memory objects and the argument map, so a run only points them at its
 // buffers, reorders where the layouts differ, and runs the primitive. The first run with a constant

@@ -27,9 +27,6 @@ namespace {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-// A memory object without a buffer yet: run() points it at this call's buffer.
-dnnl::memory unbound(const dnnl::memory::desc& d) { return dnnl::memory(d, engine(), DNNL_MEMORY_NONE); }
-
 // Y [M, N] = A [M, K] · B (+ C as a bias row), B reordered into the primitive's layout at the first
 // run and again only when a run passes another B pointer (used as it lies where the primitive takes
 // the user's layout). Its scratchpad (a few KiB) is its own.
