@@ -78,9 +78,11 @@ const CudaKernel& cuda_kernel(OpKind kind);
 // The workspace a step that is not a convolution needs here, from shapes alone (no device: the
 // planner's query, runtime/cuda/cuda_registry.cc): BatchNormTrain's and BatchNormGrad's per-channel
 // partial sums (batch_norm_step_workspace, batch_norm_train.cc), a split reduction's partial sums
-// (reduce_step_workspace, elementwise.cc: a bound); 0 for every other op.
+// (reduce_step_workspace, elementwise.cc: a bound), MaxPoolGrad's window choices
+// (pool_grad_step_workspace, pooling_grad.cc); 0 for every other op.
 size_t cuda_step_workspace(const ir::Graph& graph, const ir::Node& node);
 size_t batch_norm_step_workspace(const ir::Graph& graph, const ir::Node& node);
 size_t reduce_step_workspace(const ir::Graph& graph, const ir::Node& node);
+size_t pool_grad_step_workspace(const ir::Graph& graph, const ir::Node& node);
 
 }  // namespace ucudnn::cuda

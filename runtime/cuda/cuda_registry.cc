@@ -28,8 +28,11 @@ const CudaKernel& cuda_kernel(OpKind kind) {
 }
 
 size_t cuda_step_workspace(const ir::Graph& graph, const ir::Node& node) {
-  return node.op == OpKind::kBatchNormTrain || node.op == OpKind::kBatchNormGrad ? batch_norm_step_workspace(graph, node)
-                                                                                 : reduce_step_workspace(graph, node);
+  switch (node.op) {
+    case OpKind::kBatchNormTrain: case OpKind::kBatchNormGrad: return batch_norm_step_workspace(graph, node);
+    case OpKind::kMaxPoolGrad: return pool_grad_step_workspace(graph, node);
+    default: return reduce_step_workspace(graph, node);
+  }
 }
 
 const Tensor* PrepareArgs::constant(size_t i) const {

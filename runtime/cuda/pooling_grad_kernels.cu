@@ -189,6 +189,71 @@ __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, i
   }
 }
 
+// Note [max pool choices]: with a workspace, MaxPoolGrad finds each window's forward max once —
+// choices[j], parallel to dY (same index in either layout), holds the window's chosen tap k (row-major
+// in the window; kNoChoice when no tap lies inside X) — and the gather then compares each covering
+// window's choice with the element's tap in it, instead of recomputing up to 4 window maxima per
+// element (a ResNet's 3×3/2 pool). Same rule, so the same dX.
+constexpr uint8_t kNoChoice = 255;
+
+__global__ void max_choice_kernel32(const float* x, uint8_t* choices, int64_t outputs, Geometry32 g) {
+  const int in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int out_plane = g.out[0] * g.out[1] * g.out[2];
+  UCUDNN_GRID_LOOP(j, outputs) {
+    int64_t x_base, step, at;
+    if (g.channels_last) {
+      const int64_t pixel = j / g.channels, n = pixel / out_plane;
+      x_base = n * in_plane * g.channels + j % g.channels;
+      step = g.channels;
+      at = pixel - n * out_plane;
+    } else {
+      const int64_t plane = j / out_plane;
+      x_base = plane * in_plane;
+      step = 1;
+      at = j - plane * out_plane;
+    }
+    const int a = static_cast<int>(at);
+    const int o[kDims] = {a / (g.out[1] * g.out[2]), (a / g.out[2]) % g.out[1], a % g.out[2]};
+    const int chosen = max_choice32(x + x_base, step, g, o);
+    uint8_t tap = kNoChoice;
+    if (chosen >= 0) {
+      const int p[kDims] = {chosen / (g.in[1] * g.in[2]), (chosen / g.in[2]) % g.in[1], chosen % g.in[2]};
+      int k = 0;
+      for (int d = 0; d < kDims; ++d) k = k * g.kernel[d] + (p[d] - (o[d] * g.stride[d] - g.pad[d]));
+      tap = static_cast<uint8_t>(k);
+    }
+    choices[j] = tap;
+  }
+}
+
+__global__ void max_pool_grad_by_choice_kernel32(const float* dy, const uint8_t* choices, float* dx, int64_t n,
+                                                 Geometry32 g) {
+  const int in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int out_plane = g.out[0] * g.out[1] * g.out[2];
+  UCUDNN_GRID_LOOP(i, n) {
+    const Plane pl = plane_of(i, in_plane, out_plane, g.channels, g.channels_last);
+    const int at = static_cast<int>(pl.at);
+    const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
+    int lo[kDims], hi[kDims];
+    for (int d = 0; d < kDims; ++d) {
+      const int first = p[d] + g.pad[d] - g.kernel[d] + 1;
+      lo[d] = first <= 0 ? 0 : (first + g.stride[d] - 1) / g.stride[d];
+      hi[d] = min(g.out[d] - 1, (p[d] + g.pad[d]) / g.stride[d]);
+    }
+    float sum = 0.0f;
+    int o[kDims];
+    for (o[0] = lo[0]; o[0] <= hi[0]; ++o[0])
+      for (o[1] = lo[1]; o[1] <= hi[1]; ++o[1])
+        for (o[2] = lo[2]; o[2] <= hi[2]; ++o[2]) {
+          int k = 0;
+          for (int d = 0; d < kDims; ++d) k = k * g.kernel[d] + (p[d] - (o[d] * g.stride[d] - g.pad[d]));
+          const int64_t j = pl.y_base + ((o[0] * g.out[1] + o[1]) * g.out[2] + o[2]) * pl.step;
+          if (choices[j] == k) sum += dy[j];
+        }
+    dx[i] = sum;
+  }
+}
+
 // Whether `g` fits pool_grad_kernel32: no dilation, every plane and padded extent under 2^30
 // (so no int sum of two of them overflows).
 bool fits_32_bit(const PoolGeometry& g, Geometry32* out) {
@@ -213,14 +278,18 @@ bool fits_32_bit(const PoolGeometry& g, Geometry32* out) {
 
 template <bool Max>
 cudaError_t launch_pool_grad(const float* dy, const float* x, float* dx, const PoolGeometry& geometry,
-                             bool include_pad, cudaStream_t stream) {
+                             bool include_pad, uint8_t* choices, cudaStream_t stream) {
   if (geometry.rank < 1 || geometry.rank > kDims || (geometry.channels_last && geometry.rank != 2))
     return cudaErrorInvalidValue;
   const PoolGeometry g = pool_geometry_as_3d(geometry);
   const int64_t n = g.batch * g.channels * g.input[0] * g.input[1] * g.input[2];
   if (n == 0) return cudaSuccess;
   Geometry32 g32;
-  if (fits_32_bit(g, &g32))
+  if (Max && choices != nullptr && max_pool_choice_bytes(geometry) > 0 && fits_32_bit(g, &g32)) {
+    const int64_t outputs = g.batch * g.channels * g.output[0] * g.output[1] * g.output[2];
+    max_choice_kernel32<<<blocks_for(outputs), kThreads, 0, stream>>>(x, choices, outputs, g32);
+    max_pool_grad_by_choice_kernel32<<<blocks_for(n), kThreads, 0, stream>>>(dy, choices, dx, n, g32);
+  } else if (fits_32_bit(g, &g32))
     pool_grad_kernel32<Max><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, n, g32, include_pad);
   else
     pool_grad_kernel<Max><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, n, g, include_pad);
@@ -229,14 +298,25 @@ cudaError_t launch_pool_grad(const float* dy, const float* x, float* dx, const P
 
 }  // namespace
 
+size_t max_pool_choice_bytes(const PoolGeometry& geometry) {
+  if (geometry.rank < 1 || geometry.rank > kDims) return 0;
+  int64_t taps = 1, outputs = geometry.batch * geometry.channels;
+  for (int d = 0; d < geometry.rank; ++d) {
+    if (geometry.dilation[d] != 1) return 0;
+    taps *= geometry.kernel[d];
+    outputs *= geometry.output[d];
+  }
+  return taps < kNoChoice ? static_cast<size_t>(outputs) : 0;
+}
+
 cudaError_t launch_max_pool_grad(const float* dy, const float* x, float* dx, const PoolGeometry& geometry,
-                                 cudaStream_t stream) {
-  return launch_pool_grad<true>(dy, x, dx, geometry, false, stream);
+                                 void* workspace, cudaStream_t stream) {
+  return launch_pool_grad<true>(dy, x, dx, geometry, false, static_cast<uint8_t*>(workspace), stream);
 }
 
 cudaError_t launch_average_pool_grad(const float* dy, float* dx, const PoolGeometry& geometry, bool include_pad,
                                      cudaStream_t stream) {
-  return launch_pool_grad<false>(dy, nullptr, dx, geometry, include_pad, stream);
+  return launch_pool_grad<false>(dy, nullptr, dx, geometry, include_pad, nullptr, stream);
 }
 
 }  // namespace ucudnn::cuda

@@ -12,13 +12,20 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 #include "runtime/cuda/window_kernels.h"
 
 namespace ucudnn::cuda {
 
-// dX [N, C, input...] from dY [N, C, output...] and X (like dX); channels-last as above.
+// dX [N, C, input...] from dY [N, C, output...] and X (like dX); channels-last as above. With a
+// workspace of max_pool_choice_bytes() (when that is not 0), each window's max is found once (Note [max
+// pool choices], pooling_grad_kernels.cu); without, the gather recomputes it per element.
 cudaError_t launch_max_pool_grad(const float* dy, const float* x, float* dx, const PoolGeometry& geometry,
-                                 cudaStream_t stream);
+                                 void* workspace, cudaStream_t stream);
+// One byte a dY element: the workspace of the one-pass form; 0 where it does not apply (dilation, or a
+// window of 255 taps or more).
+size_t max_pool_choice_bytes(const PoolGeometry& geometry);
 
 // dX [N, C, input...] from dY [N, C, output...]; channels-last as above.
 cudaError_t launch_average_pool_grad(const float* dy, float* dx, const PoolGeometry& geometry, bool include_pad,
