@@ -33,6 +33,22 @@ double* coefficients(void* workspace, const BatchNormShape& s) {
   return static_cast<double*>(workspace) + 2 * s.channels * s.parts;
 }
 
+// Adds element `at`'s terms to the two sums: kTrain x − K and (x − K)²; kGrad g and g · (x − mean), with
+// g = dy, masked by Relu'(y) when `forward` is given. `shift` is K or the mean.
+template <Sums kind>
+__device__ __forceinline__ void accumulate(const float* grad, const float* forward, const float* src, int64_t at,
+                                           double shift, double& first, double& second) {
+  const double centered = static_cast<double>(src[at]) - shift;
+  if constexpr (kind == Sums::kTrain) {
+    first += centered;
+    second += centered * centered;
+  } else {
+    const double g = forward == nullptr ? grad[at] : relu_masked(grad[at], forward[at]);
+    first += g;
+    second += g * centered;
+  }
+}
+
 // Block (c = blockIdx.x, part = blockIdx.y) sums a contiguous slice of channel c's values
 // (value j at row j / inner, column j % inner) into partials[c][part][0..1].
 // kTrain: Σ (x − K), Σ (x − K)² with K the channel's first value; kGrad: Σ g, Σ g · (x − mean) with
@@ -49,16 +65,7 @@ __global__ void partial_sums_kernel(const float* grad, const float* forward, con
   double first = 0.0, second = 0.0;
   int64_t j = begin + threadIdx.x, row = j / s.inner, column = j % s.inner;
   for (; j < end; j += kThreads) {
-    const int64_t at = (row * s.channels + c) * s.inner + column;
-    const double centered = static_cast<double>(src[at]) - shift;
-    if constexpr (kind == Sums::kTrain) {
-      first += centered;
-      second += centered * centered;
-    } else {
-      const double g = forward == nullptr ? grad[at] : relu_masked(grad[at], forward[at]);
-      first += g;
-      second += g * centered;
-    }
+    accumulate<kind>(grad, forward, src, (row * s.channels + c) * s.inner + column, shift, first, second);
     row += step_rows;
     column += step_columns;
     if (column >= s.inner) {
@@ -99,16 +106,7 @@ __global__ void partial_sums_nhwc_kernel(const float* grad, const float* forward
   if (c < s.channels) {
     const double shift = kind == Sums::kTrain ? src[first_value(s, c)] : mean[c];
     for (int64_t r = begin + threadIdx.y; r < end; r += kRowLanes) {
-      const int64_t at = r * s.channels + c;
-      const double centered = static_cast<double>(src[at]) - shift;
-      if constexpr (kind == Sums::kTrain) {
-        first += centered;
-        second += centered * centered;
-      } else {
-        const double g = forward == nullptr ? grad[at] : relu_masked(grad[at], forward[at]);
-        first += g;
-        second += g * centered;
-      }
+      accumulate<kind>(grad, forward, src, r * s.channels + c, shift, first, second);
     }
   }
   shared[0][threadIdx.y][threadIdx.x] = first;

@@ -146,6 +146,15 @@ __device__ __forceinline__ int max_choice32(const float* plane, int64_t step, co
   return chosen;
 }
 
+// The windows o covering input position p, lo[d] <= o[d] <= hi[d] per axis: o·s − pad <= p <= o·s − pad + K − 1.
+__device__ __forceinline__ void covering_windows(const Geometry32& g, const int p[kDims], int lo[kDims], int hi[kDims]) {
+  for (int d = 0; d < kDims; ++d) {
+    const int first = p[d] + g.pad[d] - g.kernel[d] + 1;
+    lo[d] = first <= 0 ? 0 : (first + g.stride[d] - 1) / g.stride[d];
+    hi[d] = min(g.out[d] - 1, (p[d] + g.pad[d]) / g.stride[d]);
+  }
+}
+
 __device__ __forceinline__ int divisor32(const Geometry32& g, const int o[kDims], bool include_pad) {
   int count = 1;
   for (int d = 0; d < kDims; ++d) {
@@ -166,11 +175,7 @@ __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, i
     const int at = static_cast<int>(pl.at);
     const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
     int lo[kDims], hi[kDims];
-    for (int d = 0; d < kDims; ++d) {  // windows o with o·s − pad <= p <= o·s − pad + K − 1
-      const int first = p[d] + g.pad[d] - g.kernel[d] + 1;
-      lo[d] = first <= 0 ? 0 : (first + g.stride[d] - 1) / g.stride[d];
-      hi[d] = min(g.out[d] - 1, (p[d] + g.pad[d]) / g.stride[d]);
-    }
+    covering_windows(g, p, lo, hi);
     const float* dy_plane = dy + pl.y_base;
     const float* x_plane = Max ? x + pl.x_base : nullptr;
     float sum = 0.0f;
@@ -235,11 +240,7 @@ __global__ void max_pool_grad_by_choice_kernel32(const float* dy, const uint8_t*
     const int at = static_cast<int>(pl.at);
     const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
     int lo[kDims], hi[kDims];
-    for (int d = 0; d < kDims; ++d) {
-      const int first = p[d] + g.pad[d] - g.kernel[d] + 1;
-      lo[d] = first <= 0 ? 0 : (first + g.stride[d] - 1) / g.stride[d];
-      hi[d] = min(g.out[d] - 1, (p[d] + g.pad[d]) / g.stride[d]);
-    }
+    covering_windows(g, p, lo, hi);
     float sum = 0.0f;
     int o[kDims];
     for (o[0] = lo[0]; o[0] <= hi[0]; ++o[0])
