@@ -25,6 +25,12 @@ export UCUDNN_SOURCE_DIR=$ROOT
 SUMMARY=$OUT/summary.txt
 note() { echo "$*" | tee -a "$SUMMARY"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+# The interpreters there (the Python binding is built for this machine's /usr/bin/python3).
+for py in /usr/bin/python3 /usr/bin/python3.11 python3; do
+  echo "$py: $($py -c 'import sys; print(sys.version.split()[0])' 2>&1 | head -1)," \
+       "numpy $($py -c 'import numpy; print(numpy.__version__)' 2>&1 | tail -1)," \
+       "pytest $($py -c 'import pytest; print(pytest.__version__)' 2>&1 | tail -1)"
+done > "$OUT/python.txt" 2>&1
 
 TEST_FILTER=${TEST_FILTER:-'FusedBatchNorm*:FusedPointwiseTraining.*:ChannelsLastTraining.*:Trainer*:*OpTable*cuda*batch_norm*:*OpTable*cuda*reduce*:*OpTable*cuda*pool*grad*:*OpTable*cuda*conv_grad*:*OpTable*cuda*activation_grad*:OpTableCoverage.*'}
 if fits 120; then
