@@ -10,14 +10,16 @@
 # Results go to $OUT; summary.txt says what each part gave.
 #
 #   run(command="scripts/gpu_training_check.sh", carry=["build-device/bundle.tar.gz"], timeout_s=600)
-#   MODELS=resnet50,resnet18 BATCH=256 STEPS=12 LAYOUTS="nchw nhwc" LIMIT=560 TORCH=0 (skip part 4) EXTRA=...
+#   MODELS=resnet50,resnet18 BATCH=256 STEPS=12 LAYOUTS="nchw nhwc" LIMIT=560 EXTRA=...
+#   TESTS=0, MEMCHECK=0, TORCH=0 skip parts 1, 2, 4; UNPACKED=1: the bundle is unpacked already (a second
+#   run in the same call)
 set -uo pipefail
 START=$SECONDS
 LIMIT=${LIMIT:-560}
 # Whether `need` more seconds fit before LIMIT.
 fits() { [ $((SECONDS - START + $1)) -lt "$LIMIT" ]; }
 ROOT=$(pwd)
-tar xzf build-device/bundle.tar.gz -C build-device || exit 1
+[ "${UNPACKED:-0}" = 1 ] || tar xzf build-device/bundle.tar.gz -C build-device || exit 1
 B=$ROOT/build-device/bundle
 OUT=${OUT:-/tmp/ucudnn-out}
 . "$B/scripts/gpubench-env.sh"
@@ -33,13 +35,13 @@ for py in /usr/bin/python3 /usr/bin/python3.11 python3; do
 done > "$OUT/python.txt" 2>&1
 
 TEST_FILTER=${TEST_FILTER:-'FusedBatchNorm*:FusedPointwiseTraining.*:ChannelsLastTraining.*:Trainer*:*OpTable*cuda*batch_norm*:*OpTable*cuda*reduce*:*OpTable*cuda*pool*grad*:*OpTable*cuda*conv_grad*:*OpTable*cuda*activation_grad*:OpTableCoverage.*'}
-if fits 120; then
+if [ "${TESTS:-1}" != 0 ] && fits 120; then
   timeout $((LIMIT - (SECONDS - START) - 60)) "$B/tests/ucudnn_tests" --gtest_filter="$TEST_FILTER" > "$OUT/tests.log" 2>&1
   note "tests: exit $? — $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT/tests.log" | tr '\n' ' ')"
 fi
 
 SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-if [ -n "$SANITIZER" ] && fits 200; then
+if [ "${MEMCHECK:-1}" != 0 ] && [ -n "$SANITIZER" ] && fits 200; then
   timeout 120 "$SANITIZER" --tool memcheck --error-exitcode 9 "$B/tests/ucudnn_tests" \
       --gtest_filter='*OpTable*cuda_fp32*batch_norm*:*OpTable*cuda_fp32*split*:*OpTable*cuda_fp32*pool_grad*' > "$OUT/memcheck.log" 2>&1
   note "memcheck: exit $? — $(grep -E 'ERROR SUMMARY' "$OUT/memcheck.log" | tail -1)"
@@ -56,7 +58,7 @@ LAYOUTS=${LAYOUTS:-"nchw nhwc"}
 for model in ${MODELS//,/ }; do
   for layout in $LAYOUTS; do
     fits 90 || { note "$model $layout: skipped (time)"; continue; }
-    log=$OUT/train.$model.$layout
+    log=$OUT/train.$model.$layout.b$BATCH
     timeout 240 "$B/bin/ucudnn" train "/tmp/models/$model.onnx" --synthetic --device cuda --batch "$BATCH" \
         --steps "$STEPS" --lr 0.01 --momentum 0.9 --weight-decay 1e-4 --json --quiet --profile --layout "$layout" \
         --db "$OUT/train.sqlite" ${EXTRA:-} > "$log.jsonl" 2> "$log.err"
@@ -82,9 +84,9 @@ done
 if [ "${TORCH:-1}" != 0 ] && fits 150; then
   timeout $((LIMIT - (SECONDS - START) - 10)) python3 "$B/scripts/bench_torch_training.py" --models "$MODELS" \
       --batch "$BATCH" --iterations 10 --warmup 3 \
-      --variants "${TORCH_VARIANTS:-eager_channels_last,compile_channels_last}" --json-out "$OUT/torch.jsonl" \
-      > "$OUT/torch.log" 2>&1
+      --variants "${TORCH_VARIANTS:-eager_channels_last,compile_channels_last}" --json-out "$OUT/torch.b$BATCH.jsonl" \
+      > "$OUT/torch.b$BATCH.log" 2>&1
   note "torch: exit $?"
-  grep -v Warning "$OUT/torch.log" | tail -n 8 | tee -a "$SUMMARY"
+  grep -v Warning "$OUT/torch.b$BATCH.log" | tail -n 8 | tee -a "$SUMMARY"
 fi
 note "total ${SECONDS}s"
