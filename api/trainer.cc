@@ -60,9 +60,8 @@ training::TrainerConfig trainer_config(const TrainOptions& o) {
   c.seed = o.seed;
   c.communicator = o.communicator;
   c.bucket_bytes = o.bucket_bytes;
-  // Captured steps are asked for (cuda_graph on); auto trains eagerly (docs/TRAINING.md, "The step a user
-  // waits for").
-  c.capture = o.session.cuda_graph == CudaGraph::kOn ? runtime::CaptureMode::kOn : runtime::CaptureMode::kOff;
+  // Captured steps unless cuda_graph is off (docs/TRAINING.md, "The step a user waits for").
+  c.capture = capture_mode(o.session.cuda_graph);
   return c;
 }
 

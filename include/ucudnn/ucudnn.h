@@ -144,7 +144,7 @@ struct SessionOptions {
   // handle each — "all" or ids "0,1" (all of one model); "" = GPU 0 alone. Not for the CPU.
   std::string benchmark_devices;
   bool progress = true;          // progress bar on stderr while benchmarking (terminals only)
-  CudaGraph cuda_graph = CudaGraph::kAuto;  // a Trainer's steps: captured when on (one process), else eager
+  CudaGraph cuda_graph = CudaGraph::kAuto;  // a Trainer's steps too: captured unless off (one process)
 };
 
 // The one check of every option (Session::load and plan() begin with it):

@@ -20,8 +20,8 @@
 //    call whose kernel is not capturable (Kernel::capturable); and after a
 //    capture that failed — that run is then queued again eagerly, and so is every
 //    later one. `fallback()` says why.
-//  - Never: profiling (it records an event between the steps), training (the
-//    trainer's executors are made with kOff).
+//  - Never: profiling (it records an event between the steps), data-parallel
+//    training (its all-reduces start between the step's kernels: made with kOff).
 #pragma once
 
 #include <functional>
