@@ -71,8 +71,11 @@ s = next((r for r in rows if r.get("event") == "summary"), None)
 if s is None:
     print(f"{model}: ucudnn train failed (exit {rc})")
     sys.exit()
+m = {k: v / 2**30 for k, v in s['memory'].items()}
 print(f"{model}: step {s['median_step_ms']:.2f} ms (device {s['median_compute_ms']:.2f}, upload "
-      f"{s['median_upload_ms']:.2f})  memory {s['memory']['total_bytes'] / 2**30:.2f} GiB  loss {s['final_loss']:.3f}")
+      f"{s['median_upload_ms']:.2f})  memory {m['total_bytes']:.2f} GiB (arena {m['arena_bytes']:.2f}, workspace "
+      f"{m['workspace_bytes']:.2f}, weights {m['weight_bytes']:.2f}, kernels {m['kernel_bytes']:.2f})  "
+      f"loss {s['final_loss']:.3f}")
 if "profile" in s:
     print("    by op: " + ", ".join(f"{r['op']} {r['ms']:.2f} ({r['count']})" for r in s["profile"]["by_op"][:14]))
     print("    slowest: " + ", ".join(f"{n['op']} {n['ms']:.2f}" for n in s["profile"]["slowest"][:10]))
@@ -89,4 +92,8 @@ if [ "${TORCH:-1}" != 0 ] && fits 150; then
   note "torch: exit $?"
   grep -v Warning "$OUT/torch.b$BATCH.log" | tail -n 8 | tee -a "$SUMMARY"
 fi
+# The run tool brings back only so many files: the per-model logs travel as one archive.
+tar czf "$OUT/train_logs.b$BATCH.tar.gz" -C "$OUT" $(cd "$OUT" && ls train.*.b$BATCH.* 2>/dev/null) 2>/dev/null &&
+  (cd "$OUT" && rm -f train.*.b$BATCH.jsonl train.*.b$BATCH.err)
+rm -f "$OUT/train.sqlite"
 note "total ${SECONDS}s"
