@@ -4,7 +4,8 @@
 // momentum, and a plane large enough for the reductions to be split across threads and blocks. The
 // fused forms (Note [batch norm with its activation]): BatchNormTrain with a Relu, a residual Z or
 // both; BatchNormGrad with a Relu (its Y input holding exact zeros too: Relu'(0) = 0), with and
-// without dZ, again on the large plane.
+// without dZ, again on the large plane; channels and planes that are multiples of 4 (the GPU's 4-wide
+// loads), 136 channels (more than one block of them channels-last).
 #include "tests/op_cases.h"
 
 namespace ucudnn_test {
@@ -74,6 +75,12 @@ std::vector<OpCase> batch_norm_train_cases() {
       fused_grad_case("relu_dz_rank3", {3, 4, 7}, true),
       fused_grad_case("relu_dz_zeros", {2, 3, 4, 5}, true, {0.0, 0.5, -0.25, 0.0, 1.0, 0.0, -1.0}),
       fused_grad_case("relu_dz_large_plane", {16, 6, 24, 24}, true),
+      // Channels a multiple of 4 (and odd planes): the GPU's 4-wide loads in both layouts.
+      train_case("channels_by_four", {6, 8, 5, 7}),
+      fused_train_case("residual_relu_channels_by_four", {4, 136, 3, 5}, true, true),
+      grad_case("channels_by_four", {6, 8, 5, 7}),
+      fused_grad_case("relu_dz_channels_by_four", {4, 136, 3, 5}, true),
+      fused_grad_case("relu_inner_by_four", {3, 5, 4, 4}, false),
   };
 }
 

@@ -5,6 +5,8 @@
 // The elementwise passes index with 32-bit integers when the tensor allows (the channel of element i
 // is (i / inner) % channels: a 64-bit division per element would cost more than its memory traffic).
 #include <cstdint>
+#include <initializer_list>
+#include <type_traits>
 
 #include "runtime/cuda/batch_norm_train_kernels.h"
 #include "runtime/cuda/grid_loop.cuh"
@@ -89,49 +91,105 @@ __global__ void partial_sums_kernel(const float* grad, const float* forward, con
   }
 }
 
-// NHWC: X as [batch · inner rows][channels]. Block (channels 32·blockIdx.x + threadIdx.x, part
-// blockIdx.y) of 32 × kRowLanes threads: each lane's thread a channel, reading 32 consecutive
-// channels of a row (coalesced); threadIdx.y strides over the part's rows, and the row lanes' sums are
-// added in order. Same sums, same partials[c][part] as partial_sums_kernel.
+// NHWC: X as [batch · inner rows][channels]. Block (channels from kVec · (32·blockIdx.x + threadIdx.x),
+// part blockIdx.y) of 32 × kRowLanes threads: each thread kVec consecutive channels (kVec = 4: one
+// 16-byte load a tensor, so a warp reads 512 contiguous bytes of a row), threadIdx.y striding over the
+// part's rows; the row lanes' sums are added in order. Same sums, same partials[c][part] as
+// partial_sums_kernel.
 constexpr int kRowLanes = kThreads / 32;
 
-template <Sums kind>
+// kVec consecutive floats from p (16-byte aligned when kVec is 4).
+template <int kVec>
+__device__ __forceinline__ void load(const float* p, float (&v)[kVec]) {
+  if constexpr (kVec == 4) {
+    const float4 q = *reinterpret_cast<const float4*>(p);
+    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+  } else {
+    for (int k = 0; k < kVec; ++k) v[k] = p[k];
+  }
+}
+template <int kVec>
+__device__ __forceinline__ void store(float* p, const float (&v)[kVec]) {
+  if constexpr (kVec == 4) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  } else {
+    for (int k = 0; k < kVec; ++k) p[k] = v[k];
+  }
+}
+
+template <Sums kind, int kVec>
 __global__ void partial_sums_nhwc_kernel(const float* grad, const float* forward, const float* src, const float* mean,
                                          BatchNormShape s, double* out) {
-  __shared__ double shared[2][kRowLanes][32];
-  const int64_t c = blockIdx.x * int64_t{32} + threadIdx.x, part = blockIdx.y, rows = s.batch * s.inner;
+  __shared__ double shared[2][kRowLanes][32 * kVec];
+  const int64_t c = (blockIdx.x * int64_t{32} + threadIdx.x) * kVec, part = blockIdx.y, rows = s.batch * s.inner;
   const int64_t chunk = (rows + s.parts - 1) / s.parts;
   const int64_t begin = part * chunk, end = begin + chunk < rows ? begin + chunk : rows;
-  double first = 0.0, second = 0.0;
-  if (c < s.channels) {
-    const double shift = kind == Sums::kTrain ? src[first_value(s, c)] : mean[c];
+  double first[kVec] = {}, second[kVec] = {};
+  if (c < s.channels) {  // and so are c + 1 .. c + kVec − 1 (kVec divides the channels)
+    double shift[kVec];
+    for (int k = 0; k < kVec; ++k) shift[k] = kind == Sums::kTrain ? src[first_value(s, c + k)] : mean[c + k];
     for (int64_t r = begin + threadIdx.y; r < end; r += kRowLanes) {
-      accumulate<kind>(grad, forward, src, r * s.channels + c, shift, first, second);
+      const int64_t at = r * s.channels + c;
+      float x[kVec], g[kVec], y[kVec];
+      load<kVec>(src + at, x);
+      if constexpr (kind == Sums::kGrad) {
+        load<kVec>(grad + at, g);
+        if (forward != nullptr) load<kVec>(forward + at, y);
+      }
+      for (int k = 0; k < kVec; ++k) {
+        const double centered = static_cast<double>(x[k]) - shift[k];
+        if constexpr (kind == Sums::kTrain) {
+          first[k] += centered;
+          second[k] += centered * centered;
+        } else {
+          const double d = forward == nullptr ? g[k] : relu_masked(g[k], y[k]);
+          first[k] += d;
+          second[k] += d * centered;
+        }
+      }
     }
   }
-  shared[0][threadIdx.y][threadIdx.x] = first;
-  shared[1][threadIdx.y][threadIdx.x] = second;
+  for (int k = 0; k < kVec; ++k) {
+    shared[0][threadIdx.y][threadIdx.x * kVec + k] = first[k];
+    shared[1][threadIdx.y][threadIdx.x * kVec + k] = second[k];
+  }
   __syncthreads();
   if (threadIdx.y != 0 || c >= s.channels) return;
-  first = second = 0.0;
-  for (int lane = 0; lane < kRowLanes; ++lane) {
-    first += shared[0][lane][threadIdx.x];
-    second += shared[1][lane][threadIdx.x];
+  for (int k = 0; k < kVec; ++k) {
+    double a = 0.0, b = 0.0;
+    for (int lane = 0; lane < kRowLanes; ++lane) {
+      a += shared[0][lane][threadIdx.x * kVec + k];
+      b += shared[1][lane][threadIdx.x * kVec + k];
+    }
+    out[((c + k) * s.parts + part) * 2] = a;
+    out[((c + k) * s.parts + part) * 2 + 1] = b;
   }
-  out[(c * s.parts + part) * 2] = first;
-  out[(c * s.parts + part) * 2 + 1] = second;
+}
+
+bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// 4-wide NHWC loads: channels a multiple of 4 and every tensor 16-byte aligned.
+bool nhwc_vectors(const BatchNormShape& s, std::initializer_list<const void*> tensors) {
+  if (!s.channels_last || s.channels % 4 != 0) return false;
+  for (const void* p : tensors)
+    if (!aligned16(p)) return false;
+  return true;
 }
 
 // Queues the partial sums of `kind` in s's layout.
 template <Sums kind>
 void launch_partial_sums(const float* grad, const float* forward, const float* src, const float* mean,
                          const BatchNormShape& s, double* out, cudaStream_t stream) {
-  if (s.channels_last)
-    partial_sums_nhwc_kernel<kind><<<dim3(static_cast<unsigned>((s.channels + 31) / 32), static_cast<unsigned>(s.parts)),
-                                      dim3(32, kRowLanes), 0, stream>>>(grad, forward, src, mean, s, out);
+  const unsigned parts = static_cast<unsigned>(s.parts);
+  if (nhwc_vectors(s, {grad, forward, src}))
+    partial_sums_nhwc_kernel<kind, 4><<<dim3(static_cast<unsigned>((s.channels + 127) / 128), parts),
+                                         dim3(32, kRowLanes), 0, stream>>>(grad, forward, src, mean, s, out);
+  else if (s.channels_last)
+    partial_sums_nhwc_kernel<kind, 1><<<dim3(static_cast<unsigned>((s.channels + 31) / 32), parts),
+                                         dim3(32, kRowLanes), 0, stream>>>(grad, forward, src, mean, s, out);
   else
-    partial_sums_kernel<kind><<<dim3(static_cast<unsigned>(s.channels), static_cast<unsigned>(s.parts)), kThreads, 0,
-                                stream>>>(grad, forward, src, mean, s, out);
+    partial_sums_kernel<kind><<<dim3(static_cast<unsigned>(s.channels), parts), kThreads, 0, stream>>>(
+        grad, forward, src, mean, s, out);
 }
 
 // Adds channel c's parts in order into sums[0..1].
@@ -164,17 +222,27 @@ __global__ void train_finalize_kernel(BatchNormTrainArgs a, BatchNormShape s, co
   }
 }
 
-// Y = relu?(float((x − mean) · k + B) [+ z]); Index is int64_t, or uint32_t when n fits. Element i's
-// channel is (i / run) % channels: run = inner in NCHW, 1 in NHWC.
-template <typename Index>
+// Y = relu?(float((x − mean) · k + B) [+ z]) over kVec consecutive elements a thread (n a multiple of
+// kVec, the tensors 16-byte aligned when kVec is 4); Index is int64_t, or uint32_t when n fits. Element
+// i's channel is (i / run) % channels: run = inner in NCHW (kVec elements of one channel when kVec
+// divides it), 1 in NHWC (kVec consecutive channels when kVec divides the channels).
+template <typename Index, int kVec>
 __global__ void train_apply_kernel(const float* src, const float* residual, float* dst, Index n, Index run,
                                    Index channels, bool relu, const double* coefficient) {
-  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < n; i += Index{blockDim.x} * gridDim.x) {
-    const double* k = coefficient + ((i / run) % channels) * 3;
-    float v = static_cast<float>((src[i] - k[0]) * k[1] + k[2]);
-    if (residual != nullptr) v += residual[i];
-    if (relu) v = ir::eval_pointwise(ir::PointwiseOp::kRelu, v, 0.0f, 0.0f, 0.0f);  // Note [one formula per op]
-    dst[i] = v;
+  for (Index i = (blockIdx.x * Index{blockDim.x} + threadIdx.x) * kVec; i < n;
+       i += Index{blockDim.x} * gridDim.x * kVec) {
+    const Index c = (i / run) % channels;
+    float x[kVec], z[kVec], y[kVec];
+    load<kVec>(src + i, x);
+    if (residual != nullptr) load<kVec>(residual + i, z);
+    for (int v = 0; v < kVec; ++v) {
+      const double* k = coefficient + (run == 1 ? c + v : c) * 3;
+      float out = static_cast<float>((x[v] - k[0]) * k[1] + k[2]);
+      if (residual != nullptr) out += z[v];
+      if (relu) out = ir::eval_pointwise(ir::PointwiseOp::kRelu, out, 0.0f, 0.0f, 0.0f);  // Note [one formula per op]
+      y[v] = out;
+    }
+    store<kVec>(dst + i, y);
   }
 }
 
@@ -194,20 +262,45 @@ __global__ void grad_finalize_kernel(BatchNormGradArgs a, BatchNormShape s, cons
   }
 }
 
-// dX = k · (g − mean_g − (x − mean) · slope), dZ = g; Index as train_apply_kernel's.
-template <typename Index>
+// dX = k · (g − mean_g − (x − mean) · slope), dZ = g; Index and kVec as train_apply_kernel's.
+template <typename Index, int kVec>
 __global__ void grad_apply_kernel(const float* grad, const float* forward, const float* src, float* dst,
                                   float* dresidual, Index n, Index run, Index channels, const double* coefficient) {
-  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < n; i += Index{blockDim.x} * gridDim.x) {
-    const double* k = coefficient + ((i / run) % channels) * 4;
-    const float g = forward == nullptr ? grad[i] : relu_masked(grad[i], forward[i]);
-    dst[i] = static_cast<float>(k[1] * (g - k[2] - (src[i] - k[0]) * k[3]));
-    if (dresidual != nullptr) dresidual[i] = g;
+  for (Index i = (blockIdx.x * Index{blockDim.x} + threadIdx.x) * kVec; i < n;
+       i += Index{blockDim.x} * gridDim.x * kVec) {
+    const Index c = (i / run) % channels;
+    float dy[kVec], y[kVec], x[kVec], dx[kVec];
+    load<kVec>(grad + i, dy);
+    if (forward != nullptr) load<kVec>(forward + i, y);
+    load<kVec>(src + i, x);
+    for (int v = 0; v < kVec; ++v) {
+      const double* k = coefficient + (run == 1 ? c + v : c) * 4;
+      if (forward != nullptr) dy[v] = relu_masked(dy[v], y[v]);
+      dx[v] = static_cast<float>(k[1] * (dy[v] - k[2] - (x[v] - k[0]) * k[3]));
+    }
+    store<kVec>(dst + i, dx);
+    if (dresidual != nullptr) store<kVec>(dresidual + i, dy);
   }
 }
 
 // Whether the grid-stride loop over n elements stays below 2^32 (the last stride included).
-bool fits_32_bits(int64_t n) { return n < (int64_t{1} << 32) - int64_t{kThreads} * (int64_t{1} << 20); }
+bool fits_32_bits(int64_t n) { return n < (int64_t{1} << 32) - int64_t{4} * kThreads * (int64_t{1} << 20); }
+
+// Calls launch(Index{}, std::integral_constant<int, kVec>{}, blocks) for the elementwise pass over n
+// elements: 32-bit indices when they fit, 4 elements a thread when a channel's run (NCHW: inner) or the
+// channels (NHWC) are a multiple of 4 and every tensor is 16-byte aligned.
+template <typename Launch>
+void launch_apply(const BatchNormShape& s, std::initializer_list<const void*> tensors, int64_t n, Launch launch) {
+  bool vec = (s.channels_last ? s.channels : s.inner) % 4 == 0;
+  for (const void* p : tensors) vec = vec && aligned16(p);
+  const unsigned blocks = blocks_for(vec ? n / 4 : n);
+  auto with_index = [&](auto vector) {
+    if (fits_32_bits(n)) launch(uint32_t{}, vector, blocks);
+    else launch(int64_t{}, vector, blocks);
+  };
+  if (vec) with_index(std::integral_constant<int, 4>{});
+  else with_index(std::integral_constant<int, 1>{});
+}
 
 }  // namespace
 
@@ -232,15 +325,13 @@ cudaError_t launch_batch_norm_train(const BatchNormTrainArgs& a, const BatchNorm
   launch_partial_sums<Sums::kTrain>(nullptr, nullptr, a.src, nullptr, s, partials(workspace), stream);
   train_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
                                                                         coefficients(workspace, s));
-  const int64_t n = s.batch * s.channels * s.inner, run = s.channels_last ? 1 : s.inner;
-  if (fits_32_bits(n))
-    train_apply_kernel<uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(
-        a.src, a.residual, a.dst, static_cast<uint32_t>(n), static_cast<uint32_t>(run),
-        static_cast<uint32_t>(s.channels), a.relu, coefficients(workspace, s));
-  else
-    train_apply_kernel<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(a.src, a.residual, a.dst, n, run,
-                                                                         s.channels, a.relu,
-                                                                         coefficients(workspace, s));
+  const int64_t n = s.batch * s.channels * s.inner;
+  launch_apply(s, {a.src, a.residual, a.dst}, n, [&](auto index, auto vec, unsigned blocks) {
+    using Index = decltype(index);
+    train_apply_kernel<Index, decltype(vec)::value><<<blocks, kThreads, 0, stream>>>(
+        a.src, a.residual, a.dst, static_cast<Index>(n), static_cast<Index>(s.channels_last ? 1 : s.inner),
+        static_cast<Index>(s.channels), a.relu, coefficients(workspace, s));
+  });
   return cudaGetLastError();
 }
 
@@ -253,15 +344,14 @@ cudaError_t launch_batch_norm_grad(const BatchNormGradArgs& a, const BatchNormSh
   launch_partial_sums<Sums::kGrad>(a.grad, forward, a.src, a.saved_mean, s, partials(workspace), stream);
   grad_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
                                                                        coefficients(workspace, s));
-  const int64_t n = s.batch * s.channels * s.inner, run = s.channels_last ? 1 : s.inner;
-  if (fits_32_bits(n))
-    grad_apply_kernel<uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(
-        a.grad, forward, a.src, a.dst, a.dresidual, static_cast<uint32_t>(n), static_cast<uint32_t>(run),
-        static_cast<uint32_t>(s.channels), coefficients(workspace, s));
-  else
-    grad_apply_kernel<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(a.grad, forward, a.src, a.dst, a.dresidual,
-                                                                        n, run, s.channels,
-                                                                        coefficients(workspace, s));
+  const int64_t n = s.batch * s.channels * s.inner;
+  launch_apply(s, {a.grad, forward, a.src, a.dst, a.dresidual}, n, [&](auto index, auto vec, unsigned blocks) {
+    using Index = decltype(index);
+    grad_apply_kernel<Index, decltype(vec)::value><<<blocks, kThreads, 0, stream>>>(
+        a.grad, forward, a.src, a.dst, a.dresidual, static_cast<Index>(n),
+        static_cast<Index>(s.channels_last ? 1 : s.inner), static_cast<Index>(s.channels),
+        coefficients(workspace, s));
+  });
   return cudaGetLastError();
 }
 

@@ -18,14 +18,17 @@ constexpr int kDims = kMaxPoolDims;
 struct Plane {
   int64_t x_base, y_base, at, step;
 };
-__device__ __forceinline__ Plane plane_of(int64_t i, int64_t in_plane, int64_t out_plane, int64_t channels,
+// Index: int64_t, or uint32_t where the tensor allows (its divisions cost far less).
+template <typename Index>
+__device__ __forceinline__ Plane plane_of(Index i, Index in_plane, Index out_plane, Index channels,
                                           bool channels_last) {
   if (!channels_last) {
-    const int64_t plane = i / in_plane;
-    return {plane * in_plane, plane * out_plane, i - plane * in_plane, 1};
+    const Index plane = i / in_plane;
+    return {int64_t{plane} * in_plane, int64_t{plane} * out_plane, int64_t{i - plane * in_plane}, 1};
   }
-  const int64_t c = i % channels, pixel = i / channels, n = pixel / in_plane;
-  return {n * in_plane * channels + c, n * out_plane * channels + c, pixel - n * in_plane, channels};
+  const Index c = i % channels, pixel = i / channels, n = pixel / in_plane;
+  return {int64_t{n} * in_plane * channels + c, int64_t{n} * out_plane * channels + c, int64_t{pixel - n * in_plane},
+          int64_t{channels}};
 }
 
 
@@ -87,7 +90,7 @@ __global__ void pool_grad_kernel(const float* dy, const float* x, float* dx, int
   const int64_t in_plane = g.input[0] * g.input[1] * g.input[2];
   const int64_t out_plane = g.output[0] * g.output[1] * g.output[2];
   UCUDNN_GRID_LOOP(i, n) {
-    const Plane pl = plane_of(i, in_plane, out_plane, g.channels, g.channels_last);
+    const Plane pl = plane_of<int64_t>(i, in_plane, out_plane, g.channels, g.channels_last);
     const int64_t at = pl.at;
     const int64_t p[kDims] = {at / (g.input[1] * g.input[2]), (at / g.input[2]) % g.input[1], at % g.input[2]};
     const float* dy_plane = dy + pl.y_base;
@@ -165,13 +168,17 @@ __device__ __forceinline__ int divisor32(const Geometry32& g, const int o[kDims]
   return count;
 }
 
-template <bool Max>
-__global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, int64_t n, Geometry32 g,
+// A grid-stride loop over Index i < n.
+#define UCUDNN_INDEX_LOOP(Index, i, n) \
+  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < (n); i += Index{blockDim.x} * gridDim.x)
+
+template <bool Max, typename Index>
+__global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, Index n, Geometry32 g,
                                    bool include_pad) {
-  const int in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int out_plane = g.out[0] * g.out[1] * g.out[2];
-  UCUDNN_GRID_LOOP(i, n) {
-    const Plane pl = plane_of(i, in_plane, out_plane, g.channels, g.channels_last);
+  const Index in_plane = g.in[0] * g.in[1] * g.in[2];
+  const Index out_plane = g.out[0] * g.out[1] * g.out[2];
+  UCUDNN_INDEX_LOOP(Index, i, n) {
+    const Plane pl = plane_of<Index>(i, in_plane, out_plane, static_cast<Index>(g.channels), g.channels_last);
     const int at = static_cast<int>(pl.at);
     const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
     int lo[kDims], hi[kDims];
@@ -201,19 +208,21 @@ __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, i
 // element (a ResNet's 3×3/2 pool). Same rule, so the same dX.
 constexpr uint8_t kNoChoice = 255;
 
-__global__ void max_choice_kernel32(const float* x, uint8_t* choices, int64_t outputs, Geometry32 g) {
-  const int in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int out_plane = g.out[0] * g.out[1] * g.out[2];
-  UCUDNN_GRID_LOOP(j, outputs) {
+template <typename Index>
+__global__ void max_choice_kernel32(const float* x, uint8_t* choices, Index outputs, Geometry32 g) {
+  const Index in_plane = g.in[0] * g.in[1] * g.in[2];
+  const Index out_plane = g.out[0] * g.out[1] * g.out[2];
+  const Index channels = static_cast<Index>(g.channels);
+  UCUDNN_INDEX_LOOP(Index, j, outputs) {
     int64_t x_base, step, at;
     if (g.channels_last) {
-      const int64_t pixel = j / g.channels, n = pixel / out_plane;
-      x_base = n * in_plane * g.channels + j % g.channels;
-      step = g.channels;
+      const Index pixel = j / channels, n = pixel / out_plane;
+      x_base = int64_t{n} * in_plane * channels + j % channels;
+      step = channels;
       at = pixel - n * out_plane;
     } else {
-      const int64_t plane = j / out_plane;
-      x_base = plane * in_plane;
+      const Index plane = j / out_plane;
+      x_base = int64_t{plane} * in_plane;
       step = 1;
       at = j - plane * out_plane;
     }
@@ -231,12 +240,13 @@ __global__ void max_choice_kernel32(const float* x, uint8_t* choices, int64_t ou
   }
 }
 
-__global__ void max_pool_grad_by_choice_kernel32(const float* dy, const uint8_t* choices, float* dx, int64_t n,
+template <typename Index>
+__global__ void max_pool_grad_by_choice_kernel32(const float* dy, const uint8_t* choices, float* dx, Index n,
                                                  Geometry32 g) {
-  const int in_plane = g.in[0] * g.in[1] * g.in[2];
-  const int out_plane = g.out[0] * g.out[1] * g.out[2];
-  UCUDNN_GRID_LOOP(i, n) {
-    const Plane pl = plane_of(i, in_plane, out_plane, g.channels, g.channels_last);
+  const Index in_plane = g.in[0] * g.in[1] * g.in[2];
+  const Index out_plane = g.out[0] * g.out[1] * g.out[2];
+  UCUDNN_INDEX_LOOP(Index, i, n) {
+    const Plane pl = plane_of<Index>(i, in_plane, out_plane, static_cast<Index>(g.channels), g.channels_last);
     const int at = static_cast<int>(pl.at);
     const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
     int lo[kDims], hi[kDims];
@@ -286,13 +296,26 @@ cudaError_t launch_pool_grad(const float* dy, const float* x, float* dx, const P
   const int64_t n = g.batch * g.channels * g.input[0] * g.input[1] * g.input[2];
   if (n == 0) return cudaSuccess;
   Geometry32 g32;
+  // 32-bit indices where the loops' last stride stays below 2^32 (dX has at least as many elements as dY).
+  const bool small = n < (int64_t{1} << 32) - int64_t{kThreads} * (int64_t{1} << 20);
+  const int64_t outputs = g.batch * g.channels * g.output[0] * g.output[1] * g.output[2];
   if (Max && choices != nullptr && max_pool_choice_bytes(geometry) > 0 && fits_32_bit(g, &g32)) {
-    const int64_t outputs = g.batch * g.channels * g.output[0] * g.output[1] * g.output[2];
-    max_choice_kernel32<<<blocks_for(outputs), kThreads, 0, stream>>>(x, choices, outputs, g32);
-    max_pool_grad_by_choice_kernel32<<<blocks_for(n), kThreads, 0, stream>>>(dy, choices, dx, n, g32);
-  } else if (fits_32_bit(g, &g32))
-    pool_grad_kernel32<Max><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, n, g32, include_pad);
-  else
+    if (small) {
+      max_choice_kernel32<uint32_t><<<blocks_for(outputs), kThreads, 0, stream>>>(
+          x, choices, static_cast<uint32_t>(outputs), g32);
+      max_pool_grad_by_choice_kernel32<uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(
+          dy, choices, dx, static_cast<uint32_t>(n), g32);
+    } else {
+      max_choice_kernel32<int64_t><<<blocks_for(outputs), kThreads, 0, stream>>>(x, choices, outputs, g32);
+      max_pool_grad_by_choice_kernel32<int64_t><<<blocks_for(n), kThreads, 0, stream>>>(dy, choices, dx, n, g32);
+    }
+  } else if (fits_32_bit(g, &g32)) {
+    if (small)
+      pool_grad_kernel32<Max, uint32_t><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, static_cast<uint32_t>(n),
+                                                                                 g32, include_pad);
+    else
+      pool_grad_kernel32<Max, int64_t><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, n, g32, include_pad);
+  } else
     pool_grad_kernel<Max><<<blocks_for(n), kThreads, 0, stream>>>(dy, x, dx, n, g, include_pad);
   return cudaGetLastError();
 }
