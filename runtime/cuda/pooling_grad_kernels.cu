@@ -31,7 +31,6 @@ __device__ __forceinline__ Plane plane_of(Index i, Index in_plane, Index out_pla
           int64_t{channels}};
 }
 
-
 // Position along axis d of tap k of window o (may lie in the padding).
 __device__ __forceinline__ int64_t tap(const PoolGeometry& g, int d, int64_t o, int64_t k) {
   return o * g.stride[d] - g.pad_begin[d] + k * g.dilation[d];
