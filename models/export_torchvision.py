@@ -27,13 +27,14 @@ import time
 import warnings
 
 # The plain networks the optimizer was first measured on, then the efficient architectures of
-# issue 13 (depthwise, squeeze-excitation, SiLU/HardSwish, dense connectivity, grouped convolutions), and
+# issue 13 (depthwise, squeeze-excitation, SiLU/HardSwish, dense connectivity, grouped convolutions; MobileNetV2,
+# depthwise with ReLU6, is issue 40's CPU training benchmark), and
 # ConvNeXt (7×7 depthwise convolutions, LayerNorm, GELU, Linear layers on channels-last activations), and
 # the transformers: ViT, Swin (shifted windows: Range, ScatterND, Mod in their masks) and MaxViT (Einsum).
-MODELS = ("alexnet", "resnet18", "resnet50", "vgg16", "resnet101", "wide_resnet50_2", "mobilenet_v3_large",
-          "mobilenet_v3_small", "efficientnet_b0", "efficientnet_b1", "densenet121", "densenet169",
-          "regnet_y_800mf", "mnasnet1_0", "shufflenet_v2_x1_0", "resnext50_32x4d", "convnext_tiny", "vit_b_16",
-          "swin_t", "maxvit_t")
+MODELS = ("alexnet", "resnet18", "resnet50", "vgg16", "resnet101", "wide_resnet50_2", "mobilenet_v2",
+          "mobilenet_v3_large", "mobilenet_v3_small", "efficientnet_b0", "efficientnet_b1", "densenet121",
+          "densenet169", "regnet_y_800mf", "mnasnet1_0", "shufflenet_v2_x1_0", "resnext50_32x4d", "convnext_tiny",
+          "vit_b_16", "swin_t", "maxvit_t")
 # Semantic segmentation (torchvision.models.segmentation, 21 classes, no auxiliary head): dilated backbones
 # and bilinear up-sampling (Resize). Their output is the "out" entry of the model's dict.
 SEGMENTATION_MODELS = ("lraspp_mobilenet_v3_large", "fcn_resnet50", "deeplabv3_mobilenet_v3_large")

@@ -18,6 +18,7 @@ namespace {
 
 const std::string kRelu = "Relu";                           // the fused activation (runtime/ir/fusion.h)
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::vector<OpCase> conv_and_matrix_cases() {
   const OpKind conv = OpKind::kConv;
@@ -209,6 +210,21 @@ std::vector<OpCase> conv_and_matrix_cases() {
       {"maxpool_nan", OpKind::kMaxPool, 17,
        {input_values({1, 1, 4, 4}, {0.5, -1, 2, 3, 4, kNaN, -6, 7, 1, 2, kNaN, -3, 0, 5, 1, 9})},
        {{"kernel_shape", IntList{2, 2}}, {"strides", IntList{2, 2}}}, 1, {{1, 1, 2, 2}}},
+      // Rows wide enough for the CPU's vectorised interior windows (runtime/cpu/max_pool_rows.h) to run
+      // whole vectors: stride 2 (ResNet's stem), stride 1, a strided dilated window; NaNs and ties there.
+      {"maxpool_wide_stem", OpKind::kMaxPool, 17, {input({2, 3, 9, 70})},
+       {{"kernel_shape", IntList{3, 3}}, {"strides", IntList{2, 2}}, {"pads", IntList{1, 1, 1, 1}}}, 1,
+       {{2, 3, 5, 35}}},
+      {"maxpool_wide_stride1", OpKind::kMaxPool, 17, {input({1, 2, 5, 40})},
+       {{"kernel_shape", IntList{3, 3}}, {"pads", IntList{1, 1, 1, 1}}}, 1, {{1, 2, 5, 40}}},
+      {"maxpool_wide_stride3_dilated", OpKind::kMaxPool, 17, {input({1, 2, 8, 50})},
+       {{"kernel_shape", IntList{2, 3}}, {"strides", IntList{3, 3}}, {"dilations", IntList{2, 2}}}, 1,
+       {{1, 2, 2, 16}}},
+      {"maxpool_wide_nan_ties", OpKind::kMaxPool, 17,
+       {input_values({1, 2, 6, 41},
+                     {0.5, kNaN, 2, -1, 2, 3, 0, 3, -kInf, 4, 1, -2, 3, 0.25, 2, 2, -3, 1, 0, 3, 1, 2, -1})},
+       {{"kernel_shape", IntList{3, 3}}, {"strides", IntList{2, 2}}, {"pads", IntList{1, 1, 1, 1}}}, 1,
+       {{1, 2, 3, 21}}},
       {"maxpool_nan_asymmetric_pads", OpKind::kMaxPool, 17,  // the GPU's own kernel, as maxpool_asymmetric_pads
        {input_values({1, 1, 4, 5}, {1, 2, kNaN, 4, 5, -1, 0, 3, 2, 1, 8, 7, 6, 5, 4, 0, kNaN, 1, 2, 3})},
        {{"kernel_shape", IntList{3, 2}}, {"pads", IntList{0, 1, 2, 0}}, {"strides", IntList{2, 2}}}, 1,

@@ -25,6 +25,8 @@ std::vector<OpCase> activation_grad_kind_cases() {
   return {
       {"activation_grad_relu", op, 17, {input(image), input(image)}, activation("Relu")},
       {"activation_grad_relu_kink", op, 17, {input({8}), input_values({8}, around_zero)}, activation("Relu")},
+      {"activation_grad_relu_large", op, 17, {input({2, 3, 60, 50}), input_values({2, 3, 60, 50}, around_zero)},
+       activation("Relu")},
       {"activation_grad_leaky_relu", op, 17, {input(image), input(image)},
        activation("LeakyRelu", {{"alpha", 0.1f}})},
       {"activation_grad_leaky_relu_kink", op, 17, {input({8}), input_values({8}, around_zero)},
@@ -64,6 +66,11 @@ std::vector<OpCase> activation_grad_clip_cases() {
       {"activation_grad_clip_min_above_max", op, 17,
        {input({10}), input_values({10}, x), weight_values({}, {1}), weight_values({}, {0.5})}, activation("Clip")},
       {"activation_grad_clip_no_bounds", op, 17, {input({3, 5}), input({3, 5})}, activation("Clip")},
+      // MobileNetV2's ReLU6 on more values than the CPU's threads split (and whole vectors), the bounds among them.
+      {"activation_grad_clip_relu6_large", op, 17,
+       {input({2, 3, 60, 50}), input_values({2, 3, 60, 50}, {-1, 0, 0.5, 6, 6.5, 3, -0.25, 5.75, 7}),
+        weight_values({}, {0}), weight_values({}, {6})},
+       activation("Clip")},
   };
 }
 

@@ -59,6 +59,13 @@ std::vector<OpCase> pooling_grad_cases() {
       {"1d", {2, 3, 9}, {2, 3, 5}, {{"kernel_shape", IntList{3}}, {"strides", IntList{2}}, {"pads", IntList{1, 1}}}},
       {"whole_plane", {3, 5, 4, 6}, {3, 5, 1, 1}, {{"kernel_shape", IntList{4, 6}}}},
       {"resnet_sized", {4, 8, 16, 16}, {4, 8, 8, 8}, k3s2p1},
+      // Rows wide enough for the CPU's vectorised interior windows (runtime/cpu/max_pool_rows.h): whole
+      // vectors at stride 2 and 1, a strided dilated window, and more than one chunk of 128 columns.
+      {"wide_stem", {2, 2, 7, 70}, {2, 2, 4, 35}, k3s2p1},
+      {"wide_stride1", {1, 2, 4, 40}, {1, 2, 4, 40}, {{"kernel_shape", IntList{3, 3}}, {"pads", IntList{1, 1, 1, 1}}}},
+      {"wide_stride3_dilated", {1, 2, 8, 50}, {1, 2, 2, 16},
+       {{"kernel_shape", IntList{2, 3}}, {"strides", IntList{3, 3}}, {"dilations", IntList{2, 2}}}},
+      {"wide_chunks", {1, 1, 3, 300}, {1, 1, 3, 300}, {{"kernel_shape", IntList{3, 3}}, {"pads", IntList{1, 1, 1, 1}}}},
   };
   std::vector<OpCase> cases;
   for (const Geometry& g : geometries) add_geometry(g, &cases);
@@ -75,6 +82,14 @@ std::vector<OpCase> pooling_grad_cases() {
                    Shape{1, 2, 5, 5}});
   cases.push_back({"max_pool_grad_ties_stride2", OpKind::kMaxPoolGrad, 17,
                    {input({2, 1, 5, 5}), input_values({2, 1, 9, 9}, {2, 2, 1})}, k3s2p1, 1, Shape{2, 1, 9, 9}});
+  // The same choices in rows wide enough for the vectorised interior windows.
+  cases.push_back({"max_pool_grad_ties_wide", OpKind::kMaxPoolGrad, 17,
+                   {input({2, 1, 5, 35}), input_values({2, 1, 9, 70}, {2, 2, 1})}, k3s2p1, 1, Shape{2, 1, 9, 70}});
+  cases.push_back({"max_pool_grad_nan_wide", OpKind::kMaxPoolGrad, 17,
+                   {input({1, 2, 3, 21}),
+                    input_values({1, 2, 6, 41}, {0.5, nan, 2, nan, 2, 3, 0, 3, 4, 1, -2, 3, 0.25, 2, 2, -3, 1, 0, 3, 1,
+                                                 2, -1, 4})},
+                   k3s2p1, 1, Shape{1, 2, 6, 41}});
   cases.push_back({"max_pool_grad_nan", OpKind::kMaxPoolGrad, 17,
                    {input({1, 1, 3, 3}), input_values({1, 1, 4, 4}, {0.5, nan, 2, -1, nan, 3, 0, 1, 4})}, k2s1, 1,
                    Shape{1, 1, 4, 4}});

@@ -1,5 +1,6 @@
 // CPU kernels of MaxPool, AveragePool (1-D/2-D windows, reduced to 2-D) and
-// GlobalAveragePool, GlobalMaxPool. Plain loops, threads over (n, c) planes; a
+// GlobalAveragePool, GlobalMaxPool. Plain loops, threads over (n, c) planes (NCHW MaxPool's interior
+// windows vectorised along the output row: runtime/cpu/max_pool_rows.h); a
 // channels-last node (Note [channels-last]: X [N, H, W, C]) threads over output rows (the global
 // pools: over spans of input rows) and runs each tap over the C contiguous channels.
 // AveragePool's divisor: the taps inside the input (count_include_pad = 0) or
@@ -17,6 +18,7 @@
 
 #include "runtime/cpu/cpu_kernel.h"
 #include "runtime/cpu/float_sums.h"
+#include "runtime/cpu/max_pool_rows.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -164,9 +166,39 @@ Status run_max_pool_with_indices(const KernelArgs& args, const PoolProblem& p) {
   return Status::ok();
 }
 
+// NCHW MaxPool: threads over (plane, output row); each row's interior windows through the vectorised
+// max_pool_row (Note [max pool rows keep the window order], runtime/cpu/max_pool_rows.h), its edge
+// windows through the scalar loop.
+void run_max_pool_planes(const PoolProblem& p, const float* src, float* dst) {
+  const int64_t in_plane = p.in_h * p.in_w, out_plane = p.out_h * p.out_w;
+  const InteriorColumns cols = interior_columns(p.in_w, p.out_w, p.kernel_w, p.stride_w, p.dilation_w, p.pad_left);
+#pragma omp parallel for collapse(2) schedule(static) if (p.planes * in_plane > kParallelThreshold)
+  for (int64_t i = 0; i < p.planes; ++i)
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      const float* s = src + i * in_plane;
+      float* d = dst + i * out_plane + oh * p.out_w;
+      const int64_t h0 = oh * p.stride_h - p.pad_top;
+      auto edge = [&](int64_t ow) {
+        float best = -std::numeric_limits<float>::infinity();
+        for_each_tap(p, h0, ow * p.stride_w - p.pad_left, [&](int64_t at) { best = max_propagating_nan(best, s[at]); });
+        d[ow] = best;
+      };
+      for (int64_t ow = 0; ow < cols.first; ++ow) edge(ow);
+      const TapsInside rows = taps_inside(h0, p.kernel_h, p.dilation_h, p.in_h);
+      max_pool_row({s, p.in_w, h0 + rows.first * p.dilation_h, rows.count, p.dilation_h, p.kernel_w, p.stride_w,
+                    p.dilation_w, p.pad_left, cols.first, cols.last},
+                   d);
+      for (int64_t ow = cols.last; ow < p.out_w; ++ow) edge(ow);
+    }
+}
+
 Status run_max_pool(const KernelArgs& args) {
   UCUDNN_ASSIGN_OR_RETURN(PoolProblem p, pool_problem(args));
   if (args.dst.size() > 1 && args.dst[1] != nullptr) return run_max_pool_with_indices(args, p);
+  if (p.channels == 1) {
+    run_max_pool_planes(p, args.src[0]->data<float>(), args.dst[0]->data<float>());
+    return Status::ok();
+  }
   const int64_t c = p.channels;
   for_each_window(p, args.src[0]->data<float>(), args.dst[0]->data<float>(),
                   [&p, c](const float* s, int64_t h0, int64_t w0, float* d) {

@@ -1,14 +1,19 @@
 // CPU kernels of MaxPoolGrad and AveragePoolGrad (1-D/2-D windows, reduced to 2-D), the adjoints of
 // runtime/cpu/pooling.cc's pools. Threads over (n, c) planes; each zeroes its plane of dX and then
-// scatters every window's dY into it in output order, so overlapping windows sum deterministically.
+// scatters every window's dY into it in output order, so overlapping windows sum deterministically
+// (MaxPoolGrad finds a row's interior choices vectorised first: runtime/cpu/max_pool_rows.h).
 // MaxPoolGrad recomputes each window's choice from X with the forward's predicate (v > best or v is
 // NaN, starting from the window's first tap inside the input): the first maximum in row-major window
 // order gets the gradient, as PyTorch; a window with a NaN gives it to its last NaN (PyTorch's rule);
 // a window with no tap inside the input gives nothing. AveragePoolGrad spreads dY / count over the
 // window's taps inside the input, count as the forward's divisor (count_include_pad).
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "runtime/cpu/cpu_kernel.h"
+#include "runtime/cpu/max_pool_rows.h"
 #include "runtime/ir/layout.h"
 #include "runtime/ops/window_geometry.h"
 
@@ -65,6 +70,33 @@ void scatter_windows(const PoolGradProblem& p, const float* dy, float* dx, Windo
   }
 }
 
+// The tap (offset ih·W + iw in the plane) of the window (oh, ow) that gets its gradient, −1 when the
+// window has no tap inside the input; the scalar rule the top of the file states.
+int64_t chosen_tap(const PoolGradProblem& p, const float* s, int64_t oh, int64_t ow) {
+  int64_t chosen = -1;
+  float best = 0.0f;
+  for (int64_t kh = 0; kh < p.h.kernel; ++kh) {
+    const int64_t ih = p.h.at(oh, kh);
+    if (ih < 0 || ih >= p.h.in) continue;
+    for (int64_t kw = 0; kw < p.w.kernel; ++kw) {
+      const int64_t iw = p.w.at(ow, kw);
+      if (iw < 0 || iw >= p.w.in) continue;
+      const int64_t at = ih * p.w.in + iw;
+      if (chosen < 0 || s[at] > best || std::isnan(s[at])) {
+        chosen = at;
+        best = s[at];
+      }
+    }
+  }
+  return chosen;
+}
+
+// Output columns whose choices are found at once by the vectorised rows (stack arrays).
+constexpr int64_t kChunk = 128;
+
+// Threads over planes; per output row the edge windows' choices come from chosen_tap and the interior
+// ones from max_pool_row_argmax (the same choice: Note [max pool rows keep the window order],
+// runtime/cpu/max_pool_rows.h), and dY is added in output order either way.
 Status run_max_pool_grad(const KernelArgs& args) {
   const Tensor& x = *args.src[1];
   Tensor& dx = *args.dst[0];
@@ -72,27 +104,41 @@ Status run_max_pool_grad(const KernelArgs& args) {
     return invalid_argument(args.node.describe() + ": X " + x.describe() + " and dX " + dx.describe() + " differ");
   UCUDNN_ASSIGN_OR_RETURN(PoolGradProblem p, pool_grad_problem(args.node, dx.shape(), args.src[0]->shape()));
   const float* src = x.data<float>();
-  const int64_t in_plane = p.h.in * p.w.in;
-  scatter_windows(p, args.src[0]->data<float>(), dx.data<float>(),
-                  [&p, src, in_plane](int64_t plane, float* d, float g, int64_t oh, int64_t ow) {
-                    const float* s = src + plane * in_plane;
-                    int64_t chosen = -1;
-                    float best = 0.0f;
-                    for (int64_t kh = 0; kh < p.h.kernel; ++kh) {
-                      const int64_t ih = p.h.at(oh, kh);
-                      if (ih < 0 || ih >= p.h.in) continue;
-                      for (int64_t kw = 0; kw < p.w.kernel; ++kw) {
-                        const int64_t iw = p.w.at(ow, kw);
-                        if (iw < 0 || iw >= p.w.in) continue;
-                        const int64_t at = ih * p.w.in + iw;
-                        if (chosen < 0 || s[at] > best || std::isnan(s[at])) {
-                          chosen = at;
-                          best = s[at];
-                        }
-                      }
-                    }
-                    if (chosen >= 0) d[chosen] += g;
-                  });
+  const float* dy = args.src[0]->data<float>();
+  float* dst = dx.data<float>();
+  const int64_t in_plane = p.h.in * p.w.in, out_plane = p.h.out * p.w.out;
+  // The vectorised rows index the plane with int32 (the scalar loop covers larger planes).
+  const InteriorColumns cols = in_plane <= std::numeric_limits<int32_t>::max()
+                                   ? interior_columns(p.w.in, p.w.out, p.w.kernel, p.w.stride, p.w.dilation,
+                                                      p.w.pad_begin)
+                                   : InteriorColumns{p.w.out, p.w.out};
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < p.planes; ++i) {
+    const float* s = src + i * in_plane;
+    float* d = dst + i * in_plane;
+    std::fill(d, d + in_plane, 0.0f);
+    for (int64_t oh = 0; oh < p.h.out; ++oh) {
+      const float* g = dy + i * out_plane + oh * p.w.out;
+      auto edge = [&](int64_t ow) {
+        const int64_t chosen = chosen_tap(p, s, oh, ow);
+        if (chosen >= 0) d[chosen] += g[ow];
+      };
+      for (int64_t ow = 0; ow < cols.first; ++ow) edge(ow);
+      const TapsInside rows = taps_inside(p.h.at(oh, 0), p.h.kernel, p.h.dilation, p.h.in);
+      if (rows.count > 0) {
+        const MaxPoolRow row{s, p.w.in, p.h.at(oh, rows.first), rows.count, p.h.dilation, p.w.kernel,
+                             p.w.stride, p.w.dilation, p.w.pad_begin, cols.first, cols.last};
+        float best[kChunk];
+        int32_t at[kChunk];
+        for (int64_t first = cols.first; first < cols.last; first += kChunk) {
+          const int64_t last = std::min(cols.last, first + kChunk);
+          max_pool_row_argmax(row, first, last, best, at);
+          for (int64_t ow = first; ow < last; ++ow) d[at[ow - first]] += g[ow];
+        }
+      }
+      for (int64_t ow = cols.last; ow < p.w.out; ++ow) edge(ow);
+    }
+  }
   return Status::ok();
 }
 
