@@ -34,6 +34,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 import export_torchvision  # noqa: E402  (after the path tweak)
+from bench_cpu import cpu_name  # noqa: E402  (scripts/, this file's folder, is on the path)
 
 LR, MOMENTUM = 0.01, 0.9
 
@@ -87,18 +88,6 @@ def bench_torch(name, batch, steps, threads):
         optimizer.step()
         times.append((time.perf_counter() - start) * 1000.0)
     return times
-
-
-def cpu_name():
-    """The CPU's model name (/proc/cpuinfo), else platform.processor()."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def fmt(times):

@@ -167,6 +167,25 @@ __device__ __forceinline__ int divisor32(const Geometry32& g, const int o[kDims]
   return count;
 }
 
+// dX element i as the 32-bit gathers see it: its plane, its position in the plane and its spatial
+// coordinates, and the windows covering it.
+struct Covered {
+  Plane plane;
+  int at;
+  int p[kDims], lo[kDims], hi[kDims];
+};
+template <typename Index>
+__device__ __forceinline__ Covered covered(Index i, Index in_plane, Index out_plane, const Geometry32& g) {
+  Covered e;
+  e.plane = plane_of<Index>(i, in_plane, out_plane, static_cast<Index>(g.channels), g.channels_last);
+  e.at = static_cast<int>(e.plane.at);
+  e.p[0] = e.at / (g.in[1] * g.in[2]);
+  e.p[1] = (e.at / g.in[2]) % g.in[1];
+  e.p[2] = e.at % g.in[2];
+  covering_windows(g, e.p, e.lo, e.hi);
+  return e;
+}
+
 // A grid-stride loop over Index i < n.
 #define UCUDNN_INDEX_LOOP(Index, i, n) \
   for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < (n); i += Index{blockDim.x} * gridDim.x)
@@ -177,11 +196,11 @@ __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, I
   const Index in_plane = g.in[0] * g.in[1] * g.in[2];
   const Index out_plane = g.out[0] * g.out[1] * g.out[2];
   UCUDNN_INDEX_LOOP(Index, i, n) {
-    const Plane pl = plane_of<Index>(i, in_plane, out_plane, static_cast<Index>(g.channels), g.channels_last);
-    const int at = static_cast<int>(pl.at);
-    const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
-    int lo[kDims], hi[kDims];
-    covering_windows(g, p, lo, hi);
+    const Covered e = covered<Index>(i, in_plane, out_plane, g);
+    const Plane& pl = e.plane;
+    const int at = e.at;
+    const int* p = e.p;
+    const int *lo = e.lo, *hi = e.hi;
     const float* dy_plane = dy + pl.y_base;
     const float* x_plane = Max ? x + pl.x_base : nullptr;
     float sum = 0.0f;
@@ -245,11 +264,11 @@ __global__ void max_pool_grad_by_choice_kernel32(const float* dy, const uint8_t*
   const Index in_plane = g.in[0] * g.in[1] * g.in[2];
   const Index out_plane = g.out[0] * g.out[1] * g.out[2];
   UCUDNN_INDEX_LOOP(Index, i, n) {
-    const Plane pl = plane_of<Index>(i, in_plane, out_plane, static_cast<Index>(g.channels), g.channels_last);
-    const int at = static_cast<int>(pl.at);
-    const int p[kDims] = {at / (g.in[1] * g.in[2]), (at / g.in[2]) % g.in[1], at % g.in[2]};
-    int lo[kDims], hi[kDims];
-    covering_windows(g, p, lo, hi);
+    const Covered e = covered<Index>(i, in_plane, out_plane, g);
+    const Plane& pl = e.plane;
+    const int at = e.at;
+    const int* p = e.p;
+    const int *lo = e.lo, *hi = e.hi;
     float sum = 0.0f;
     int o[kDims];
     for (o[0] = lo[0]; o[0] <= hi[0]; ++o[0])
