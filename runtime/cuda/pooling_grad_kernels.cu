@@ -199,7 +199,6 @@ __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, I
     const Covered e = covered<Index>(i, in_plane, out_plane, g);
     const Plane& pl = e.plane;
     const int at = e.at;
-    const int* p = e.p;
     const int *lo = e.lo, *hi = e.hi;
     const float* dy_plane = dy + pl.y_base;
     const float* x_plane = Max ? x + pl.x_base : nullptr;
@@ -266,7 +265,6 @@ __global__ void max_pool_grad_by_choice_kernel32(const float* dy, const uint8_t*
   UCUDNN_INDEX_LOOP(Index, i, n) {
     const Covered e = covered<Index>(i, in_plane, out_plane, g);
     const Plane& pl = e.plane;
-    const int at = e.at;
     const int* p = e.p;
     const int *lo = e.lo, *hi = e.hi;
     float sum = 0.0f;
