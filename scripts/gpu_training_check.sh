@@ -11,7 +11,7 @@
 #
 #   run(command="scripts/gpu_training_check.sh", carry=["build-device/bundle.tar.gz"], timeout_s=600)
 #   MODELS=resnet50,resnet18 BATCH=256 STEPS=12 LAYOUTS="nchw nhwc" LIMIT=560 EXTRA=...
-#   TESTS=0, MEMCHECK=0, TORCH=0 skip parts 1, 2, 4; UNPACKED=1: the bundle is unpacked already (a second
+#   RUN_TESTS=0, MEMCHECK=0, TORCH=0 skip parts 1, 2, 4; UNPACKED=1: the bundle is unpacked already (a second
 #   run in the same call)
 set -uo pipefail
 START=$SECONDS
@@ -35,7 +35,7 @@ for py in /usr/bin/python3 /usr/bin/python3.11 python3; do
 done > "$OUT/python.txt" 2>&1
 
 TEST_FILTER=${TEST_FILTER:-'FusedBatchNorm*:FusedPointwiseTraining.*:ChannelsLastTraining.*:Trainer*:*OpTable*cuda*batch_norm*:*OpTable*cuda*reduce*:*OpTable*cuda*pool*grad*:*OpTable*cuda*conv_grad*:*OpTable*cuda*activation_grad*:OpTableCoverage.*'}
-if [ "${TESTS:-1}" != 0 ] && fits 120; then
+if [ "${RUN_TESTS:-1}" != 0 ] && fits 120; then
   timeout $((LIMIT - (SECONDS - START) - 60)) "$B/tests/ucudnn_tests" --gtest_filter="$TEST_FILTER" > "$OUT/tests.log" 2>&1
   note "tests: exit $? — $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$OUT/tests.log" | tr '\n' ' ')"
 fi

@@ -170,10 +170,13 @@ py::array to_numpy(Tensor tensor) {
   return py::array(numpy_dtype(t->dtype()), shape, t->raw(), base);
 }
 
+// The dtype's byte order, kind and size are read as Python attributes: pybind11 2.10's accessors read
+// NumPy 1's PyArray_Descr struct, whose `elsize` NumPy 2 moved (the module would see float32 as another
+// size there, as it did on the GPU machine's NumPy 2.5).
 std::optional<DType> dtype_from_numpy(const py::dtype& dtype) {
-  if (dtype.byteorder() == '>') return std::nullopt;  // this is a little-endian machine
-  const py::ssize_t size = dtype.itemsize();
-  switch (dtype.kind()) {
+  if (dtype.attr("byteorder").cast<std::string>() == ">") return std::nullopt;  // this is a little-endian machine
+  const auto size = dtype.attr("itemsize").cast<py::ssize_t>();
+  switch (dtype.attr("kind").cast<std::string>().at(0)) {
     case 'f':
       if (size == 2) return DType::kFloat16;
       if (size == 4) return DType::kFloat32;
