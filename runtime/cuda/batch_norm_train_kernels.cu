@@ -5,6 +5,8 @@
 // The elementwise passes index with 32-bit integers when the tensor allows (the channel of element i
 // is (i / inner) % channels: a 64-bit division per element would cost more than its memory traffic).
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <initializer_list>
 #include <type_traits>
 
@@ -168,9 +170,19 @@ __global__ void partial_sums_nhwc_kernel(const float* grad, const float* forward
 
 bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// Experiment switches (UCUDNN_BN_SUMS_VECTOR=0, UCUDNN_BN_APPLY_VECTOR=0: the 1-wide kernels).
+bool env_on(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr || std::string(v) != "0";
+}
+bool sums_vectorized(int64_t channels, bool channels_last) {
+  static const bool on = env_on("UCUDNN_BN_SUMS_VECTOR");
+  return on && channels_last && channels % 4 == 0;
+}
+
 // 4-wide NHWC loads: channels a multiple of 4 and every tensor 16-byte aligned.
 bool nhwc_vectors(const BatchNormShape& s, std::initializer_list<const void*> tensors) {
-  if (!s.channels_last || s.channels % 4 != 0) return false;
+  if (!sums_vectorized(s.channels, s.channels_last)) return false;
   for (const void* p : tensors)
     if (!aligned16(p)) return false;
   return true;
@@ -291,7 +303,8 @@ bool fits_32_bits(int64_t n) { return n < (int64_t{1} << 32) - int64_t{4} * kThr
 // channels (NHWC) are a multiple of 4 and every tensor is 16-byte aligned.
 template <typename Launch>
 void launch_apply(const BatchNormShape& s, std::initializer_list<const void*> tensors, int64_t n, Launch launch) {
-  bool vec = (s.channels_last ? s.channels : s.inner) % 4 == 0;
+  static const bool on = env_on("UCUDNN_BN_APPLY_VECTOR");
+  bool vec = on && (s.channels_last ? s.channels : s.inner) % 4 == 0;
   for (const void* p : tensors) vec = vec && aligned16(p);
   const unsigned blocks = blocks_for(vec ? n / 4 : n);
   auto with_index = [&](auto vector) {
@@ -306,10 +319,12 @@ void launch_apply(const BatchNormShape& s, std::initializer_list<const void*> te
 
 int64_t batch_norm_parts(int64_t batch, int64_t channels, int64_t inner, bool channels_last) {
   // About 2048 blocks in all (a few waves on any GPU), a part no smaller than 16 values a thread:
-  // NCHW has a block a channel, NHWC one per 32 channels with kRowLanes threads over rows.
+  // NCHW has a block a channel, NHWC one per 32 channels with kRowLanes threads over rows (one per 128
+  // channels with 4-wide loads).
   const int64_t count = batch * inner, per_part = int64_t{16} * (channels_last ? kRowLanes : kThreads);
   const int64_t wanted = (count + per_part - 1) / per_part;
-  const int64_t blocks = channels_last ? (channels + 31) / 32 : channels;
+  const int64_t lanes = sums_vectorized(channels, channels_last) ? 128 : 32;
+  const int64_t blocks = channels_last ? (channels + lanes - 1) / lanes : channels;
   const int64_t cap = blocks > 0 && blocks < 2048 ? 2048 / blocks : 1;
   return wanted < 1 ? 1 : (wanted < cap ? wanted : cap);
 }
