@@ -5,8 +5,6 @@
 // The elementwise passes index with 32-bit integers when the tensor allows (the channel of element i
 // is (i / inner) % channels: a 64-bit division per element would cost more than its memory traffic).
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <initializer_list>
 #include <type_traits>
 
@@ -170,19 +168,14 @@ __global__ void partial_sums_nhwc_kernel(const float* grad, const float* forward
 
 bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// Experiment switches (UCUDNN_BN_SUMS_VECTOR=0, UCUDNN_BN_APPLY_VECTOR=0: the 1-wide kernels).
-bool env_on(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr || std::string(v) != "0";
-}
-bool sums_vectorized(int64_t channels, bool channels_last) {
-  static const bool on = env_on("UCUDNN_BN_SUMS_VECTOR");
-  return on && channels_last && channels % 4 == 0;
-}
+// Note [4-wide batch-norm loads]: BatchNormTrain's passes read and write 4 floats a thread where the
+// layout allows (below); BatchNormGrad's stay 1-wide. On an H100, ResNet-50 at batch 256 NHWC
+// (scripts/gpu_training_check.sh, 2026-12-08): BatchNormTrain 19.5 → 17.8 ms a step with 4-wide passes,
+// BatchNormGrad 32.2 → 61.7 ms — its three input streams a thread, 4 wide, left too few threads in flight.
 
 // 4-wide NHWC loads: channels a multiple of 4 and every tensor 16-byte aligned.
 bool nhwc_vectors(const BatchNormShape& s, std::initializer_list<const void*> tensors) {
-  if (!sums_vectorized(s.channels, s.channels_last)) return false;
+  if (!s.channels_last || s.channels % 4 != 0) return false;
   for (const void* p : tensors)
     if (!aligned16(p)) return false;
   return true;
@@ -193,7 +186,7 @@ template <Sums kind>
 void launch_partial_sums(const float* grad, const float* forward, const float* src, const float* mean,
                          const BatchNormShape& s, double* out, cudaStream_t stream) {
   const unsigned parts = static_cast<unsigned>(s.parts);
-  if (nhwc_vectors(s, {grad, forward, src}))
+  if (kind == Sums::kTrain && nhwc_vectors(s, {grad, forward, src}))  // Note [4-wide batch-norm loads]
     partial_sums_nhwc_kernel<kind, 4><<<dim3(static_cast<unsigned>((s.channels + 127) / 128), parts),
                                          dim3(32, kRowLanes), 0, stream>>>(grad, forward, src, mean, s, out);
   else if (s.channels_last)
@@ -299,12 +292,12 @@ __global__ void grad_apply_kernel(const float* grad, const float* forward, const
 bool fits_32_bits(int64_t n) { return n < (int64_t{1} << 32) - int64_t{4} * kThreads * (int64_t{1} << 20); }
 
 // Calls launch(Index{}, std::integral_constant<int, kVec>{}, blocks) for the elementwise pass over n
-// elements: 32-bit indices when they fit, 4 elements a thread when a channel's run (NCHW: inner) or the
-// channels (NHWC) are a multiple of 4 and every tensor is 16-byte aligned.
+// elements: 32-bit indices when they fit; with `four_wide`, 4 elements a thread when a channel's run
+// (NCHW: inner) or the channels (NHWC) are a multiple of 4 and every tensor is 16-byte aligned.
 template <typename Launch>
-void launch_apply(const BatchNormShape& s, std::initializer_list<const void*> tensors, int64_t n, Launch launch) {
-  static const bool on = env_on("UCUDNN_BN_APPLY_VECTOR");
-  bool vec = on && (s.channels_last ? s.channels : s.inner) % 4 == 0;
+void launch_apply(const BatchNormShape& s, bool four_wide, std::initializer_list<const void*> tensors, int64_t n,
+                  Launch launch) {
+  bool vec = four_wide && (s.channels_last ? s.channels : s.inner) % 4 == 0;
   for (const void* p : tensors) vec = vec && aligned16(p);
   const unsigned blocks = blocks_for(vec ? n / 4 : n);
   auto with_index = [&](auto vector) {
@@ -319,12 +312,11 @@ void launch_apply(const BatchNormShape& s, std::initializer_list<const void*> te
 
 int64_t batch_norm_parts(int64_t batch, int64_t channels, int64_t inner, bool channels_last) {
   // About 2048 blocks in all (a few waves on any GPU), a part no smaller than 16 values a thread:
-  // NCHW has a block a channel, NHWC one per 32 channels with kRowLanes threads over rows (one per 128
-  // channels with 4-wide loads).
+  // NCHW has a block a channel, NHWC one per 32 channels with kRowLanes threads over rows (BatchNormTrain's
+  // 4-wide sums take a block per 128 channels in as many parts).
   const int64_t count = batch * inner, per_part = int64_t{16} * (channels_last ? kRowLanes : kThreads);
   const int64_t wanted = (count + per_part - 1) / per_part;
-  const int64_t lanes = sums_vectorized(channels, channels_last) ? 128 : 32;
-  const int64_t blocks = channels_last ? (channels + lanes - 1) / lanes : channels;
+  const int64_t blocks = channels_last ? (channels + 31) / 32 : channels;
   const int64_t cap = blocks > 0 && blocks < 2048 ? 2048 / blocks : 1;
   return wanted < 1 ? 1 : (wanted < cap ? wanted : cap);
 }
@@ -341,7 +333,7 @@ cudaError_t launch_batch_norm_train(const BatchNormTrainArgs& a, const BatchNorm
   train_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
                                                                         coefficients(workspace, s));
   const int64_t n = s.batch * s.channels * s.inner;
-  launch_apply(s, {a.src, a.residual, a.dst}, n, [&](auto index, auto vec, unsigned blocks) {
+  launch_apply(s, true, {a.src, a.residual, a.dst}, n, [&](auto index, auto vec, unsigned blocks) {
     using Index = decltype(index);
     train_apply_kernel<Index, decltype(vec)::value><<<blocks, kThreads, 0, stream>>>(
         a.src, a.residual, a.dst, static_cast<Index>(n), static_cast<Index>(s.channels_last ? 1 : s.inner),
@@ -360,7 +352,8 @@ cudaError_t launch_batch_norm_grad(const BatchNormGradArgs& a, const BatchNormSh
   grad_finalize_kernel<<<blocks_for(s.channels), kThreads, 0, stream>>>(a, s, partials(workspace),
                                                                        coefficients(workspace, s));
   const int64_t n = s.batch * s.channels * s.inner;
-  launch_apply(s, {a.grad, forward, a.src, a.dst, a.dresidual}, n, [&](auto index, auto vec, unsigned blocks) {
+  // Note [4-wide batch-norm loads]: 1-wide.
+  launch_apply(s, false, {a.grad, forward, a.src, a.dst, a.dresidual}, n, [&](auto index, auto vec, unsigned blocks) {
     using Index = decltype(index);
     grad_apply_kernel<Index, decltype(vec)::value><<<blocks, kThreads, 0, stream>>>(
         a.grad, forward, a.src, a.dst, a.dresidual, static_cast<Index>(n),
