@@ -19,3 +19,8 @@ inline unsigned blocks_for(int64_t n) {
 
 #define UCUDNN_GRID_LOOP(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{blockDim.x} * gridDim.x)
+
+// The same loop over an index of the caller's type: uint32_t where the tensor allows (its divisions cost
+// far less than int64_t's), the caller checking that n plus a stride stays below 2^32.
+#define UCUDNN_INDEX_LOOP(Index, i, n) \
+  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < (n); i += Index{blockDim.x} * gridDim.x)

@@ -186,10 +186,6 @@ __device__ __forceinline__ Covered covered(Index i, Index in_plane, Index out_pl
   return e;
 }
 
-// A grid-stride loop over Index i < n.
-#define UCUDNN_INDEX_LOOP(Index, i, n) \
-  for (Index i = blockIdx.x * Index{blockDim.x} + threadIdx.x; i < (n); i += Index{blockDim.x} * gridDim.x)
-
 template <bool Max, typename Index>
 __global__ void pool_grad_kernel32(const float* dy, const float* x, float* dx, Index n, Geometry32 g,
                                    bool include_pad) {
