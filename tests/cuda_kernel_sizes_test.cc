@@ -42,8 +42,8 @@ TEST(CudaKernelSizes, SplitReductionsStayWithinTheReservedWorkspace) {
   EXPECT_EQ(cuda::reduce_parts(ReduceKind::kSum, 1, 100), 1);  // a short box: one thread an output
 }
 
-// Batch-norm sums: at least one part, few enough blocks for a grid's y dimension, in both layouts, and
-// a workspace that grows with the parts.
+// Batch-norm sums: at least one part, few enough blocks for a grid's y dimension, in both layouts, and a
+// workspace with room for every part's two double sums a channel.
 TEST(CudaKernelSizes, BatchNormPartsFitTheGrid) {
   for (bool channels_last : {false, true})
     for (int64_t batch : {int64_t{1}, int64_t{2}, int64_t{256}})
@@ -53,7 +53,7 @@ TEST(CudaKernelSizes, BatchNormPartsFitTheGrid) {
           ASSERT_GE(parts, 1);
           EXPECT_LE(parts, 65535);
           cuda::BatchNormShape s{batch, channels, inner, parts, channels_last};
-          EXPECT_EQ(cuda::batch_norm_workspace_bytes(s), static_cast<size_t>(channels * (2 * parts + 4)) * 8);
+          EXPECT_GE(cuda::batch_norm_workspace_bytes(s), static_cast<size_t>(channels * parts * 2) * sizeof(double));
         }
 }
 

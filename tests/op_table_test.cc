@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "optimizer/passes/passes.h"
 #include "runtime/cpu/conv_algorithms.h"
 #include "runtime/cpu/conv_grad.h"
 #include "runtime/cpu/cpu_kernel.h"
@@ -130,7 +131,7 @@ bool is_channels_last_pool(const OpCase& c) {
 // A training op of 4-D X (and 4-D W or dY for the convolution gradients) that the channels-last pass
 // rewrites (docs/TRAINING.md): the GPU runs these channels-last too.
 bool is_channels_last_training(const OpCase& c) {
-  if (!is_training_layout_op(c.op) || c.inputs.empty() || c.inputs[0].shape.size() != 4) return false;
+  if (!ucudnn::optimizer::is_training_layout_op(c.op) || c.inputs.empty() || c.inputs[0].shape.size() != 4) return false;
   if (c.op == OpKind::kConvGradData || c.op == OpKind::kConvGradFilter)
     return c.inputs.size() > 1 && c.inputs[1].shape.size() == 4;
   return true;

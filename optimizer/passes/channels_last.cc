@@ -71,17 +71,6 @@ bool is_graph_input(const ir::Graph& graph, ir::ValueId id) {
   return std::find(graph.inputs.begin(), graph.inputs.end(), id) != graph.inputs.end();
 }
 
-// The training ops with channels-last kernels: every 4-D input and output of theirs takes the layout.
-bool is_training_layout_op(OpKind op) {
-  switch (op) {
-    case OpKind::kConvGradData: case OpKind::kConvGradFilter: case OpKind::kBatchNormTrain:
-    case OpKind::kBatchNormGrad: case OpKind::kMaxPoolGrad: case OpKind::kAveragePoolGrad:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Conv (4-D weight: a constant, or in a training step a graph input), MaxPool (no Indices),
 // AveragePool, the global pools and, in a training step, the training ops on a 4-D float32 X: the
 // nodes with a `channels_last` attribute.
@@ -366,6 +355,16 @@ class ChannelsLastRewriter {
 };
 
 }  // namespace
+
+bool is_training_layout_op(OpKind op) {
+  switch (op) {
+    case OpKind::kConvGradData: case OpKind::kConvGradFilter: case OpKind::kBatchNormTrain:
+    case OpKind::kBatchNormGrad: case OpKind::kMaxPoolGrad: case OpKind::kAveragePoolGrad:
+      return true;
+    default:
+      return false;
+  }
+}
 
 bool can_run_channels_last(const ir::Graph& graph, const ir::Node& node) {
   return has_channels_last_kernel(graph, node) || runs_as_is_on_nhwc(graph, node) || selects_along_axes(graph, node) ||

@@ -93,6 +93,10 @@ Status convert_to_channels_last_except(ir::Graph& graph, PassStats* stats, const
 // input (a parameter: transposed every step, its gradient transposed back) and its training ops
 // (convolution and batch-norm gradients, pools' gradients; docs/TRAINING.md).
 Status convert_training_step_to_channels_last(ir::Graph& graph, PassStats* stats);
+// The training ops that pass runs channels-last (a 4-D X): every 4-D input and output of theirs takes the
+// layout, a filter or its gradient as KRSC. ConvGradData, ConvGradFilter, BatchNormTrain, BatchNormGrad,
+// MaxPoolGrad, AveragePoolGrad.
+bool is_training_layout_op(OpKind op);
 // Whether convert_to_channels_last can run `node` (of an NCHW graph) channels-last: a Conv
 // with a constant weight, a pool, an elementwise op or Concat on 4-D operands, a Slice (constant
 // starts and axes) or a Gather (1-D indices) of a 4-D X into a 4-D Y.

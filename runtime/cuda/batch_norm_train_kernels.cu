@@ -35,17 +35,17 @@ double* coefficients(void* workspace, const BatchNormShape& s) {
   return static_cast<double*>(workspace) + 2 * s.channels * s.parts;
 }
 
-// Adds element `at`'s terms to the two sums: kTrain x − K and (x − K)²; kGrad g and g · (x − mean), with
-// g = dy, masked by Relu'(y) when `forward` is given. `shift` is K or the mean.
+// Adds an element's terms to the two sums: kTrain x − K and (x − K)²; kGrad g and g · (x − mean), with
+// g = dy, masked by Relu'(y) when `masked`. `shift` is K or the mean.
 template <Sums kind>
-__device__ __forceinline__ void accumulate(const float* grad, const float* forward, const float* src, int64_t at,
-                                           double shift, double& first, double& second) {
-  const double centered = static_cast<double>(src[at]) - shift;
+__device__ __forceinline__ void accumulate(float x, float dy, float y, bool masked, double shift, double& first,
+                                           double& second) {
+  const double centered = static_cast<double>(x) - shift;
   if constexpr (kind == Sums::kTrain) {
     first += centered;
     second += centered * centered;
   } else {
-    const double g = forward == nullptr ? grad[at] : relu_masked(grad[at], forward[at]);
+    const double g = masked ? relu_masked(dy, y) : dy;
     first += g;
     second += g * centered;
   }
@@ -67,7 +67,9 @@ __global__ void partial_sums_kernel(const float* grad, const float* forward, con
   double first = 0.0, second = 0.0;
   int64_t j = begin + threadIdx.x, row = j / s.inner, column = j % s.inner;
   for (; j < end; j += kThreads) {
-    accumulate<kind>(grad, forward, src, (row * s.channels + c) * s.inner + column, shift, first, second);
+    const int64_t at = (row * s.channels + c) * s.inner + column;
+    accumulate<kind>(src[at], kind == Sums::kGrad ? grad[at] : 0.0f, forward != nullptr ? forward[at] : 0.0f,
+                     forward != nullptr, shift, first, second);
     row += step_rows;
     column += step_columns;
     if (column >= s.inner) {
@@ -130,23 +132,14 @@ __global__ void partial_sums_nhwc_kernel(const float* grad, const float* forward
     for (int k = 0; k < kVec; ++k) shift[k] = kind == Sums::kTrain ? src[first_value(s, c + k)] : mean[c + k];
     for (int64_t r = begin + threadIdx.y; r < end; r += kRowLanes) {
       const int64_t at = r * s.channels + c;
-      float x[kVec], g[kVec], y[kVec];
+      float x[kVec], g[kVec] = {}, y[kVec] = {};
       load<kVec>(src + at, x);
       if constexpr (kind == Sums::kGrad) {
         load<kVec>(grad + at, g);
         if (forward != nullptr) load<kVec>(forward + at, y);
       }
-      for (int k = 0; k < kVec; ++k) {
-        const double centered = static_cast<double>(x[k]) - shift[k];
-        if constexpr (kind == Sums::kTrain) {
-          first[k] += centered;
-          second[k] += centered * centered;
-        } else {
-          const double d = forward == nullptr ? g[k] : relu_masked(g[k], y[k]);
-          first[k] += d;
-          second[k] += d * centered;
-        }
-      }
+      for (int k = 0; k < kVec; ++k)
+        accumulate<kind>(x[k], g[k], y[k], forward != nullptr, shift[k], first[k], second[k]);
     }
   }
   for (int k = 0; k < kVec; ++k) {
@@ -288,9 +281,6 @@ __global__ void grad_apply_kernel(const float* grad, const float* forward, const
   }
 }
 
-// Whether the grid-stride loop over n elements stays below 2^32 (the last stride included).
-bool fits_32_bits(int64_t n) { return n < (int64_t{1} << 32) - int64_t{4} * kThreads * (int64_t{1} << 20); }
-
 // Calls launch(Index{}, std::integral_constant<int, kVec>{}, blocks) for the elementwise pass over n
 // elements: 32-bit indices when they fit; with `four_wide`, 4 elements a thread when a channel's run
 // (NCHW: inner) or the channels (NHWC) are a multiple of 4 and every tensor is 16-byte aligned.
@@ -301,7 +291,7 @@ void launch_apply(const BatchNormShape& s, bool four_wide, std::initializer_list
   for (const void* p : tensors) vec = vec && aligned16(p);
   const unsigned blocks = blocks_for(vec ? n / 4 : n);
   auto with_index = [&](auto vector) {
-    if (fits_32_bits(n)) launch(uint32_t{}, vector, blocks);
+    if (fits_uint32_loop(n, 4)) launch(uint32_t{}, vector, blocks);
     else launch(int64_t{}, vector, blocks);
   };
   if (vec) with_index(std::integral_constant<int, 4>{});

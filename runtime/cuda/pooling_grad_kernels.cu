@@ -308,8 +308,7 @@ cudaError_t launch_pool_grad(const float* dy, const float* x, float* dx, const P
   const int64_t n = g.batch * g.channels * g.input[0] * g.input[1] * g.input[2];
   if (n == 0) return cudaSuccess;
   Geometry32 g32;
-  // 32-bit indices where the loops' last stride stays below 2^32 (dX has at least as many elements as dY).
-  const bool small = n < (int64_t{1} << 32) - int64_t{kThreads} * (int64_t{1} << 20);
+  const bool small = fits_uint32_loop(n);  // dX: at least as many elements as dY
   const int64_t outputs = g.batch * g.channels * g.output[0] * g.output[1] * g.output[2];
   if (Max && choices != nullptr && max_pool_choice_bytes(geometry) > 0 && fits_32_bit(g, &g32)) {
     if (small) {

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "optimizer/passes/passes.h"
 #include "runtime/ir/fusion.h"
 #include "runtime/ir/layout.h"
 
@@ -34,16 +35,6 @@ Tensor permute4(const Tensor& t, const std::vector<int64_t>& perm) {
 
 }  // namespace
 
-bool is_training_layout_op(ucudnn::OpKind op) {
-  switch (op) {
-    case ucudnn::OpKind::kConvGradData: case ucudnn::OpKind::kConvGradFilter: case ucudnn::OpKind::kBatchNormTrain:
-    case ucudnn::OpKind::kBatchNormGrad: case ucudnn::OpKind::kMaxPoolGrad: case ucudnn::OpKind::kAveragePoolGrad:
-      return true;
-    default:
-      return false;
-  }
-}
-
 Tensor to_nhwc(const Tensor& t) { return permute4(t, ir::kNchwToNhwcPerm); }
 Tensor to_nchw(const Tensor& t) { return permute4(t, ir::kNhwcToNchwPerm); }
 
@@ -56,7 +47,7 @@ OneNodeGraph to_channels_last(const OneNodeGraph& built) {
     values.push_back(node.inputs[1]);
     if (node.inputs.size() > ir::kConvResidualInput) values.push_back(node.inputs[ir::kConvResidualInput]);
   }
-  if (is_training_layout_op(node.op)) {  // every 4-D input and output
+  if (ucudnn::optimizer::is_training_layout_op(node.op)) {  // every 4-D input and output
     values.clear();
     for (const std::vector<ir::ValueId>* list : {&node.inputs, &node.outputs})
       for (ir::ValueId id : *list)

@@ -12,13 +12,9 @@ namespace ucudnn_test {
 ucudnn::Tensor to_nhwc(const ucudnn::Tensor& t);
 ucudnn::Tensor to_nchw(const ucudnn::Tensor& t);
 
-// The training ops the channels-last pass rewrites with every 4-D input and output NHWC:
-// ConvGradData, ConvGradFilter, BatchNormTrain, BatchNormGrad, MaxPoolGrad, AveragePoolGrad.
-bool is_training_layout_op(ucudnn::OpKind op);
-
 // `built`'s 4-D node with the attribute channels_last = 1: X (input 0), Y (output 0) and a
 // Conv's residual input z (input 3) in NHWC, a Conv's W (input 1) as [K, R, S, C/group] (a training
-// op: every 4-D input and output, a filter or its gradient as KRSC); their feeds and constants
+// op, optimizer::is_training_layout_op: every 4-D input and output, a filter or its gradient as KRSC); their feeds and constants
 // permuted alike. Other inputs (a bias, per-channel values) are unchanged.
 OneNodeGraph to_channels_last(const OneNodeGraph& built);
 
